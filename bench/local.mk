@@ -1,0 +1,1 @@
+# bench/local.mk: filled in by the owner of bench/.

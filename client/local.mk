@@ -1,0 +1,1 @@
+# client/local.mk: filled in by the owner of client/.

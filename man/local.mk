@@ -1,0 +1,1 @@
+# man/local.mk: filled in by the owner of man/.

@@ -1,0 +1,1 @@
+# providers/local.mk: filled in by the owner of providers/.

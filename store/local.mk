@@ -1,0 +1,1 @@
+# store/local.mk: filled in by the owner of store/.

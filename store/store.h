@@ -1,0 +1,283 @@
+/*
+ * store.h: the durable queue, one SQLite file (DESIGN.md "The store").
+ *
+ * The store knows jobs, attempts, events, cool-downs and meta. It knows
+ * nothing of sockets, the loop or the cloud: specs are opaque JSON text
+ * to it. Every function returns 0 (or a count) on success and a negative
+ * errno on failure: -ENOENT unknown id, -EBUSY database locked, -ENOSPC
+ * disk full, -EALREADY state does not allow the change, -EIO otherwise;
+ * words for humans go to *cause (new string, caller frees; may be NULL).
+ */
+#ifndef GPUQ_STORE_H
+#define GPUQ_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct store;
+
+/*
+ * Job states (DESIGN.md "Job states").
+ *
+ *   held ⇄ queued		user hold/release
+ *   queued → launching	scheduler picked an offer, attempt row written
+ *   launching → pending	cloud accepted the create call
+ *   pending → running	reconciler saw it running
+ *   running → succeeded	exit 0
+ *   running → failed	user exit != 0 past max_failures, or limits hit
+ *   launching|pending|running → queued   interruption or retryable error
+ *   any live state → cancelling → cancelled   user cancel
+ *   held|queued → cancelled	cancel with nothing in the cloud
+ */
+enum job_state {
+	JOB_HELD = 0,
+	JOB_QUEUED,
+	JOB_LAUNCHING,
+	JOB_PENDING,
+	JOB_RUNNING,
+	JOB_SUCCEEDED,
+	JOB_FAILED,
+	JOB_CANCELLING,
+	JOB_CANCELLED,
+	JOB_NSTATES
+};
+#define JOB_MASK(s)		(1u << (s))
+#define JOB_MASK_LIVE		(JOB_MASK(JOB_HELD) | JOB_MASK(JOB_QUEUED) | \
+	JOB_MASK(JOB_LAUNCHING) | JOB_MASK(JOB_PENDING) | \
+	JOB_MASK(JOB_RUNNING) | JOB_MASK(JOB_CANCELLING))
+#define JOB_MASK_CLOUD		(JOB_MASK(JOB_LAUNCHING) | \
+	JOB_MASK(JOB_PENDING) | JOB_MASK(JOB_RUNNING))
+#define JOB_MASK_ALL		((1u << JOB_NSTATES) - 1)
+
+const char	*job_state_name(int state);	/* "queued"; "?" if bad */
+int		 job_state_parse(const char *);	/* -1 if unknown */
+
+/*
+ * Attempt states. One attempt = one cloud resource.
+ *   launching → pending → running → ended (end_reason says why)
+ */
+enum attempt_state {
+	ATTEMPT_LAUNCHING = 0,
+	ATTEMPT_PENDING,
+	ATTEMPT_RUNNING,
+	ATTEMPT_ENDED,
+};
+const char	*attempt_state_name(int state);
+
+/* Why an attempt ended. Interruptions do not count as failures. */
+enum attempt_end {
+	END_NONE = 0,
+	END_SUCCEEDED,		/* exit 0 */
+	END_FAILED,		/* user exit != 0 */
+	END_PREEMPTED,		/* Spot preemption: interruption */
+	END_MAINTENANCE,	/* host maintenance: interruption */
+	END_LOST,		/* resource vanished: interruption */
+	END_STOCKOUT,		/* no capacity after acceptance: interruption */
+	END_LAUNCH_ERROR,	/* create call failed (quota, invalid, ...) */
+	END_CANCELLED,		/* user cancel */
+	END_LIMIT,		/* max_runtime or max_total_usd hit */
+};
+const char	*attempt_end_name(int end);
+int		 attempt_end_parse(const char *);
+int		 attempt_end_is_interruption(int end);
+
+/* A job as stored. Strings are owned by the struct (store_job_free). */
+struct store_job {
+	int64_t		 id;
+	char		*name;
+	int		 state;		/* enum job_state */
+	int		 priority;	/* higher runs first */
+	uid_t		 owner;
+	char		*spec;		/* validated job spec, JSON text */
+	char		*labels;	/* JSON object text or NULL */
+	int64_t		 created;	/* unix seconds */
+	int64_t		 updated;
+	int64_t		 not_before;	/* backoff: do not schedule before */
+	int		 attempts;	/* attempts made */
+	int		 failures;	/* user failures counted */
+	int		 interruptions;	/* preemptions, maintenance, ... */
+	double		 cost_usd;	/* all ended attempts, so far */
+	char		*checkpoint;	/* newest checkpoint URI or NULL */
+	int64_t		 checkpoint_at;	/* its time, 0 if unknown */
+	char		*why;		/* why it waits, or NULL */
+	int		 exit_code;	/* last exit code, -1 if none */
+	char		*message;	/* last end message, or NULL */
+};
+
+/* What submit stores: the caller fills these; the store copies them. */
+struct store_job_new {
+	const char	*name;
+	int		 priority;
+	uid_t		 owner;
+	const char	*spec;		/* JSON text */
+	const char	*labels;	/* JSON text or NULL */
+	int		 held;		/* start in JOB_HELD */
+};
+
+struct store_attempt {
+	int64_t		 id;		/* row id */
+	int64_t		 job_id;
+	int		 number;	/* 1, 2, ... within the job */
+	int		 state;		/* enum attempt_state */
+	char		*provider;	/* "gce", "batch", "vertex" */
+	char		*region;
+	char		*zone;		/* NULL when the service picks */
+	char		*machine_type;
+	char		*gpu;		/* accelerator type, Compute spelling */
+	int		 gpu_count;
+	char		*resource;	/* deterministic resource name */
+	char		*cloud_id;	/* name/id the cloud gave, or NULL */
+	int		 spot;
+	double		 hourly_usd;
+	int64_t		 created;	/* row written */
+	int64_t		 started;	/* seen running, 0 if never */
+	int64_t		 ended;		/* 0 while live */
+	int		 end_reason;	/* enum attempt_end */
+	int		 exit_code;	/* -1 if none */
+	char		*message;	/* end detail or NULL */
+	char		*resumed_from;	/* GPUQ_RESUME_FROM given, or NULL */
+	double		 cost_usd;
+};
+
+struct store_event {
+	int64_t		 id;
+	int64_t		 job_id;
+	int64_t		 time;
+	int		 from_state;	/* -1 for the first event */
+	int		 to_state;
+	char		*message;
+};
+
+/* Filters for store_job_list. Zero values mean "any". */
+struct store_filter {
+	unsigned	 states;	/* JOB_MASK bits; 0 = any */
+	int		 owner_set;
+	uid_t		 owner;
+	const char	*name;		/* exact name */
+};
+
+/* Borrowed-row callbacks: the row is valid only during the call. Return
+ * non-zero to stop the walk early (that value is returned). */
+typedef int (*store_job_cb)(const struct store_job *, void *);
+typedef int (*store_attempt_cb)(const struct store_attempt *, void *);
+typedef int (*store_event_cb)(const struct store_event *, void *);
+
+/* Open or create PATH, migrate to the current schema. */
+int	 store_open(const char *path, struct store **ret, char **cause);
+void	 store_close(struct store *);
+/* Schema version this code writes (PRAGMA user_version). */
+int	 store_schema_version(void);
+/* Install id: 8 lowercase hex chars made at creation. Borrowed. */
+const char *store_install_id(struct store *);
+
+/*
+ * Group commit: insert N jobs in ONE transaction (synchronous=FULL).
+ * On success ret_ids[i] holds each id and everything is on disk; on
+ * failure nothing was written. Each gets a "submitted" event.
+ */
+int	 store_jobs_insert(struct store *, const struct store_job_new *,
+	    size_t n, int64_t *ret_ids, char **cause);
+
+/* Fetch one job: new object, free with store_job_free. */
+int	 store_job_get(struct store *, int64_t id, struct store_job **ret,
+	    char **cause);
+void	 store_job_free(struct store_job *);
+
+/*
+ * Keyset page: jobs with id > AFTER matching F, ascending id, at most
+ * LIMIT. Calls CB per row. *ret_more is set to 1 when more rows follow.
+ * Returns the number of rows given to CB.
+ */
+int	 store_job_list(struct store *, const struct store_filter *f,
+	    int64_t after, int limit, store_job_cb cb, void *arg,
+	    int *ret_more, char **cause);
+
+/* Jobs ready to schedule (queued, not_before <= NOW), by priority desc,
+ * then id asc (FIFO within a priority). */
+int	 store_job_list_runnable(struct store *, int64_t now,
+	    store_job_cb cb, void *arg, char **cause);
+
+/*
+ * Move job ID to state TO if its state is in FROM_MASK; write an event
+ * with MESSAGE. -ENOENT unknown, -EALREADY not in FROM_MASK (then
+ * *ret_state, if given, holds the current state).
+ */
+int	 store_job_transition(struct store *, int64_t id, unsigned from_mask,
+	    int to, const char *message, int *ret_state, char **cause);
+
+/* Set why a job waits (NULL clears). No event: it changes often. */
+int	 store_job_set_why(struct store *, int64_t id, const char *why,
+	    char **cause);
+/* Earliest time the scheduler may try the job again. */
+int	 store_job_set_not_before(struct store *, int64_t id, int64_t when,
+	    char **cause);
+/* Newest checkpoint found for the job. */
+int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
+	    int64_t when, char **cause);
+
+/* Counts per state, for STATUS= and gpuq status. counts[JOB_NSTATES]. */
+int	 store_job_counts(struct store *, int64_t counts[JOB_NSTATES],
+	    char **cause);
+
+/* Events of a job, oldest first. */
+int	 store_event_list(struct store *, int64_t job_id, store_event_cb,
+	    void *, char **cause);
+/* Add a free-form event without a state change (from = to = current). */
+int	 store_event_add(struct store *, int64_t job_id, const char *message,
+	    char **cause);
+
+/*
+ * Attempts. store_attempt_insert writes the row (state launching) and
+ * bumps the job's attempt counter in one transaction, before any cloud
+ * call; it fills a->id and a->number.
+ */
+int	 store_attempt_insert(struct store *, struct store_attempt *a,
+	    char **cause);
+int	 store_attempt_set_state(struct store *, int64_t attempt_id,
+	    int state, int64_t when, const char *cloud_id, char **cause);
+/*
+ * End an attempt: sets ended, reason, exit code, message and cost, and
+ * adds its cost to the job, and bumps the job's failures or
+ * interruptions counter as the reason says. One transaction.
+ */
+int	 store_attempt_end(struct store *, int64_t attempt_id, int64_t when,
+	    int end_reason, int exit_code, const char *message,
+	    double cost_usd, char **cause);
+int	 store_attempt_list(struct store *, int64_t job_id, store_attempt_cb,
+	    void *, char **cause);
+/* Attempts not ended, all jobs, by id. */
+int	 store_attempt_list_live(struct store *, store_attempt_cb, void *,
+	    char **cause);
+void	 store_attempt_free(struct store_attempt *);
+
+/*
+ * Stockout cool-downs: (zone, gpu, provisioning) may not be tried before
+ * UNTIL. store_cooldown_strike() records a stockout now and returns the
+ * new until: base * 2^(strikes-1), capped, where strikes decay by one per
+ * quiet hour. Kept in SQLite so they survive a restart.
+ */
+int	 store_cooldown_strike(struct store *, const char *zone,
+	    const char *gpu, int spot, int64_t now, int64_t base_sec,
+	    int64_t cap_sec, int64_t *ret_until, char **cause);
+typedef int (*store_cooldown_cb)(const char *zone, const char *gpu,
+	    int spot, int64_t until, int strikes, void *);
+int	 store_cooldown_list(struct store *, int64_t now, store_cooldown_cb,
+	    void *, char **cause);
+
+/*
+ * Preemption history for λ: running hours and interruptions per
+ * (provider, region, gpu) over ended Spot attempts since SINCE.
+ */
+typedef int (*store_history_cb)(const char *provider, const char *region,
+	    const char *gpu, double hours, int interruptions, void *);
+int	 store_spot_history(struct store *, int64_t since, store_history_cb,
+	    void *, char **cause);
+
+/* meta key/value. get: new string in *ret, -ENOENT if unset. */
+int	 store_meta_get(struct store *, const char *key, char **ret,
+	    char **cause);
+int	 store_meta_set(struct store *, const char *key, const char *value,
+	    char **cause);
+
+#endif

@@ -1,0 +1,1 @@
+# systemd/local.mk: filled in by the owner of systemd/.
