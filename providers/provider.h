@@ -1,0 +1,138 @@
+/*
+ * provider.h: the one interface the daemon sees of the ways to run a job
+ * (DESIGN.md "Providers"). One file per way: vertex.c, batch.c, gce.c,
+ * and null.c, which runs nothing, for tests.
+ *
+ * Providers know Google's APIs and nothing of SQLite: the daemon hands
+ * them plain structs and gets plain structs back. Every function that
+ * takes a callback either fails now (negative errno, no callback) or
+ * calls back exactly once, later, from the loop.
+ */
+#ifndef GPUQ_PROVIDER_H
+#define GPUQ_PROVIDER_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct gcp;
+struct gpu_type;
+
+/* What the daemon asks a provider to run: one attempt of one job. */
+struct prov_launch {
+	const char	*install;	/* install id, label gpuq-install */
+	int64_t		 job_id;
+	int		 attempt;	/* 1, 2, ... */
+	const char	*resource;	/* gpuq-<install>-<job>-<attempt> */
+	const char	*request_id;	/* UUID derived from resource: stable */
+	const char	*region;
+	const char	*zone;		/* NULL: let the service choose */
+	const char	*machine_type;
+	const struct gpu_type *gpu;
+	int		 gpu_count;
+	int		 spot;
+	const char	*image;
+	json_t		*command;	/* array of strings or NULL; borrowed */
+	json_t		*args;		/* array of strings or NULL; borrowed */
+	json_t		*env;		/* object: the user's env + GPUQ_*;
+					 * borrowed */
+	const char	*output_dir;	/* gs://b/p/<job>/ (Vertex base dir) */
+	int64_t		 max_runtime;	/* seconds */
+	json_t		*labels;	/* user labels object; borrowed */
+};
+
+/* Where a resource is, as the daemon recorded it. */
+struct prov_ref {
+	const char	*resource;	/* our deterministic name */
+	const char	*cloud_id;	/* the service's own id, or NULL */
+	const char	*region;
+	const char	*zone;		/* NULL if unknown */
+	const char	*request_id;
+};
+
+/* What the cloud says about one resource of ours. */
+enum prov_state {
+	PROV_PENDING = 0,	/* accepted, not running yet */
+	PROV_RUNNING,
+	PROV_SUCCEEDED,		/* exit 0 */
+	PROV_FAILED,		/* the user's code exited != 0 */
+	PROV_PREEMPTED,		/* Spot preemption */
+	PROV_MAINTENANCE,	/* host maintenance / host error */
+	PROV_STOCKOUT,		/* no capacity after acceptance */
+	PROV_CANCELLED,		/* cancelled or deleted by us */
+	PROV_LOST,		/* gone or broken for another reason */
+	PROV_ERROR,		/* failed for a cloud-side reason */
+};
+const char	*prov_state_name(int);
+
+struct prov_observed {
+	const char	*resource;	/* our name, from the label or name */
+	const char	*cloud_id;	/* e.g. Vertex numeric job name */
+	const char	*zone;		/* where it landed, if known */
+	int		 state;		/* enum prov_state */
+	int		 exit_code;	/* -1 unknown */
+	int64_t		 created;	/* unix seconds; 0 unknown */
+	int64_t		 started;
+	int64_t		 ended;
+	const char	*message;	/* the cloud's words, or NULL */
+	int64_t		 job_id;	/* from labels; 0 unknown */
+	int		 attempt;	/* from labels; 0 unknown */
+};
+
+/* Why a launch failed, so the scheduler can react. */
+enum prov_fail {
+	PROV_FAIL_NONE = 0,
+	PROV_FAIL_QUOTA,	/* QUOTA_EXCEEDED / RESOURCE_EXHAUSTED quota */
+	PROV_FAIL_STOCKOUT,	/* ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS] */
+	PROV_FAIL_TRANSIENT,	/* retries ran out on 5xx/429/network */
+	PROV_FAIL_INVALID,	/* the request was refused: not retryable */
+	PROV_FAIL_AUTH,		/* credentials or permission */
+	PROV_FAIL_EXISTS,	/* already exists: adopt it */
+};
+
+struct prov_result {
+	int		 fail;		/* enum prov_fail */
+	const char	*message;	/* for the user; borrowed */
+	const char	*cloud_id;	/* on success, if the service gave one */
+	const char	*zone;		/* where it was placed, if known */
+	const char	*zones_available;	/* stockout hint: "z1,z2" */
+	const char	*quota_metric;	/* which quota was exceeded */
+};
+
+typedef void (*prov_launch_cb)(const struct prov_result *, void *);
+/* Called once per resource seen, then once with NULL and the result. */
+typedef void (*prov_poll_cb)(const struct prov_observed *, void *);
+typedef void (*prov_done_cb)(const struct prov_result *, void *);
+
+struct provider {
+	const char	*name;		/* "vertex", "batch", "gce" */
+	/* Which quota a launch draws on: "compute" or "vertex" service,
+	 * and its metric name (new string) for this GPU and model. */
+	char		*(*quota_metric)(struct gcp *, const char *region,
+			    const struct gpu_type *, int spot,
+			    const char **ret_service);
+	/* Does this service pick the zone itself (Vertex, Batch)? */
+	int		  picks_zone;
+	int		(*launch)(struct gcp *, const struct prov_launch *,
+			    prov_launch_cb, void *);
+	/* One list call (plus pages) for every resource of ours in REGION.
+	 * CB gets each resource, then DONE gets the result once. */
+	int		(*poll)(struct gcp *, const char *install,
+			    const char *region, prov_poll_cb cb,
+			    prov_done_cb done, void *);
+	/* Stop and delete. Done when the cloud accepted the request. */
+	int		(*cancel)(struct gcp *, const struct prov_ref *,
+			    prov_done_cb, void *);
+};
+
+/* Lookup by name; NULL if unknown. */
+const struct provider	*prov_lookup(const char *name);
+/* Names, for error messages: "vertex, batch, gce". */
+const char		*prov_names(void);
+
+extern const struct provider prov_vertex;
+extern const struct provider prov_batch;
+extern const struct provider prov_gce;
+extern const struct provider prov_null;
+
+#endif
