@@ -113,6 +113,9 @@ struct provider {
 			    const char **ret_service);
 	/* Does this service pick the zone itself (Vertex, Batch)? */
 	int		  picks_zone;
+	/* Does one poll list every region at once (Compute Engine's
+	 * aggregatedList)? Then the daemon polls it with REGION NULL. */
+	int		  poll_global;
 	int		(*launch)(struct gcp *, const struct prov_launch *,
 			    prov_launch_cb, void *);
 	/* One list call (plus pages) for every resource of ours in REGION.
