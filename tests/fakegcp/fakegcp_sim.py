@@ -1,0 +1,176 @@
+"""The simulated workload and the clock of the fake cloud.
+
+``Clock``: simulated time runs ``speed`` x real time (DESIGN.md "The
+simulated Google Cloud"); every timestamp the fake prints is simulated.
+
+``Run``: one execution of a job's container.  Instead of running the image
+the fake reads its environment (API-NOTES E.3/D.2 give where each API puts
+it) and pretends to train:
+
+  FAKEGCP_WORK_SECONDS  total simulated seconds of work needed (default 600)
+  FAKEGCP_CKPT_EVERY    simulated seconds between checkpoints (default 60)
+  FAKEGCP_EXIT          exit code once the work is done (default 0)
+  GPUQ_CHECKPOINT_DIR   gs://bucket/prefix/ where ckpt-<8-digit progress>
+                        objects are written ({"progress","job","attempt"})
+  GPUQ_RESUME_FROM      gs:// URI of a checkpoint to start from
+  GPUQ_JOB_ID, GPUQ_ATTEMPT  copied into checkpoints and /_fake/work
+
+A checkpoint is written each time progress crosses a multiple of
+FAKEGCP_CKPT_EVERY and once more when the work is complete, each stamped
+with the simulated time at which that progress was reached.
+"""
+import json
+import threading
+import time
+
+
+class Clock:
+    def __init__(self, speed=1.0):
+        self.lock = threading.Lock()
+        self.real_base = time.time()
+        self.sim_base = self.real_base
+        self.speed = float(speed)
+
+    def now(self):
+        with self.lock:
+            return self.sim_base + (time.time() - self.real_base) * self.speed
+
+    def set_speed(self, f):
+        with self.lock:
+            real = time.time()
+            self.sim_base = self.sim_base + (real - self.real_base) * \
+                self.speed
+            self.real_base = real
+            self.speed = float(f)
+
+
+def parse_gs(uri):
+    """gs://bucket/path -> (bucket, path) or (None, None)."""
+    if not isinstance(uri, str) or not uri.startswith("gs://"):
+        return None, None
+    rest = uri[5:]
+    bucket, _, path = rest.partition("/")
+    return (bucket or None), path
+
+
+def _num(env, key, default):
+    try:
+        return float(env.get(key, default))
+    except (TypeError, ValueError):
+        return float(default)
+
+
+class Run:
+    """One container execution.  ``owner.on_run_end(t, exit_code)`` is
+    called when the simulated work completes."""
+
+    def __init__(self, fake, owner, env, ckpt_dir_default=None):
+        self.fake = fake
+        self.owner = owner
+        self.env = dict(env or {})
+        self.job = self.env.get("GPUQ_JOB_ID")
+        self.attempt = self.env.get("GPUQ_ATTEMPT")
+        self.need = max(0.0, _num(self.env, "FAKEGCP_WORK_SECONDS", 600))
+        self.every = _num(self.env, "FAKEGCP_CKPT_EVERY", 60)
+        try:
+            self.exit_code = int(self.env.get("FAKEGCP_EXIT", 0))
+        except ValueError:
+            self.exit_code = 0
+        d = self.env.get("GPUQ_CHECKPOINT_DIR") or ckpt_dir_default
+        if d and not d.endswith("/"):
+            d += "/"
+        self.ckpt_dir = d
+        self.state = "pending"          # pending|running|done|stopped
+        self.start_progress = 0.0
+        self.progress = 0.0
+        self.resume_from = self.env.get("GPUQ_RESUME_FROM")
+        self.resume_missing = False
+        self.started_at = None
+        self.ended_at = None
+        self.result = None              # exit code when done
+        self.stop_reason = None
+        self.checkpoints = []
+
+    def start(self, t):
+        """Begin work at simulated time ``t``."""
+        if self.resume_from:
+            b, p = parse_gs(self.resume_from)
+            obj = self.fake.storage_get(b, p) if b else None
+            prog = None
+            if obj is not None:
+                try:
+                    prog = float(json.loads(obj["data"])["progress"])
+                except (ValueError, KeyError, TypeError):
+                    prog = None
+            if prog is None:
+                self.resume_missing = True
+            else:
+                self.start_progress = min(prog, self.need)
+        self.progress = self.start_progress
+        self.started_at = t
+        self.state = "running"
+        self.fake.active_runs.add(self)
+
+    def _ckpt(self, progress, t):
+        if not self.ckpt_dir:
+            return
+        b, p = parse_gs(self.ckpt_dir)
+        if not b:
+            return
+        name = "%sckpt-%08d" % (p, int(progress))
+        data = json.dumps({"progress": int(progress), "job": self.job,
+                           "attempt": self.attempt})
+        self.fake.storage_put(b, name, data.encode(), t,
+                              "application/json")
+        self.checkpoints.append("gs://%s/%s" % (b, name))
+
+    def advance(self, t):
+        if self.state != "running" or t < self.started_at:
+            return
+        target = min(self.need, self.start_progress + (t - self.started_at))
+        if self.every > 0:
+            k = int(self.progress // self.every) + 1
+            while k * self.every <= target + 1e-9:
+                p = k * self.every
+                if p > self.start_progress:
+                    self._ckpt(p, self.started_at + p - self.start_progress)
+                k += 1
+        self.progress = target
+        if target >= self.need - 1e-9:
+            end = self.started_at + self.need - self.start_progress
+            if not self.checkpoints or \
+                    not self.checkpoints[-1].endswith("%08d" % int(self.need)):
+                if self.need > self.start_progress and (
+                        self.every <= 0 or self.need % self.every):
+                    self._ckpt(self.need, end)
+            self.state = "done"
+            self.ended_at = end
+            self.result = self.exit_code
+            self.fake.active_runs.discard(self)
+            self.owner.on_run_end(end, self.exit_code)
+
+    def stop(self, t, reason):
+        """Interrupt the run at ``t`` (preemption, cancel, delete...)."""
+        if self.state == "running":
+            self.advance(t)
+        if self.state in ("running", "pending"):
+            self.state = "stopped"
+            self.ended_at = t
+            self.stop_reason = reason
+            self.fake.active_runs.discard(self)
+
+    @property
+    def work_done(self):
+        return max(0.0, self.progress - self.start_progress)
+
+    def describe(self):
+        return {"state": self.state, "job": self.job, "attempt": self.attempt,
+                "start_progress": self.start_progress,
+                "progress": self.progress, "work_done": self.work_done,
+                "work_needed": self.need, "exit_code": self.result,
+                "stop_reason": self.stop_reason,
+                "resume_from": self.resume_from,
+                "resume_missing": self.resume_missing,
+                "checkpoint_dir": self.ckpt_dir,
+                "checkpoints": list(self.checkpoints),
+                "started": self.started_at, "ended": self.ended_at}
