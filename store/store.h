@@ -163,7 +163,8 @@ typedef int (*store_job_cb)(const struct store_job *, void *);
 typedef int (*store_attempt_cb)(const struct store_attempt *, void *);
 typedef int (*store_event_cb)(const struct store_event *, void *);
 
-/* Open or create PATH, migrate to the current schema. */
+/* Open or create PATH, migrate to the current schema. -EPROTO if the
+ * file was written by a newer gpuqd (schema version above ours). */
 int	 store_open(const char *path, struct store **ret, char **cause);
 void	 store_close(struct store *);
 /* Schema version this code writes (PRAGMA user_version). */
@@ -183,6 +184,8 @@ int	 store_jobs_insert(struct store *, const struct store_job_new *,
 int	 store_job_get(struct store *, int64_t id, struct store_job **ret,
 	    char **cause);
 void	 store_job_free(struct store_job *);
+/* New copy of a (borrowed) job row; free with store_job_free. */
+struct store_job *store_job_copy(const struct store_job *);
 
 /*
  * Keyset page: jobs with id > AFTER matching F, ascending id, at most
@@ -249,6 +252,8 @@ int	 store_attempt_list(struct store *, int64_t job_id, store_attempt_cb,
 /* Attempts not ended, all jobs, by id. */
 int	 store_attempt_list_live(struct store *, store_attempt_cb, void *,
 	    char **cause);
+/* New copy of a (borrowed) attempt row; free with store_attempt_free. */
+struct store_attempt *store_attempt_copy(const struct store_attempt *);
 void	 store_attempt_free(struct store_attempt *);
 
 /*

@@ -1,0 +1,125 @@
+/*
+ * store-int.h: what the store's own files share, and nothing else may use
+ * (tests/unit/test-store.c excepted, to check query plans).
+ *
+ * struct store holds the one connection and every prepared statement.
+ * Statements are prepared once in store_open() and reused with
+ * sqlite3_reset(); each user resets its statement before returning, so no
+ * read transaction stays open to block WAL checkpoints.
+ */
+#ifndef GPUQ_STORE_INT_H
+#define GPUQ_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/*
+ * The live job states, as SQL text. Part of the on-disk format: the
+ * partial index jobs_live is built with it, and a query can only use that
+ * index when it repeats this exact text. Changing it needs a migration
+ * that rebuilds the index. store_open() checks it against JOB_MASK_LIVE.
+ */
+#define STORE_LIVE_SQL		"0,1,2,3,4,7"
+
+/* Job columns in the order store_job_row() reads them. */
+#define STORE_JOB_COLS							\
+	"id, name, state, priority, owner, spec, labels, created, "	\
+	"updated, not_before, attempts, failures, interruptions, "	\
+	"cost_usd, checkpoint, checkpoint_at, why, exit_code, message"
+
+/* Attempt columns in the order store_attempt_row() reads them. */
+#define STORE_ATTEMPT_COLS						\
+	"id, job_id, number, state, provider, region, zone, "		\
+	"machine_type, gpu, gpu_count, resource, cloud_id, spot, "	\
+	"hourly_usd, created, started, ended, end_reason, exit_code, "	\
+	"message, resumed_from, cost_usd"
+
+/* Every fixed statement; the SQL for each is store_sql[] in store.c. */
+enum store_stmt {
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_META_GET,
+	STMT_META_SET,
+	STMT_JOB_INSERT,
+	STMT_JOB_GET,
+	STMT_JOB_STATE,
+	STMT_JOB_SET_STATE,
+	STMT_JOB_RUNNABLE,
+	STMT_JOB_SET_WHY,
+	STMT_JOB_SET_NOT_BEFORE,
+	STMT_JOB_SET_CHECKPOINT,
+	STMT_JOB_COUNTS,
+	STMT_JOB_BUMP_ATTEMPTS,
+	STMT_JOB_ADD_END,
+	STMT_EVENT_INSERT,
+	STMT_EVENT_ADD,
+	STMT_EVENT_LIST,
+	STMT_ATTEMPT_INSERT,
+	STMT_ATTEMPT_GET_STATE,
+	STMT_ATTEMPT_SET_STATE,
+	STMT_ATTEMPT_END,
+	STMT_ATTEMPT_LIST,
+	STMT_ATTEMPT_LIVE,
+	STMT_COOLDOWN_GET,
+	STMT_COOLDOWN_PUT,
+	STMT_COOLDOWN_LIST,
+	STMT_SPOT_HISTORY,
+	STMT_COUNT
+};
+
+/*
+ * store_job_list() variants: bit 0 owner filter, bit 1 name filter, bits
+ * 2-3 the state filter kind below. All prepared at open.
+ */
+enum {
+	STORE_LIST_ANY = 0,	/* no state filter: primary key walk */
+	STORE_LIST_LIVE,	/* subset of the live states: jobs_live index */
+	STORE_LIST_ONE,		/* exactly one state: jobs_state index */
+	STORE_LIST_MASK,	/* any other mask: primary key walk, filtered */
+};
+#define STORE_LIST_OWNER	0x1
+#define STORE_LIST_NAME		0x2
+#define STORE_LIST_KIND(k)	((k) << 2)
+#define STORE_LIST_COUNT	16
+
+struct store {
+	sqlite3		*db;
+	char		*path;
+	char		 install_id[9];
+	sqlite3_stmt	*stmt[STMT_COUNT];
+	sqlite3_stmt	*list[STORE_LIST_COUNT];
+};
+
+/* Bring the schema to store_schema_version() (store-schema.c). */
+int	store_schema_migrate(struct store *, char **cause);
+
+/* The one place SQLite codes become errnos (STYLE.md "Errors"). */
+int	store_fail(struct store *, int rc, char **cause, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+/* Return -EINVAL with a cause. */
+int	store_invalid(char **cause, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Rollback is safe to over-call. */
+int	store_tx_begin(struct store *, char **cause, const char *what);
+int	store_tx_commit(struct store *, char **cause, const char *what);
+void	store_tx_rollback(struct store *);
+
+/* Run a statement that returns no row; 0 or store_fail(). Resets it. */
+int	store_step_done(struct store *, sqlite3_stmt *, char **cause,
+	    const char *what);
+
+/* Bind text or NULL. */
+int	store_bind_text(sqlite3_stmt *, int, const char *);
+
+/* Borrowed rows: the strings point into S until its next step/reset. */
+void	store_job_row(sqlite3_stmt *s, struct store_job *);
+void	store_attempt_row(sqlite3_stmt *s, struct store_attempt *);
+
+/* Write one events row (from -1 = none). Caller holds the transaction. */
+int	store_event_write(struct store *, int64_t job_id, int64_t when,
+	    int from, int to, const char *message, char **cause);
+
+#endif

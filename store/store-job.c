@@ -1,0 +1,472 @@
+/*
+ * store-job.c: jobs and their events.
+ *
+ * Submits are group-committed: store_jobs_insert() writes a whole batch
+ * in one transaction. A state change and its events row are written in
+ * the same transaction, so `gpuq show` never tells half a story. Listing
+ * walks keyset pages (id > after), never OFFSET. Knows nothing of specs
+ * beyond "JSON text".
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/xmalloc.h"
+#include "store/store-int.h"
+
+static char *
+store_col_text(sqlite3_stmt *s, int i)
+{
+	return (char *)sqlite3_column_text(s, i);
+}
+
+static char *
+store_strdup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* Fill J from the current row of S (STORE_JOB_COLS); strings borrowed. */
+void
+store_job_row(sqlite3_stmt *s, struct store_job *j)
+{
+	j->id = sqlite3_column_int64(s, 0);
+	j->name = store_col_text(s, 1);
+	j->state = sqlite3_column_int(s, 2);
+	j->priority = sqlite3_column_int(s, 3);
+	j->owner = (uid_t)sqlite3_column_int64(s, 4);
+	j->spec = store_col_text(s, 5);
+	j->labels = store_col_text(s, 6);
+	j->created = sqlite3_column_int64(s, 7);
+	j->updated = sqlite3_column_int64(s, 8);
+	j->not_before = sqlite3_column_int64(s, 9);
+	j->attempts = sqlite3_column_int(s, 10);
+	j->failures = sqlite3_column_int(s, 11);
+	j->interruptions = sqlite3_column_int(s, 12);
+	j->cost_usd = sqlite3_column_double(s, 13);
+	j->checkpoint = store_col_text(s, 14);
+	j->checkpoint_at = sqlite3_column_int64(s, 15);
+	j->why = store_col_text(s, 16);
+	j->exit_code = sqlite3_column_int(s, 17);
+	j->message = store_col_text(s, 18);
+}
+
+/* Write one events row; the caller holds the transaction. */
+int
+store_event_write(struct store *st, int64_t job_id, int64_t when, int from,
+    int to, const char *message, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_EVENT_INSERT];
+
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, when);
+	if (from < 0)
+		sqlite3_bind_null(s, 3);
+	else
+		sqlite3_bind_int(s, 3, from);
+	sqlite3_bind_int(s, 4, to);
+	store_bind_text(s, 5, message);
+	return store_step_done(st, s, cause, "write event");
+}
+
+/*
+ * Insert N jobs in one transaction, each with its "submitted" event.
+ * ret_ids[i] is meaningful only when this returns 0.
+ */
+int
+store_jobs_insert(struct store *st, const struct store_job_new *jobs,
+    size_t n, int64_t *ret_ids, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_INSERT];
+	int64_t		 now, id;
+	size_t		 i;
+	int		 rc, state;
+
+	for (i = 0; i < n; i++) {
+		if (jobs[i].spec == NULL)
+			return store_invalid(cause, "insert jobs: job %zu of "
+			    "%zu has no spec", i + 1, n);
+	}
+	if (n == 0)
+		return 0;
+	now = time(NULL);
+	if ((rc = store_tx_begin(st, cause, "insert jobs: begin")) != 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		state = jobs[i].held ? JOB_HELD : JOB_QUEUED;
+		store_bind_text(s, 1, jobs[i].name);
+		sqlite3_bind_int(s, 2, state);
+		sqlite3_bind_int(s, 3, jobs[i].priority);
+		sqlite3_bind_int64(s, 4, jobs[i].owner);
+		sqlite3_bind_text(s, 5, jobs[i].spec, -1, SQLITE_STATIC);
+		store_bind_text(s, 6, jobs[i].labels);
+		sqlite3_bind_int64(s, 7, now);
+		if ((rc = store_step_done(st, s, cause, "insert job")) != 0)
+			goto fail;
+		id = sqlite3_last_insert_rowid(st->db);
+		rc = store_event_write(st, id, now, -1, state,
+		    jobs[i].held ? "submitted, held" : "submitted", cause);
+		if (rc != 0)
+			goto fail;
+		ret_ids[i] = id;
+	}
+	if ((rc = store_tx_commit(st, cause, "insert jobs: commit")) != 0)
+		goto fail;
+	return 0;
+
+fail:
+	store_tx_rollback(st);
+	return rc;
+}
+
+/* New copy of borrowed job B (free with store_job_free). */
+struct store_job *
+store_job_copy(const struct store_job *b)
+{
+	struct store_job	*j;
+
+	j = xmalloc(sizeof *j);
+	*j = *b;
+	j->name = store_strdup(b->name);
+	j->spec = store_strdup(b->spec);
+	j->labels = store_strdup(b->labels);
+	j->checkpoint = store_strdup(b->checkpoint);
+	j->why = store_strdup(b->why);
+	j->message = store_strdup(b->message);
+	return j;
+}
+
+/* Job ID as a new object in *ret; -ENOENT if unknown. */
+int
+store_job_get(struct store *st, int64_t id, struct store_job **ret,
+    char **cause)
+{
+	sqlite3_stmt		*s = st->stmt[STMT_JOB_GET];
+	struct store_job	 j;
+	int			 rc;
+
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		store_job_row(s, &j);
+		*ret = store_job_copy(&j);
+		sqlite3_reset(s);
+		return 0;
+	}
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		return -ENOENT;
+	}
+	rc = store_fail(st, rc, cause, "read job %lld", (long long)id);
+	sqlite3_reset(s);
+	return rc;
+}
+
+/* Free a job from store_job_get. Accepts NULL. */
+void
+store_job_free(struct store_job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->name);
+	free(j->spec);
+	free(j->labels);
+	free(j->checkpoint);
+	free(j->why);
+	free(j->message);
+	free(j);
+}
+
+/*
+ * Give each row of S to CB, at most LIMIT (< 0: all). Returns the count,
+ * CB's non-zero answer, or an error. *ret_more: a row beyond LIMIT.
+ */
+static int
+store_job_walk(struct store *st, sqlite3_stmt *s, int limit, store_job_cb cb,
+    void *arg, int *ret_more, char **cause, const char *what)
+{
+	struct store_job	j;
+	int			rc, n = 0, more = 0;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (limit >= 0 && n == limit) {
+			more = 1;
+			break;
+		}
+		store_job_row(s, &j);
+		if ((rc = cb(&j, arg)) != 0) {
+			sqlite3_reset(s);
+			return rc;
+		}
+		n++;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "%s", what);
+		sqlite3_reset(s);
+		return rc;
+	}
+	sqlite3_reset(s);
+	if (ret_more != NULL)
+		*ret_more = more;
+	return n;
+}
+
+/* One keyset page of jobs after AFTER matching F; see store.h. */
+int
+store_job_list(struct store *st, const struct store_filter *f, int64_t after,
+    int limit, store_job_cb cb, void *arg, int *ret_more, char **cause)
+{
+	sqlite3_stmt	*s;
+	unsigned	 states = 0;
+	int		 k = 0, kind, one = 0;
+
+	if (limit <= 0)
+		return store_invalid(cause, "list: limit must be positive, "
+		    "not %d", limit);
+	if (f != NULL)
+		states = f->states & JOB_MASK_ALL;
+	if (states == 0 || states == JOB_MASK_ALL)
+		kind = STORE_LIST_ANY;
+	else if ((states & (states - 1)) == 0) {
+		kind = STORE_LIST_ONE;
+		while (!(states & JOB_MASK(one)))
+			one++;
+	} else if ((states & ~JOB_MASK_LIVE) == 0)
+		kind = STORE_LIST_LIVE;
+	else
+		kind = STORE_LIST_MASK;
+	k = STORE_LIST_KIND(kind);
+	if (f != NULL && f->owner_set)
+		k |= STORE_LIST_OWNER;
+	if (f != NULL && f->name != NULL)
+		k |= STORE_LIST_NAME;
+
+	s = st->list[k];
+	sqlite3_bind_int64(s, 1, after);
+	sqlite3_bind_int(s, 2, limit + 1);
+	if (kind == STORE_LIST_LIVE || kind == STORE_LIST_MASK)
+		sqlite3_bind_int(s, 4, (int)states);
+	if (kind == STORE_LIST_ONE)
+		sqlite3_bind_int(s, 5, one);
+	if (k & STORE_LIST_OWNER)
+		sqlite3_bind_int64(s, 6, f->owner);
+	if (k & STORE_LIST_NAME)
+		sqlite3_bind_text(s, 7, f->name, -1, SQLITE_STATIC);
+	return store_job_walk(st, s, limit, cb, arg, ret_more, cause,
+	    "list jobs");
+}
+
+/* Queued jobs with not_before <= NOW, priority desc then id asc. */
+int
+store_job_list_runnable(struct store *st, int64_t now, store_job_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_RUNNABLE];
+
+	sqlite3_bind_int64(s, 1, now);
+	return store_job_walk(st, s, -1, cb, arg, NULL, cause,
+	    "list runnable jobs");
+}
+
+/* Read job ID's state inside the caller's transaction. */
+static int
+store_job_state(struct store *st, int64_t id, int *ret, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_STATE];
+	int		 rc;
+
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int(s, 0);
+		sqlite3_reset(s);
+		return 0;
+	}
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		if (cause != NULL)
+			*cause = xprintf("job %lld: no such job", (long long)id);
+		return -ENOENT;
+	}
+	rc = store_fail(st, rc, cause, "read job %lld", (long long)id);
+	sqlite3_reset(s);
+	return rc;
+}
+
+/* Move job ID from a state in FROM_MASK to TO, with an event; store.h. */
+int
+store_job_transition(struct store *st, int64_t id, unsigned from_mask,
+    int to, const char *message, int *ret_state, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_STATE];
+	int64_t		 now;
+	int		 rc, cur = -1;
+
+	if (to < 0 || to >= JOB_NSTATES)
+		return store_invalid(cause, "job %lld: bad state %d",
+		    (long long)id, to);
+	now = time(NULL);
+	if ((rc = store_tx_begin(st, cause, "change job state: begin")) != 0)
+		return rc;
+	if ((rc = store_job_state(st, id, &cur, cause)) != 0)
+		goto fail;
+	if (!(from_mask & JOB_MASK(cur))) {
+		store_tx_rollback(st);
+		if (cause != NULL)
+			*cause = xprintf("job %lld is %s, cannot become %s",
+			    (long long)id, job_state_name(cur),
+			    job_state_name(to));
+		if (ret_state != NULL)
+			*ret_state = cur;
+		return -EALREADY;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, to);
+	sqlite3_bind_int64(s, 3, now);
+	sqlite3_bind_int(s, 4, cur);
+	if ((rc = store_step_done(st, s, cause, "change job state")) != 0)
+		goto fail;
+	if ((rc = store_event_write(st, id, now, cur, to, message,
+	    cause)) != 0)
+		goto fail;
+	if ((rc = store_tx_commit(st, cause, "change job state: commit")) != 0)
+		goto fail;
+	if (ret_state != NULL)
+		*ret_state = to;
+	return 0;
+
+fail:
+	store_tx_rollback(st);
+	return rc;
+}
+
+/* Step an UPDATE of job ID: 0, -ENOENT if no such job, or an error. */
+static int
+store_job_update(struct store *st, sqlite3_stmt *s, int64_t id, char **cause,
+    const char *what)
+{
+	int	rc;
+
+	if ((rc = store_step_done(st, s, cause, what)) != 0)
+		return rc;
+	if (sqlite3_changes(st->db) == 0) {
+		if (cause != NULL)
+			*cause = xprintf("job %lld: no such job", (long long)id);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Set why job ID waits; NULL clears. */
+int
+store_job_set_why(struct store *st, int64_t id, const char *why,
+    char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_WHY];
+
+	sqlite3_bind_int64(s, 1, id);
+	store_bind_text(s, 2, why);
+	return store_job_update(st, s, id, cause, "set why a job waits");
+}
+
+/* Do not schedule job ID before WHEN. */
+int
+store_job_set_not_before(struct store *st, int64_t id, int64_t when,
+    char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_NOT_BEFORE];
+
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, when);
+	return store_job_update(st, s, id, cause, "set job backoff");
+}
+
+/* Record URI (NULL clears) as job ID's newest checkpoint, made at WHEN. */
+int
+store_job_set_checkpoint(struct store *st, int64_t id, const char *uri,
+    int64_t when, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_CHECKPOINT];
+
+	sqlite3_bind_int64(s, 1, id);
+	store_bind_text(s, 2, uri);
+	sqlite3_bind_int64(s, 3, when);
+	return store_job_update(st, s, id, cause, "set job checkpoint");
+}
+
+/* Number of jobs in each state, into COUNTS. */
+int
+store_job_counts(struct store *st, int64_t counts[JOB_NSTATES],
+    char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_COUNTS];
+	int64_t		 c[JOB_NSTATES];
+	int		 rc, state;
+
+	memset(c, 0, sizeof c);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		state = sqlite3_column_int(s, 0);
+		if (state >= 0 && state < JOB_NSTATES)
+			c[state] = sqlite3_column_int64(s, 1);
+	}
+	if (rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "count jobs");
+		sqlite3_reset(s);
+		return rc;
+	}
+	sqlite3_reset(s);
+	memcpy(counts, c, sizeof c);
+	return 0;
+}
+
+/* Events of job JOB_ID, oldest first, as borrowed rows to CB. */
+int
+store_event_list(struct store *st, int64_t job_id, store_event_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt		*s = st->stmt[STMT_EVENT_LIST];
+	struct store_event	 e;
+	int			 rc, n = 0;
+
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		e.id = sqlite3_column_int64(s, 0);
+		e.job_id = sqlite3_column_int64(s, 1);
+		e.time = sqlite3_column_int64(s, 2);
+		if (sqlite3_column_type(s, 3) == SQLITE_NULL)
+			e.from_state = -1;
+		else
+			e.from_state = sqlite3_column_int(s, 3);
+		e.to_state = sqlite3_column_int(s, 4);
+		e.message = store_col_text(s, 5);
+		if ((rc = cb(&e, arg)) != 0) {
+			sqlite3_reset(s);
+			return rc;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "list events of job %lld",
+		    (long long)job_id);
+		sqlite3_reset(s);
+		return rc;
+	}
+	sqlite3_reset(s);
+	return n;
+}
+
+/* Add event MESSAGE to job JOB_ID without changing its state. */
+int
+store_event_add(struct store *st, int64_t job_id, const char *message,
+    char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_EVENT_ADD];
+
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, time(NULL));
+	store_bind_text(s, 3, message);
+	return store_job_update(st, s, job_id, cause, "add event");
+}

@@ -1,0 +1,215 @@
+/*
+ * store-schema.c: the schema and its forward migrations.
+ *
+ * PRAGMA user_version is the schema version. store_migrations[i] takes a
+ * database from version i to i + 1, in one transaction that also sets
+ * user_version, so a crash leaves either the old or the new version. A
+ * shipped step is never edited: a change is a new step at the end. A
+ * database newer than this code is refused, never touched.
+ *
+ * Version 1: jobs, attempts, events, meta.
+ * Version 2: attempts.cloud_id and attempts.resumed_from, cooldowns, and
+ *            the partial indexes that keep live listings fast when most
+ *            jobs are finished.
+ *
+ * States and end reasons are stored as their enum numbers (store.h);
+ * STORE_LIVE_SQL names the live ones for the partial index.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/xmalloc.h"
+#include "store/store-int.h"
+
+static const char *const store_migrations[] = {
+	/* 0 → 1 */
+	"CREATE TABLE meta ("
+	"  key TEXT PRIMARY KEY,"
+	"  value TEXT NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE TABLE jobs ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT,"
+	"  state INTEGER NOT NULL,"
+	"  priority INTEGER NOT NULL DEFAULT 0,"
+	"  owner INTEGER NOT NULL,"
+	"  spec TEXT NOT NULL,"
+	"  labels TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL,"
+	"  not_before INTEGER NOT NULL DEFAULT 0,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  failures INTEGER NOT NULL DEFAULT 0,"
+	"  interruptions INTEGER NOT NULL DEFAULT 0,"
+	"  cost_usd REAL NOT NULL DEFAULT 0,"
+	"  checkpoint TEXT,"
+	"  checkpoint_at INTEGER NOT NULL DEFAULT 0,"
+	"  why TEXT,"
+	"  exit_code INTEGER NOT NULL DEFAULT -1,"
+	"  message TEXT"
+	");"
+	"CREATE INDEX jobs_state ON jobs(state);"
+	"CREATE INDEX jobs_owner ON jobs(owner, id);"
+	"CREATE INDEX jobs_name ON jobs(name, id);"
+	"CREATE TABLE attempts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  number INTEGER NOT NULL,"
+	"  state INTEGER NOT NULL,"
+	"  provider TEXT NOT NULL,"
+	"  region TEXT NOT NULL,"
+	"  zone TEXT,"
+	"  machine_type TEXT,"
+	"  gpu TEXT,"
+	"  gpu_count INTEGER NOT NULL DEFAULT 0,"
+	"  resource TEXT NOT NULL,"
+	"  spot INTEGER NOT NULL DEFAULT 0,"
+	"  hourly_usd REAL NOT NULL DEFAULT 0,"
+	"  created INTEGER NOT NULL,"
+	"  started INTEGER NOT NULL DEFAULT 0,"
+	"  ended INTEGER,"
+	"  end_reason INTEGER NOT NULL DEFAULT 0,"
+	"  exit_code INTEGER NOT NULL DEFAULT -1,"
+	"  message TEXT,"
+	"  cost_usd REAL NOT NULL DEFAULT 0,"
+	"  UNIQUE (job_id, number)"
+	");"
+	"CREATE TABLE events ("
+	"  id INTEGER PRIMARY KEY,"
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  time INTEGER NOT NULL,"
+	"  from_state INTEGER,"
+	"  to_state INTEGER NOT NULL,"
+	"  message TEXT"
+	");"
+	"CREATE INDEX events_job ON events(job_id, id);",
+
+	/* 1 → 2 */
+	"ALTER TABLE attempts ADD COLUMN cloud_id TEXT;"
+	"ALTER TABLE attempts ADD COLUMN resumed_from TEXT;"
+	"CREATE TABLE cooldowns ("
+	"  zone TEXT NOT NULL,"
+	"  gpu TEXT NOT NULL,"
+	"  spot INTEGER NOT NULL,"
+	"  until INTEGER NOT NULL,"
+	"  strikes INTEGER NOT NULL,"
+	"  last_strike INTEGER NOT NULL,"
+	"  PRIMARY KEY (zone, gpu, spot)"
+	") WITHOUT ROWID;"
+	"CREATE INDEX jobs_live ON jobs(id)"
+	"  WHERE state IN (" STORE_LIVE_SQL ");"
+	"CREATE INDEX jobs_runnable ON jobs(priority DESC, id, not_before)"
+	"  WHERE state = 1;"
+	"CREATE INDEX attempts_live ON attempts(id) WHERE ended IS NULL;"
+	"CREATE INDEX attempts_spot ON attempts(ended)"
+	"  WHERE spot = 1 AND ended IS NOT NULL;",
+};
+#define STORE_NMIGRATIONS \
+	(int)(sizeof store_migrations / sizeof store_migrations[0])
+
+/* Schema version this code writes. */
+int
+store_schema_version(void)
+{
+	return STORE_NMIGRATIONS;
+}
+
+static int
+store_schema_get(struct store *st, int *ret, char **cause)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "read schema version");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		rc = store_fail(st, rc, cause, "read schema version");
+		sqlite3_finalize(s);
+		return rc;
+	}
+	*ret = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* Run one migration step, FROM → FROM + 1, in its own transaction. */
+static int
+store_schema_step(struct store *st, int from, char **cause)
+{
+	char	*sql;
+	int	 rc, now;
+
+	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "begin migration to %d",
+		    from + 1);
+	/* Another process may have migrated while we waited. */
+	if ((rc = store_schema_get(st, &now, cause)) != 0)
+		goto fail;
+	if (now != from) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return 0;
+	}
+	rc = sqlite3_exec(st->db, store_migrations[from], NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		rc = store_fail(st, rc, cause, "migrate schema %d to %d",
+		    from, from + 1);
+		goto fail;
+	}
+	sql = xprintf("PRAGMA user_version = %d", from + 1);
+	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	free(sql);
+	if (rc != SQLITE_OK) {
+		rc = store_fail(st, rc, cause, "set schema version %d",
+		    from + 1);
+		goto fail;
+	}
+	rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		rc = store_fail(st, rc, cause, "commit migration to %d",
+		    from + 1);
+		goto fail;
+	}
+	return 0;
+
+fail:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/*
+ * Bring the database to store_schema_version(). -EPROTO if it is newer
+ * than this code knows.
+ */
+int
+store_schema_migrate(struct store *st, char **cause)
+{
+	int	rc, v;
+
+	if ((rc = store_schema_get(st, &v, cause)) != 0)
+		return rc;
+	if (v > STORE_NMIGRATIONS) {
+		if (cause != NULL)
+			*cause = xprintf("%s: schema version %d is newer than "
+			    "this gpuqd understands (%d); run the gpuqd that "
+			    "wrote it, or a newer one", st->path, v,
+			    STORE_NMIGRATIONS);
+		return -EPROTO;
+	}
+	if (v < 0) {
+		if (cause != NULL)
+			*cause = xprintf("%s: bad schema version %d", st->path,
+			    v);
+		return -EIO;
+	}
+	for (; v < STORE_NMIGRATIONS; v++) {
+		if ((rc = store_schema_step(st, v, cause)) != 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,483 @@
+/*
+ * store.c: opening and closing the store, its prepared statements, the
+ * error helper, transactions and meta.
+ *
+ * One SQLite connection, WAL, synchronous=FULL (a COMMIT that returned is
+ * on disk), foreign keys on, a busy timeout. Every statement is prepared
+ * here once and reused. Knows nothing of the loop, the wire or the cloud.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "store/store-int.h"
+
+#define STORE_BUSY_MS	5000
+
+/* The fixed statements. Numbers are enum values from store.h. */
+static const char *const store_sql[STMT_COUNT] = {
+	[STMT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_COMMIT] = "COMMIT",
+	[STMT_ROLLBACK] = "ROLLBACK",
+	[STMT_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+	[STMT_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2)"
+	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+
+	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
+	    " spec, labels, created, updated)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+	[STMT_JOB_GET] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE id = ?1",
+	[STMT_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
+	[STMT_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, updated = ?3"
+	    " WHERE id = ?1 AND state = ?4",
+	/* state = 1 is JOB_QUEUED, as written in the partial index. */
+	[STMT_JOB_RUNNABLE] = "SELECT " STORE_JOB_COLS
+	    " FROM jobs INDEXED BY jobs_runnable"
+	    " WHERE state = 1 AND not_before <= ?1"
+	    " ORDER BY priority DESC, id",
+	[STMT_JOB_SET_WHY] = "UPDATE jobs SET why = ?2 WHERE id = ?1",
+	[STMT_JOB_SET_NOT_BEFORE] = "UPDATE jobs SET not_before = ?2"
+	    " WHERE id = ?1",
+	[STMT_JOB_SET_CHECKPOINT] = "UPDATE jobs SET checkpoint = ?2,"
+	    " checkpoint_at = ?3 WHERE id = ?1",
+	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+	[STMT_JOB_BUMP_ATTEMPTS] = "UPDATE jobs SET attempts = attempts + 1,"
+	    " updated = ?2 WHERE id = ?1 RETURNING attempts",
+	[STMT_JOB_ADD_END] = "UPDATE jobs SET cost_usd = cost_usd + ?2,"
+	    " failures = failures + ?3, interruptions = interruptions + ?4,"
+	    " exit_code = ?5, message = ?6, updated = ?7 WHERE id = ?1",
+
+	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, time, from_state,"
+	    " to_state, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+	[STMT_EVENT_ADD] = "INSERT INTO events (job_id, time, from_state,"
+	    " to_state, message) SELECT id, ?2, state, state, ?3"
+	    " FROM jobs WHERE id = ?1",
+	[STMT_EVENT_LIST] = "SELECT id, job_id, time, from_state, to_state,"
+	    " message FROM events WHERE job_id = ?1 ORDER BY id",
+
+	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (job_id, number, state,"
+	    " provider, region, zone, machine_type, gpu, gpu_count, resource,"
+	    " cloud_id, spot, hourly_usd, created, resumed_from) VALUES"
+	    " (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	[STMT_ATTEMPT_GET_STATE] = "SELECT state FROM attempts WHERE id = ?1",
+	/* 2 is ATTEMPT_RUNNING: the first time it is seen running. */
+	[STMT_ATTEMPT_SET_STATE] = "UPDATE attempts SET state = ?2,"
+	    " started = CASE WHEN ?2 = 2 AND started = 0 THEN ?3"
+	    " ELSE started END, cloud_id = coalesce(?4, cloud_id)"
+	    " WHERE id = ?1 AND ended IS NULL",
+	/* 3 is ATTEMPT_ENDED. */
+	[STMT_ATTEMPT_END] = "UPDATE attempts SET state = 3, ended = ?2,"
+	    " end_reason = ?3, exit_code = ?4, message = ?5, cost_usd = ?6"
+	    " WHERE id = ?1 AND ended IS NULL RETURNING job_id",
+	[STMT_ATTEMPT_LIST] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"
+	    " WHERE job_id = ?1 ORDER BY number",
+	[STMT_ATTEMPT_LIVE] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"
+	    " INDEXED BY attempts_live WHERE ended IS NULL ORDER BY id",
+
+	[STMT_COOLDOWN_GET] = "SELECT strikes, last_strike FROM cooldowns"
+	    " WHERE zone = ?1 AND gpu = ?2 AND spot = ?3",
+	[STMT_COOLDOWN_PUT] = "INSERT INTO cooldowns (zone, gpu, spot, until,"
+	    " strikes, last_strike) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+	    " ON CONFLICT (zone, gpu, spot) DO UPDATE SET"
+	    " until = excluded.until, strikes = excluded.strikes,"
+	    " last_strike = excluded.last_strike",
+	[STMT_COOLDOWN_LIST] = "SELECT zone, gpu, spot, until, strikes"
+	    " FROM cooldowns WHERE until > ?1 ORDER BY zone, gpu, spot",
+	/*
+	 * Running hours count only attempts that were seen running; 3, 4
+	 * and 5 are END_PREEMPTED, END_MAINTENANCE and END_LOST.
+	 */
+	[STMT_SPOT_HISTORY] = "SELECT provider, region, coalesce(gpu, ''),"
+	    " total(CASE WHEN started > 0 AND ended > started"
+	    " THEN ended - started ELSE 0 END) / 3600.0,"
+	    " total(end_reason IN (3, 4, 5))"
+	    " FROM attempts INDEXED BY attempts_spot"
+	    " WHERE spot = 1 AND ended IS NOT NULL AND ended >= ?1"
+	    " GROUP BY provider, region, gpu ORDER BY provider, region, gpu",
+};
+
+/* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
+int
+store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
+{
+	const char	*msg;
+	char		*what;
+	va_list		 ap;
+	int		 err, sys;
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		err = -EBUSY;
+		break;
+	case SQLITE_FULL:
+		err = -ENOSPC;
+		break;
+	case SQLITE_NOMEM:
+		err = -ENOMEM;
+		break;
+	case SQLITE_CANTOPEN:
+		sys = st->db != NULL ? sqlite3_system_errno(st->db) : 0;
+		err = sys > 0 ? -sys : -EIO;
+		break;
+	default:
+		err = -EIO;
+		break;
+	}
+	if (cause != NULL) {
+		va_start(ap, fmt);
+		if (vasprintf(&what, fmt, ap) == -1)
+			fatal("store_fail: vasprintf");
+		va_end(ap);
+		if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
+			msg = sqlite3_errmsg(st->db);
+		else
+			msg = sqlite3_errstr(rc);
+		*cause = xprintf("%s: %s", what, msg);
+		free(what);
+	}
+	log_debug("store: %s: error %d", fmt, rc);
+	return err;
+}
+
+/* -EINVAL and a cause. */
+int
+store_invalid(char **cause, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (cause != NULL) {
+		va_start(ap, fmt);
+		if (vasprintf(cause, fmt, ap) == -1)
+			fatal("store_invalid: vasprintf");
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Bind S or NULL to parameter I. */
+int
+store_bind_text(sqlite3_stmt *s, int i, const char *text)
+{
+	if (text == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
+}
+
+/* Step S expecting no row; resets S. 0 or store_fail(). */
+int
+store_step_done(struct store *st, sqlite3_stmt *s, char **cause,
+    const char *what)
+{
+	int	rc;
+
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "%s", what);
+		sqlite3_reset(s);
+		return rc;
+	}
+	sqlite3_reset(s);
+	return 0;
+}
+
+/* Start a write transaction now (takes the write lock or waits). */
+int
+store_tx_begin(struct store *st, char **cause, const char *what)
+{
+	return store_step_done(st, st->stmt[STMT_BEGIN], cause, what);
+}
+
+/* Commit; with synchronous=FULL the data is on disk when this returns 0. */
+int
+store_tx_commit(struct store *st, char **cause, const char *what)
+{
+	return store_step_done(st, st->stmt[STMT_COMMIT], cause, what);
+}
+
+/* Roll back the open transaction, if any. */
+void
+store_tx_rollback(struct store *st)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_ROLLBACK];
+
+	if (sqlite3_get_autocommit(st->db))
+		return;
+	(void)sqlite3_step(s);
+	sqlite3_reset(s);
+}
+
+/* Run a one-row PRAGMA and check its text answer. */
+static int
+store_pragma(struct store *st, const char *sql, const char *want,
+    char **cause)
+{
+	sqlite3_stmt	*s;
+	const char	*got;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "open %s: %s", st->path, sql);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "open %s: %s", st->path, sql);
+		sqlite3_finalize(s);
+		return rc;
+	}
+	if (want != NULL) {
+		got = rc == SQLITE_ROW ?
+		    (const char *)sqlite3_column_text(s, 0) : NULL;
+		if (got == NULL || strcasecmp(got, want) != 0) {
+			if (cause != NULL)
+				*cause = xprintf("open %s: %s gave \"%s\", "
+				    "wanted \"%s\"", st->path, sql,
+				    got != NULL ? got : "", want);
+			sqlite3_finalize(s);
+			return -EIO;
+		}
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* The SQL of store_job_list() variant K (see store-int.h). */
+static char *
+store_list_sql(int k)
+{
+	const char	*states, *from;
+
+	from = "jobs";
+	switch (k >> 2) {
+	case STORE_LIST_LIVE:
+		from = "jobs INDEXED BY jobs_live";
+		states = " AND state IN (" STORE_LIVE_SQL ")"
+		    " AND (?4 >> state) & 1";
+		break;
+	case STORE_LIST_ONE:
+		states = " AND state = ?5";
+		break;
+	case STORE_LIST_MASK:
+		states = " AND (?4 >> state) & 1";
+		break;
+	default:
+		states = "";
+		break;
+	}
+	return xprintf("SELECT " STORE_JOB_COLS " FROM %s WHERE id > ?1%s%s%s"
+	    " ORDER BY id LIMIT ?2", from, states,
+	    (k & STORE_LIST_OWNER) ? " AND owner = ?6" : "",
+	    (k & STORE_LIST_NAME) ? " AND name = ?7" : "");
+}
+
+static int
+store_prepare(struct store *st, char **cause)
+{
+	char	*sql;
+	int	 i, rc;
+
+	for (i = 0; i < STMT_COUNT; i++) {
+		if (store_sql[i] == NULL)
+			fatalx("store: statement %d has no SQL", i);
+		rc = sqlite3_prepare_v3(st->db, store_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &st->stmt[i], NULL);
+		if (rc != SQLITE_OK)
+			return store_fail(st, rc, cause, "prepare \"%s\"",
+			    store_sql[i]);
+	}
+	for (i = 0; i < STORE_LIST_COUNT; i++) {
+		sql = store_list_sql(i);
+		rc = sqlite3_prepare_v3(st->db, sql, -1,
+		    SQLITE_PREPARE_PERSISTENT, &st->list[i], NULL);
+		if (rc != SQLITE_OK) {
+			rc = store_fail(st, rc, cause, "prepare \"%s\"", sql);
+			free(sql);
+			return rc;
+		}
+		free(sql);
+	}
+	return 0;
+}
+
+/* Check STORE_LIVE_SQL names exactly the states of JOB_MASK_LIVE. */
+static void
+store_check_live(void)
+{
+	const char	*p = STORE_LIVE_SQL;
+	unsigned	 mask = 0;
+	char		*end;
+	long		 v;
+
+	while (*p != '\0') {
+		v = strtol(p, &end, 10);
+		mask |= JOB_MASK(v);
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (mask != JOB_MASK_LIVE)
+		fatalx("store: STORE_LIVE_SQL does not match JOB_MASK_LIVE");
+}
+
+/* Read or make the install id (8 lowercase hex chars, from getrandom). */
+static int
+store_install_init(struct store *st, char **cause)
+{
+	unsigned char	 b[4];
+	char		*id = NULL;
+	int		 rc;
+
+	if ((rc = store_tx_begin(st, cause, "begin install id")) != 0)
+		return rc;
+	rc = store_meta_get(st, "install_id", &id, cause);
+	if (rc == -ENOENT) {
+		if (getrandom(b, sizeof b, 0) != sizeof b) {
+			store_tx_rollback(st);
+			if (cause != NULL)
+				*cause = xprintf("make install id: getrandom: "
+				    "%s", strerror(errno));
+			return -EIO;
+		}
+		id = xprintf("%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
+		rc = store_meta_set(st, "install_id", id, cause);
+	}
+	if (rc == 0)
+		rc = store_tx_commit(st, cause, "commit install id");
+	if (rc != 0) {
+		store_tx_rollback(st);
+		free(id);
+		return rc;
+	}
+	if (strlen(id) != 8 || strspn(id, "0123456789abcdef") != 8) {
+		if (cause != NULL)
+			*cause = xprintf("%s: install id \"%s\" is not 8 "
+			    "lowercase hex characters", st->path, id);
+		free(id);
+		return -EIO;
+	}
+	memcpy(st->install_id, id, sizeof st->install_id);
+	free(id);
+	return 0;
+}
+
+/*
+ * Open or create PATH and migrate it. -EPROTO if it was written by a newer
+ * gpuqd; -EBUSY if it stays locked past the busy timeout.
+ */
+int
+store_open(const char *path, struct store **ret, char **cause)
+{
+	struct store	*st;
+	int		 rc;
+
+	store_check_live();
+	st = xcalloc(1, sizeof *st);
+	st->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = store_fail(st, rc, cause, "open %s", path);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
+
+	if ((rc = store_pragma(st, "PRAGMA journal_mode = WAL", "wal",
+	    cause)) != 0)
+		goto fail;
+	if ((rc = store_pragma(st, "PRAGMA synchronous = FULL", NULL,
+	    cause)) != 0)
+		goto fail;
+	if ((rc = store_pragma(st, "PRAGMA foreign_keys = ON", NULL,
+	    cause)) != 0)
+		goto fail;
+	if ((rc = store_schema_migrate(st, cause)) != 0)
+		goto fail;
+	if ((rc = store_prepare(st, cause)) != 0)
+		goto fail;
+	if ((rc = store_install_init(st, cause)) != 0)
+		goto fail;
+	log_debug("store: opened %s, schema %d, install %s", path,
+	    store_schema_version(), st->install_id);
+	*ret = st;
+	return 0;
+
+fail:
+	store_close(st);
+	return rc;
+}
+
+/* Finalize every statement and close. Accepts NULL. */
+void
+store_close(struct store *st)
+{
+	int	i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < STMT_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	for (i = 0; i < STORE_LIST_COUNT; i++)
+		sqlite3_finalize(st->list[i]);
+	if (st->db != NULL) {
+		if (st->stmt[0] != NULL)
+			(void)sqlite3_exec(st->db, "PRAGMA optimize", NULL,
+			    NULL, NULL);
+		if (sqlite3_close(st->db) != SQLITE_OK)
+			log_debug("store: close %s: %s", st->path,
+			    sqlite3_errmsg(st->db));
+	}
+	free(st->path);
+	free(st);
+}
+
+/* Install id, borrowed from ST. */
+const char *
+store_install_id(struct store *st)
+{
+	return st->install_id;
+}
+
+/* Value of meta KEY: new string in *ret, -ENOENT if unset. */
+int
+store_meta_get(struct store *st, const char *key, char **ret, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_META_GET];
+	const char	*v;
+	int		 rc;
+
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		return -ENOENT;
+	}
+	if (rc != SQLITE_ROW) {
+		rc = store_fail(st, rc, cause, "read meta \"%s\"", key);
+		sqlite3_reset(s);
+		return rc;
+	}
+	v = (const char *)sqlite3_column_text(s, 0);
+	*ret = xstrdup(v != NULL ? v : "");
+	sqlite3_reset(s);
+	return 0;
+}
+
+/* Set meta KEY to VALUE. */
+int
+store_meta_set(struct store *st, const char *key, const char *value,
+    char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_META_SET];
+
+	if (key == NULL || value == NULL)
+		return store_invalid(cause, "meta: key and value are needed");
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	return store_step_done(st, s, cause, "write meta");
+}
