@@ -1,0 +1,1208 @@
+/*
+ * spec.c: validation and normalization of a job spec, as gpuq-job(5)
+ * describes it.
+ *
+ * The spec arrives as JSON (the client has already turned YAML into
+ * JSON). Every field has one checker in spec_fields[], in the order the
+ * man page lists them; the first error in that order wins, after
+ * unknown keys, so the same bad file always gives the same message.
+ * Each checker writes its normalized value into a NEW object, so the
+ * daemon never sees a field without its default.
+ *
+ * Must not know: the store, the cloud, the configuration. Which regions
+ * and providers are configured is the scheduler's business; here a
+ * region only has to look like one.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/duration.h"
+#include "common/gpu.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "daemon/spec.h"
+
+#define SPEC_NAME_MAX		63
+#define SPEC_IMAGE_MAX		1024
+#define SPEC_ENV_MAX		100
+#define SPEC_LABELS_MAX		32
+#define SPEC_LABEL_LEN_MAX	63
+#define SPEC_REGION_MAX		63
+#define SPEC_MACHINE_MAX	63
+#define SPEC_URI_MAX		1024
+#define SPEC_HOURS_MAX		8760.0
+#define SPEC_RUNTIME_DEFAULT	(7 * 86400)
+#define SPEC_RUNTIME_MIN	60
+#define SPEC_INTERVAL_DEFAULT	(30 * 60)
+#define SPEC_INTERRUPTIONS_DEFAULT 20
+#define SPEC_PRIORITY_MIN	(-1000)
+#define SPEC_PRIORITY_MAX	1000
+#define SPEC_QUOTE_MAX		48	/* bytes of user text echoed back */
+
+/* What the checkers share while one spec is validated. */
+struct spec_ctx {
+	json_t			*out;	/* the normalized spec being built */
+	struct spec_error	*err;
+	const struct gpu_type	*gpu;	/* set by the accelerator checker */
+	int			 count;
+};
+
+typedef int (*spec_check_fn)(struct spec_ctx *, const char *, json_t *);
+
+struct spec_field {
+	const char	*name;
+	spec_check_fn	 check;		/* value is NULL when absent */
+};
+
+/* Fail with FIELD and a formatted message; always returns -EINVAL. */
+static int __attribute__((format(printf, 3, 4)))
+spec_fail(struct spec_ctx *c, const char *field, const char *fmt, ...)
+{
+	va_list	ap;
+	char	*msg;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		fatalx("spec: out of memory");
+	c->err->field = xstrdup(field);
+	c->err->message = msg;
+	return -EINVAL;
+}
+
+/* Add V (taken) under KEY in OBJ; jansson failing here is OOM. */
+static void
+spec_put(json_t *obj, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(obj, key, v) == -1)
+		fatalx("spec: out of memory building the normalized spec");
+}
+
+/*
+ * User text made safe to echo in a message or a field path: at most
+ * SPEC_QUOTE_MAX bytes (cut on a UTF-8 boundary, "..." appended),
+ * control characters shown as '?'. New string.
+ */
+static char *
+spec_clean(const char *s)
+{
+	size_t	 len = strlen(s), n = len, i;
+	char	*t;
+
+	if (n > SPEC_QUOTE_MAX) {
+		n = SPEC_QUOTE_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	t = xmalloc(n + 4);
+	for (i = 0; i < n; i++)
+		t[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
+	strcpy(t + n, n < len ? "..." : "");
+	return t;
+}
+
+/* "a string", "a list", ...: what a JSON value is, for messages. */
+static const char *
+spec_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:	return "an object";
+	case JSON_ARRAY:	return "a list";
+	case JSON_STRING:	return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:	return "true/false";
+	case JSON_NULL:		return "null (empty)";
+	}
+	return "something else";
+}
+
+/* Fail because V is not of type WANT ("a string", "an object", ...). */
+static int
+spec_fail_type(struct spec_ctx *c, const char *field, const json_t *v,
+    const char *want)
+{
+	return spec_fail(c, field, "must be %s, not %s", want,
+	    spec_type_name(v));
+}
+
+/*
+ * V must be a string: 0 and *ret_s (borrowed from V), else -EINVAL.
+ * Numbers and booleans get told to quote themselves, since YAML made
+ * them what they are.
+ */
+static int
+spec_string(struct spec_ctx *c, const char *field, json_t *v,
+    const char **ret_s)
+{
+	if (json_is_number(v) || json_is_boolean(v))
+		return spec_fail(c, field, "must be a string; quote it");
+	if (!json_is_string(v))
+		return spec_fail_type(c, field, v, "a string");
+	*ret_s = json_string_value(v);
+	return 0;
+}
+
+/* Does the string S, as a whole, read as a number? ("4", "-2.5") */
+static int
+spec_looks_numeric(const char *s)
+{
+	char	*end;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return 0;
+	(void)strtod(s, &end);
+	return *end == '\0';
+}
+
+/*
+ * V must be a whole number in [LO, HI]: 0 and *ret_n, else -EINVAL.
+ * Floats are refused even when whole (2.0): a count written as a float
+ * is more likely a mistake than a style.
+ */
+static int
+spec_integer(struct spec_ctx *c, const char *field, json_t *v,
+    long long lo, long long hi, long long *ret_n)
+{
+	long long	n;
+
+	if (json_is_real(v))
+		return spec_fail(c, field, "must be a whole number");
+	if (!json_is_integer(v)) {
+		if (json_is_string(v) &&
+		    spec_looks_numeric(json_string_value(v)))
+			return spec_fail(c, field,
+			    "must be an integer, not a string; "
+			    "remove the quotes");
+		return spec_fail_type(c, field, v, "an integer");
+	}
+	n = json_integer_value(v);
+	if (n < lo && lo == 0)
+		return spec_fail(c, field, "must be 0 or more");
+	if (n > hi && hi == INT_MAX)
+		return spec_fail(c, field, "must be at most %d", INT_MAX);
+	if (n < lo || n > hi)
+		return spec_fail(c, field, "must be between %lld and %lld",
+		    lo, hi);
+	*ret_n = n;
+	return 0;
+}
+
+/* V must be a number > 0 and <= MAX: 0 and *ret_d, else -EINVAL. */
+static int
+spec_positive(struct spec_ctx *c, const char *field, json_t *v, double max,
+    double *ret_d)
+{
+	double	d;
+
+	if (!json_is_number(v)) {
+		if (json_is_string(v) &&
+		    spec_looks_numeric(json_string_value(v)))
+			return spec_fail(c, field,
+			    "must be a number, not a string; "
+			    "remove the quotes");
+		return spec_fail_type(c, field, v, "a number");
+	}
+	d = json_number_value(v);
+	if (!isfinite(d) || d <= 0)
+		return spec_fail(c, field, "must be greater than 0");
+	if (d > max)
+		return spec_fail(c, field, "must be at most %g", max);
+	*ret_d = d;
+	return 0;
+}
+
+/*
+ * V must be a duration: a string such as "90m" or "2h30m", or whole
+ * seconds as an integer; at least MIN seconds. 0 and *ret_sec.
+ */
+static int
+spec_duration(struct spec_ctx *c, const char *field, json_t *v,
+    int64_t min, int64_t *ret_sec)
+{
+	int64_t	 sec;
+	char	*q;
+	int	 r;
+
+	if (json_is_real(v))
+		return spec_fail(c, field, "must be a whole number of "
+		    "seconds or a duration such as \"90m\" or \"2h30m\"");
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 100LL * 365 * 86400)
+			return spec_fail(c, field, "%lld seconds is out of "
+			    "range; use e.g. 90m, 24h or 7d",
+			    (long long)json_integer_value(v));
+		sec = json_integer_value(v);
+	} else if (json_is_string(v)) {
+		if (duration_parse(json_string_value(v), &sec) != 0) {
+			q = spec_clean(json_string_value(v));
+			r = spec_fail(c, field, "\"%s\" is not a duration; "
+			    "write e.g. 90m, 24h, 2h30m, 7d or a number of "
+			    "seconds", q);
+			free(q);
+			return r;
+		}
+	} else
+		return spec_fail_type(c, field, v,
+		    "a duration such as \"90m\" or a number of seconds");
+	if (sec < min)
+		return spec_fail(c, field, "must be at least %lld second%s",
+		    (long long)min, min == 1 ? "" : "s");
+	*ret_sec = sec;
+	return 0;
+}
+
+/* Does every character of S pass KLASS (if set) or appear in SET? */
+static int
+spec_chars_ok(const char *s, int (*klass)(int), const char *set)
+{
+	for (; *s != '\0'; s++) {
+		if (klass != NULL && klass((unsigned char)*s))
+			continue;
+		if (strchr(set, *s) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+spec_is_lower_digit(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+static int
+spec_is_ascii_alnum(int ch)
+{
+	return spec_is_lower_digit(ch) || (ch >= 'A' && ch <= 'Z');
+}
+
+/*
+ * Reject the first key of OBJ (at PATH, "" for the top) that FIELDS does
+ * not know. 0 if every key is known.
+ */
+static int
+spec_unknown_keys(struct spec_ctx *c, const char *path, json_t *obj,
+    const struct spec_field *fields, size_t nfields)
+{
+	const char	*key;
+	json_t		*v;
+	char		*known = xstrdup(""), *t, *k, *field;
+	size_t		 i;
+	int		 r = 0;
+
+	json_object_foreach(obj, key, v) {
+		for (i = 0; i < nfields; i++)
+			if (strcmp(key, fields[i].name) == 0)
+				break;
+		if (i < nfields)
+			continue;
+		for (i = 0; i < nfields; i++) {
+			t = xprintf("%s%s%s", known, i ? ", " : "",
+			    fields[i].name);
+			free(known);
+			known = t;
+		}
+		k = spec_clean(key);
+		field = *path == '\0' ? xstrdup(k) : xprintf("%s.%s", path, k);
+		r = spec_fail(c, field, "unknown field; known fields are: %s",
+		    known);
+		free(field);
+		free(k);
+		break;
+	}
+	free(known);
+	return r;
+}
+
+/* Run FIELDS' checkers over OBJ in table order; first error wins. */
+static int
+spec_check_fields(struct spec_ctx *c, const char *path, json_t *obj,
+    const struct spec_field *fields, size_t nfields)
+{
+	char	*field;
+	size_t	 i;
+	int	 r;
+
+	if ((r = spec_unknown_keys(c, path, obj, fields, nfields)) != 0)
+		return r;
+	for (i = 0; i < nfields; i++) {
+		field = *path == '\0' ? xstrdup(fields[i].name) :
+		    xprintf("%s.%s", path, fields[i].name);
+		r = fields[i].check(c, field, json_object_get(obj,
+		    fields[i].name));
+		free(field);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* name: 1-63 of [A-Za-z0-9._-], default "job". */
+static int
+spec_check_name(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s = "job";
+	int		 r;
+
+	if (v != NULL) {
+		if ((r = spec_string(c, field, v, &s)) != 0)
+			return r;
+		if (*s == '\0' || strlen(s) > SPEC_NAME_MAX)
+			return spec_fail(c, field,
+			    "must be 1 to %d characters long", SPEC_NAME_MAX);
+		if (!spec_chars_ok(s, spec_is_ascii_alnum, "._-"))
+			return spec_fail(c, field, "may hold only letters, "
+			    "digits, '.', '_' and '-'");
+	}
+	spec_put(c->out, "name", json_string(s));
+	return 0;
+}
+
+/* image: required; a container image URI, no whitespace. */
+static int
+spec_check_image(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *p;
+	int		 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the container image to "
+		    "run, e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (*s == '\0')
+		return spec_fail(c, field, "must not be empty");
+	if (strlen(s) > SPEC_IMAGE_MAX)
+		return spec_fail(c, field, "must be at most %d characters "
+		    "long", SPEC_IMAGE_MAX);
+	for (p = s; *p != '\0'; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p))
+			return spec_fail(c, field, "must not contain "
+			    "whitespace; it is one image URI such as "
+			    "gcr.io/my-project/train:latest");
+	spec_put(c->out, "image", json_string(s));
+	return 0;
+}
+
+/* A list of strings for command or args; EMPTY_OK for args. */
+static int
+spec_check_strings(struct spec_ctx *c, const char *field, json_t *v,
+    int empty_ok, const char *key)
+{
+	json_t	*out, *el;
+	size_t	 i;
+	char	*f;
+	int	 r;
+
+	if (v == NULL)
+		return 0;
+	if (json_is_string(v))
+		return spec_fail(c, field, "must be a list of strings, not a "
+		    "string; write it as a list, e.g. [\"python\", "
+		    "\"train.py\", \"--epochs\", \"10\"]");
+	if (!json_is_array(v))
+		return spec_fail_type(c, field, v, "a list of strings");
+	if (!empty_ok && json_array_size(v) == 0)
+		return spec_fail(c, field, "must not be empty; leave it out "
+		    "to run the image's ENTRYPOINT");
+	out = json_array();
+	if (out == NULL)
+		fatalx("spec: out of memory");
+	json_array_foreach(v, i, el) {
+		f = xprintf("%s[%zu]", field, i);
+		if (json_is_number(el) || json_is_boolean(el))
+			r = spec_fail(c, f, "must be a string; quote it");
+		else if (!json_is_string(el))
+			r = spec_fail_type(c, f, el, "a string");
+		else
+			r = 0;
+		free(f);
+		if (r != 0) {
+			json_decref(out);
+			return r;
+		}
+		if (json_array_append(out, el) == -1)
+			fatalx("spec: out of memory");
+	}
+	spec_put(c->out, key, out);
+	return 0;
+}
+
+/* command: list of strings, overrides the image's ENTRYPOINT. */
+static int
+spec_check_command(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_strings(c, field, v, 0, "command");
+}
+
+/* args: list of strings, given to the command (or ENTRYPOINT). */
+static int
+spec_check_args(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_strings(c, field, v, 1, "args");
+}
+
+/* env: NAME -> string; GPUQ_* and AIP_* belong to gpuq and Vertex AI. */
+static int
+spec_check_env(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*key, *s = NULL;
+	json_t		*out, *val;
+	char		*k, *f;
+	int		 r = 0;
+
+	out = json_object();
+	if (out == NULL)
+		fatalx("spec: out of memory");
+	if (v != NULL && !json_is_object(v)) {
+		json_decref(out);
+		return spec_fail_type(c, field, v,
+		    "an object of NAME: value pairs");
+	}
+	if (v != NULL && json_object_size(v) > SPEC_ENV_MAX) {
+		json_decref(out);
+		return spec_fail(c, field, "has %zu variables; at most %d "
+		    "are allowed", json_object_size(v), SPEC_ENV_MAX);
+	}
+	if (v != NULL) {
+		json_object_foreach(v, key, val) {
+			k = spec_clean(key);
+			f = xprintf("%s.%s", field, k);
+			if (*key == '\0')
+				r = spec_fail(c, f, "variable names must not "
+				    "be empty");
+			else if (!(isalpha((unsigned char)*key) ||
+			    *key == '_') || !spec_chars_ok(key,
+			    spec_is_ascii_alnum, "_"))
+				r = spec_fail(c, f, "\"%s\" is not a variable "
+				    "name: use letters, digits and '_', not "
+				    "starting with a digit", k);
+			else if (strncmp(key, "GPUQ_", 5) == 0 ||
+			    strncmp(key, "AIP_", 4) == 0)
+				r = spec_fail(c, f, "names starting with GPUQ_ "
+				    "or AIP_ are reserved: gpuq and Vertex AI "
+				    "set them (see gpuq-job(5))");
+			else
+				r = spec_string(c, f, val, &s);
+			free(f);
+			free(k);
+			if (r != 0) {
+				json_decref(out);
+				return r;
+			}
+			spec_put(out, key, json_string(s));
+		}
+	}
+	spec_put(c->out, "env", out);
+	return 0;
+}
+
+/* accelerator.type: either Google spelling, stored as Compute Engine's. */
+static int
+spec_check_acc_type(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s;
+	char		*names, *q;
+	int		 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the GPU type, e.g. "
+		    "nvidia-tesla-t4");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if ((c->gpu = gpu_lookup(s)) == NULL) {
+		names = gpu_names_text();
+		q = spec_clean(s);
+		r = spec_fail(c, field, "unknown GPU type \"%s\"; known types "
+		    "are: %s", q, names);
+		free(q);
+		free(names);
+		return r;
+	}
+	return 0;
+}
+
+/* accelerator.count: one of the counts offered for the type. */
+static int
+spec_check_acc_count(struct spec_ctx *c, const char *field, json_t *v)
+{
+	long long	 n;
+	char		*counts;
+	int		 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: how many GPUs per "
+		    "machine, e.g. 1");
+	if ((r = spec_integer(c, field, v, LLONG_MIN, LLONG_MAX, &n)) != 0)
+		return r;
+	if (n < 1 || n > INT_MAX || gpu_default_host(c->gpu, (int)n) == NULL) {
+		counts = gpu_counts_text(c->gpu);
+		r = spec_fail(c, field, "%lld is not offered for %s; use %s",
+		    n, c->gpu->name, counts);
+		free(counts);
+		return r;
+	}
+	c->count = (int)n;
+	return 0;
+}
+
+static const struct spec_field spec_acc_fields[] = {
+	{ "type",	spec_check_acc_type },
+	{ "count",	spec_check_acc_count },
+};
+
+/* accelerator: {type, count}, both required. */
+static int
+spec_check_accelerator(struct spec_ctx *c, const char *field, json_t *v)
+{
+	json_t	*out;
+	int	 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the GPUs to run on, "
+		    "e.g. {type: nvidia-tesla-t4, count: 1}");
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v,
+		    "an object with type and count");
+	r = spec_check_fields(c, field, v, spec_acc_fields,
+	    sizeof spec_acc_fields / sizeof spec_acc_fields[0]);
+	if (r != 0)
+		return r;
+	out = json_object();
+	if (out == NULL)
+		fatalx("spec: out of memory");
+	spec_put(out, "type", json_string(c->gpu->name));
+	spec_put(out, "count", json_integer(c->count));
+	spec_put(c->out, "accelerator", out);
+	return 0;
+}
+
+/*
+ * GPUs per G2 machine: the L4 comes attached, and the machine decides
+ * how many (https://cloud.google.com/compute/docs/gpus#l4-gpus).
+ */
+static const struct {
+	const char	*machine_type;
+	int		 gpus;
+} spec_g2_shapes[] = {
+	{ "g2-standard-4", 1 }, { "g2-standard-8", 1 },
+	{ "g2-standard-12", 1 }, { "g2-standard-16", 1 },
+	{ "g2-standard-32", 1 }, { "g2-standard-24", 2 },
+	{ "g2-standard-48", 4 }, { "g2-standard-96", 8 },
+};
+
+/*
+ * The machine families a GPU runs on, from its default hosts: GPUs
+ * attached to N1 take any n1-* (or custom-*) machine; accelerator-
+ * optimized GPUs take only their own series ("a2-highgpu-"). Writes
+ * "a2-highgpu-* or a2-megagpu-*" into *ret_text (new) and returns
+ * whether MT is in one of them.
+ */
+static int
+spec_family_ok(const struct gpu_type *g, const char *mt, char **ret_text)
+{
+	char		*text = xstrdup(""), *t, *prefix;
+	const char	*host, *dash;
+	int		 i, ok = 0, n1 = 0;
+
+	for (i = 0; i < GPU_MAX_HOSTS && g->hosts[i].count != 0; i++) {
+		host = g->hosts[i].machine_type;
+		if (strncmp(host, "n1-", 3) == 0) {
+			n1 = 1;
+			continue;
+		}
+		dash = strrchr(host, '-');
+		prefix = xstrndup(host, (size_t)(dash - host) + 1);
+		if (strstr(text, prefix) == NULL) {
+			t = xprintf("%s%s%s*", text, *text ? " or " : "",
+			    prefix);
+			free(text);
+			text = t;
+		}
+		if (strncmp(mt, prefix, strlen(prefix)) == 0)
+			ok = 1;
+		free(prefix);
+	}
+	if (n1) {
+		t = xprintf("%s%sn1-*", text, *text ? " or " : "");
+		free(text);
+		text = t;
+		if (strncmp(mt, "n1-", 3) == 0 ||
+		    strncmp(mt, "custom-", 7) == 0)
+			ok = 1;
+	}
+	*ret_text = text;
+	return ok;
+}
+
+/* machine_type: default from the GPU table; else checked against it. */
+static int
+spec_check_machine_type(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *def = gpu_default_host(c->gpu, c->count);
+	char		*q, *fam;
+	size_t		 i;
+	int		 r, n;
+
+	if (v == NULL) {
+		spec_put(c->out, "machine_type", json_string(def));
+		return 0;
+	}
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	q = spec_clean(s);
+	if (strlen(s) > SPEC_MACHINE_MAX ||
+	    !spec_chars_ok(s, spec_is_lower_digit, "-") ||
+	    gpu_machine_vcpus(s) <= 0) {
+		r = spec_fail(c, field, "\"%s\" is not a machine type; for %d "
+		    "%s use e.g. %s, or leave machine_type out", q, c->count,
+		    c->gpu->name, def);
+		goto out;
+	}
+	if (!spec_family_ok(c->gpu, s, &fam)) {
+		r = spec_fail(c, field, "%s runs on %s machine types, not "
+		    "\"%s\"; leave machine_type out to get %s", c->gpu->name,
+		    fam, q, def);
+		free(fam);
+		goto out;
+	}
+	free(fam);
+	/*
+	 * Past N1 and G2, accelerator-optimized shapes (A2, A3, A4) carry
+	 * a fixed GPU count: exactly one shape fits, the default.
+	 */
+	if (strncmp(s, "n1-", 3) != 0 && strncmp(s, "custom-", 7) != 0 &&
+	    strncmp(s, "g2-", 3) != 0 && strcmp(s, def) != 0) {
+		r = spec_fail(c, field, "\"%s\" does not come with %d %s; "
+		    "use %s", q, c->count, c->gpu->name, def);
+		goto out;
+	}
+	if (strncmp(s, "g2-", 3) == 0) {
+		n = 0;
+		for (i = 0; i < sizeof spec_g2_shapes /
+		    sizeof spec_g2_shapes[0]; i++)
+			if (strcmp(s, spec_g2_shapes[i].machine_type) == 0)
+				n = spec_g2_shapes[i].gpus;
+		if (n != c->count) {
+			r = spec_fail(c, field, "\"%s\" does not come with %d "
+			    "%s; use %s", q, c->count, c->gpu->name, def);
+			goto out;
+		}
+	}
+	spec_put(c->out, "machine_type", json_string(s));
+	r = 0;
+out:
+	free(q);
+	return r;
+}
+
+/* Does S look like a region: [a-z]+-[a-z]+[0-9]+ ("us-central1")? */
+static int
+spec_region_ok(const char *s)
+{
+	const char	*p = s;
+
+	if (strlen(s) > SPEC_REGION_MAX)
+		return 0;
+	if (!islower((unsigned char)*p))
+		return 0;
+	while (islower((unsigned char)*p))
+		p++;
+	if (*p++ != '-' || !islower((unsigned char)*p))
+		return 0;
+	while (islower((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return *p == '\0';
+}
+
+/*
+ * A list of unique strings each accepted by OK (regions, providers);
+ * BAD makes the message for a rejected one (new string). WHAT names the
+ * items ("region"). Absent stays absent: it means "every configured".
+ */
+static int
+spec_check_set(struct spec_ctx *c, const char *field, json_t *v,
+    const char *key, const char *what, int (*ok)(const char *),
+    char *(*bad)(const char *, const char *))
+{
+	json_t		*el;
+	const char	*s;
+	char		*f, *q, *msg;
+	size_t		 i, j;
+	int		 r = 0;
+
+	if (v == NULL)
+		return 0;
+	if (json_is_string(v)) {
+		q = spec_clean(json_string_value(v));
+		r = spec_fail(c, field, "must be a list of %ss, not a string; "
+		    "write [%s]", what, q);
+		free(q);
+		return r;
+	}
+	if (!json_is_array(v))
+		return spec_fail_type(c, field, v, "a list");
+	if (json_array_size(v) == 0)
+		return spec_fail(c, field, "must not be empty; leave it out "
+		    "to allow every configured %s", what);
+	json_array_foreach(v, i, el) {
+		f = xprintf("%s[%zu]", field, i);
+		if ((r = spec_string(c, f, el, &s)) != 0) {
+			free(f);
+			return r;
+		}
+		q = spec_clean(s);
+		if (!ok(s)) {
+			msg = bad(s, q);
+			r = spec_fail(c, f, "%s", msg);
+			free(msg);
+		}
+		for (j = 0; r == 0 && j < i; j++)
+			if (json_equal(json_array_get(v, j), el))
+				r = spec_fail(c, f, "\"%s\" is listed twice",
+				    q);
+		free(q);
+		free(f);
+		if (r != 0)
+			return r;
+	}
+	spec_put(c->out, key, json_deep_copy(v));
+	return 0;
+}
+
+/* Message for a bad region S (Q: S cleaned); a zone gets its region. */
+static char *
+spec_region_bad(const char *s, const char *q)
+{
+	size_t	len = strlen(s);
+	char	*region, *m;
+
+	if (len > 2 && s[len - 2] == '-' &&
+	    islower((unsigned char)s[len - 1])) {
+		region = xstrndup(s, len - 2);
+		if (spec_region_ok(region)) {
+			m = xprintf("\"%s\" is a zone; list its region %s "
+			    "instead (gpuq picks the zone)", q, region);
+			free(region);
+			return m;
+		}
+		free(region);
+	}
+	return xprintf("\"%s\" is not a region name; regions look like "
+	    "us-central1", q);
+}
+
+/* regions: unique region names; absent means every configured one. */
+static int
+spec_check_regions(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_set(c, field, v, "regions", "region",
+	    spec_region_ok, spec_region_bad);
+}
+
+static int
+spec_provider_ok(const char *s)
+{
+	return strcmp(s, "vertex") == 0 || strcmp(s, "batch") == 0 ||
+	    strcmp(s, "gce") == 0;
+}
+
+static char *
+spec_provider_bad(const char *s, const char *q)
+{
+	return xprintf("unknown provider \"%s\"; use vertex, batch or gce",
+	    q);
+}
+
+/* providers: unique subset of vertex, batch, gce. */
+static int
+spec_check_providers(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_set(c, field, v, "providers", "provider",
+	    spec_provider_ok, spec_provider_bad);
+}
+
+/* spot: never, allow (default) or require. */
+static int
+spec_check_spot(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s = "allow";
+
+	if (v != NULL) {
+		if (!json_is_string(v))
+			return spec_fail(c, field, "must be never, allow or "
+			    "require, not %s", spec_type_name(v));
+		s = json_string_value(v);
+		if (strcmp(s, "never") != 0 && strcmp(s, "allow") != 0 &&
+		    strcmp(s, "require") != 0)
+			return spec_fail(c, field, "must be never, allow or "
+			    "require");
+	}
+	spec_put(c->out, "spot", json_string(s));
+	return 0;
+}
+
+/* A positive dollar limit, kept only if given. */
+static int
+spec_check_usd(struct spec_ctx *c, const char *field, json_t *v,
+    const char *key)
+{
+	double	d;
+	int	r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_positive(c, field, v, 1e9, &d)) != 0)
+		return r;
+	spec_put(c->out, key, json_real(d));
+	return 0;
+}
+
+/* max_hourly_usd: skip offers dearer than this per hour. */
+static int
+spec_check_max_hourly(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_usd(c, field, v, "max_hourly_usd");
+}
+
+/* max_total_usd: stop the job when its cost reaches this. */
+static int
+spec_check_max_total(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_usd(c, field, v, "max_total_usd");
+}
+
+/* estimated_hours: (0, 8760], default 1; prices offers. */
+static int
+spec_check_hours(struct spec_ctx *c, const char *field, json_t *v)
+{
+	double	d = 1.0;
+	int	r;
+
+	if (v != NULL && (r = spec_positive(c, field, v, SPEC_HOURS_MAX,
+	    &d)) != 0)
+		return r;
+	spec_put(c->out, "estimated_hours", json_real(d));
+	return 0;
+}
+
+/* max_runtime: duration >= 60 s, default 7 days. */
+static int
+spec_check_runtime(struct spec_ctx *c, const char *field, json_t *v)
+{
+	int64_t	sec = SPEC_RUNTIME_DEFAULT;
+	int	r;
+
+	if (v != NULL && (r = spec_duration(c, field, v, SPEC_RUNTIME_MIN,
+	    &sec)) != 0)
+		return r;
+	spec_put(c->out, "max_runtime", json_integer(sec));
+	return 0;
+}
+
+/* A count >= 0 with a default. */
+static int
+spec_check_budget(struct spec_ctx *c, const char *field, json_t *v,
+    const char *key, long long def)
+{
+	long long	n = def;
+	int		r;
+
+	if (v != NULL && (r = spec_integer(c, field, v, 0, INT_MAX, &n)) != 0)
+		return r;
+	spec_put(c->out, key, json_integer(n));
+	return 0;
+}
+
+/* max_interruptions: preemptions etc. tolerated, default 20. */
+static int
+spec_check_interruptions(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_budget(c, field, v, "max_interruptions",
+	    SPEC_INTERRUPTIONS_DEFAULT);
+}
+
+/* max_failures: user failures retried, default 0. */
+static int
+spec_check_failures(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_budget(c, field, v, "max_failures", 0);
+}
+
+/*
+ * Is B a Cloud Storage bucket name? 3-63 characters (222 with dots,
+ * 63 per dot-separated part) of [a-z0-9._-], starting and ending with a
+ * letter or digit, not an IP address, not "goog..." nor holding
+ * "google" (https://cloud.google.com/storage/docs/buckets#naming).
+ * NULL if fine, else why not.
+ */
+static const char *
+spec_bucket_why(const char *b, size_t len)
+{
+	size_t	i, part = 0, parts = 1, digits_only = 1;
+	int	dots = memchr(b, '.', len) != NULL;
+
+	if (len < 3 || len > (dots ? 222 : 63))
+		return "must be 3 to 63 characters long (222 with dots)";
+	for (i = 0; i < len; i++) {
+		if (!spec_is_lower_digit(b[i]) && b[i] != '-' && b[i] != '_' &&
+		    b[i] != '.')
+			return "may hold only lowercase letters, digits, '-', "
+			    "'_' and '.'";
+		if (b[i] == '.') {
+			if (part == 0)
+				return "must not have empty parts between dots";
+			part = 0;
+			parts++;
+			continue;
+		}
+		if (!isdigit((unsigned char)b[i]))
+			digits_only = 0;
+		if (++part > 63)
+			return "must have at most 63 characters between dots";
+	}
+	if (!spec_is_lower_digit(b[0]) || !spec_is_lower_digit(b[len - 1]))
+		return "must start and end with a letter or digit";
+	if (digits_only && parts == 4)
+		return "must not be an IP address";
+	if (strncmp(b, "goog", 4) == 0)
+		return "must not start with \"goog\"";
+	for (i = 0; i + 6 <= len; i++)
+		if (memcmp(b + i, "google", 6) == 0 ||
+		    memcmp(b + i, "g00gle", 6) == 0)
+			return "must not contain \"google\"";
+	return NULL;
+}
+
+/* checkpoint.uri: gs://bucket[/path], stored ending in '/'. */
+static int
+spec_check_ckpt_uri(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *bucket, *slash, *why, *p;
+	char		*q, *t;
+	size_t		 len;
+	int		 r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (strncmp(s, "gs://", 5) != 0)
+		return spec_fail(c, field, "must be a Cloud Storage URI such "
+		    "as gs://my-bucket/runs/resnet");
+	if (strlen(s) > SPEC_URI_MAX)
+		return spec_fail(c, field, "must be at most %d characters "
+		    "long", SPEC_URI_MAX);
+	for (p = s; *p != '\0'; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p))
+			return spec_fail(c, field, "must not contain "
+			    "whitespace");
+	bucket = s + 5;
+	slash = strchr(bucket, '/');
+	len = slash != NULL ? (size_t)(slash - bucket) : strlen(bucket);
+	if ((why = spec_bucket_why(bucket, len)) != NULL) {
+		t = xstrndup(bucket, len);
+		q = spec_clean(t);
+		r = spec_fail(c, field, "bucket name \"%s\" %s", q, why);
+		free(q);
+		free(t);
+		return r;
+	}
+	if (slash != NULL && strstr(slash, "//") != NULL)
+		return spec_fail(c, field, "must not contain \"//\" after the "
+		    "bucket name");
+	len = strlen(s);
+	spec_put(json_object_get(c->out, "checkpoint"), "uri",
+	    len > 0 && s[len - 1] == '/' ? json_string(s) :
+	    json_sprintf("%s/", s));
+	return 0;
+}
+
+/* checkpoint.interval: duration >= 1 s, default 30m. */
+static int
+spec_check_ckpt_interval(struct spec_ctx *c, const char *field, json_t *v)
+{
+	int64_t	sec = SPEC_INTERVAL_DEFAULT;
+	int	r;
+
+	if (v != NULL && (r = spec_duration(c, field, v, 1, &sec)) != 0)
+		return r;
+	spec_put(json_object_get(c->out, "checkpoint"), "interval",
+	    json_integer(sec));
+	return 0;
+}
+
+static const struct spec_field spec_ckpt_fields[] = {
+	{ "uri",	spec_check_ckpt_uri },
+	{ "interval",	spec_check_ckpt_interval },
+};
+
+/* checkpoint: optional {uri, interval}; interval always normalized. */
+static int
+spec_check_checkpoint(struct spec_ctx *c, const char *field, json_t *v)
+{
+	json_t	*empty = NULL;
+	int	 r;
+
+	if (v != NULL && !json_is_object(v))
+		return spec_fail_type(c, field, v, "an object such as "
+		    "{uri: gs://my-bucket/runs/resnet, interval: 30m}");
+	if (v == NULL && (v = empty = json_object()) == NULL)
+		fatalx("spec: out of memory");
+	spec_put(c->out, "checkpoint", json_object());
+	r = spec_check_fields(c, field, v, spec_ckpt_fields,
+	    sizeof spec_ckpt_fields / sizeof spec_ckpt_fields[0]);
+	json_decref(empty);
+	return r;
+}
+
+/* priority: -1000..1000, default 0; higher runs first. */
+static int
+spec_check_priority(struct spec_ctx *c, const char *field, json_t *v)
+{
+	long long	n = 0;
+	int		r;
+
+	if (v != NULL && (r = spec_integer(c, field, v, SPEC_PRIORITY_MIN,
+	    SPEC_PRIORITY_MAX, &n)) != 0)
+		return r;
+	spec_put(c->out, "priority", json_integer(n));
+	return 0;
+}
+
+/* labels: Google label rules, minus the gpuq* keys gpuq sets itself. */
+static int
+spec_check_labels(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*key, *s = NULL;
+	json_t		*out, *val;
+	char		*k, *f;
+	int		 r = 0;
+
+	if (v != NULL && !json_is_object(v))
+		return spec_fail_type(c, field, v, "an object of key: value "
+		    "pairs");
+	if (v != NULL && json_object_size(v) > SPEC_LABELS_MAX)
+		return spec_fail(c, field, "has %zu labels; at most %d are "
+		    "allowed", json_object_size(v), SPEC_LABELS_MAX);
+	out = json_object();
+	if (out == NULL)
+		fatalx("spec: out of memory");
+	if (v != NULL) {
+		json_object_foreach(v, key, val) {
+			k = spec_clean(key);
+			f = xprintf("%s.%s", field, k);
+			if (*key == '\0' || strlen(key) > SPEC_LABEL_LEN_MAX)
+				r = spec_fail(c, f, "label keys must be 1 to "
+				    "%d characters long", SPEC_LABEL_LEN_MAX);
+			else if (!islower((unsigned char)*key) ||
+			    !spec_chars_ok(key, spec_is_lower_digit, "_-"))
+				r = spec_fail(c, f, "label keys must start "
+				    "with a lowercase letter and hold only "
+				    "lowercase letters, digits, '_' and '-'");
+			else if (strncmp(key, "gpuq", 4) == 0)
+				r = spec_fail(c, f, "label keys starting with "
+				    "\"gpuq\" are reserved: gpuq sets them");
+			else if ((r = spec_string(c, f, val, &s)) != 0)
+				;
+			else if (strlen(s) > SPEC_LABEL_LEN_MAX)
+				r = spec_fail(c, f, "label values must be at "
+				    "most %d characters long",
+				    SPEC_LABEL_LEN_MAX);
+			else if (!spec_chars_ok(s, spec_is_lower_digit, "_-"))
+				r = spec_fail(c, f, "label values may hold "
+				    "only lowercase letters, digits, '_' and "
+				    "'-'");
+			free(f);
+			free(k);
+			if (r != 0) {
+				json_decref(out);
+				return r;
+			}
+			spec_put(out, key, json_string(s));
+		}
+	}
+	spec_put(c->out, "labels", out);
+	return 0;
+}
+
+/*
+ * The fields of a job, in the order gpuq-job(5) documents them, which
+ * is also the order of checking and of the normalized object.
+ * machine_type follows accelerator because it depends on it.
+ */
+static const struct spec_field spec_fields[] = {
+	{ "name",		spec_check_name },
+	{ "image",		spec_check_image },
+	{ "command",		spec_check_command },
+	{ "args",		spec_check_args },
+	{ "env",		spec_check_env },
+	{ "accelerator",	spec_check_accelerator },
+	{ "machine_type",	spec_check_machine_type },
+	{ "regions",		spec_check_regions },
+	{ "providers",		spec_check_providers },
+	{ "spot",		spec_check_spot },
+	{ "max_hourly_usd",	spec_check_max_hourly },
+	{ "max_total_usd",	spec_check_max_total },
+	{ "estimated_hours",	spec_check_hours },
+	{ "max_runtime",	spec_check_runtime },
+	{ "max_interruptions",	spec_check_interruptions },
+	{ "max_failures",	spec_check_failures },
+	{ "checkpoint",		spec_check_checkpoint },
+	{ "priority",		spec_check_priority },
+	{ "labels",		spec_check_labels },
+};
+
+int
+spec_validate(json_t *job, json_t **ret, struct spec_error *err)
+{
+	struct spec_ctx	c;
+	int		r;
+
+	memset(&c, 0, sizeof c);
+	c.err = err;
+	if (!json_is_object(job))
+		return spec_fail(&c, "", "a job spec must be an object "
+		    "(a YAML mapping) of fields, not %s",
+		    job == NULL ? "nothing" : spec_type_name(job));
+	if ((c.out = json_object()) == NULL)
+		fatalx("spec: out of memory");
+	r = spec_check_fields(&c, "", job, spec_fields,
+	    sizeof spec_fields / sizeof spec_fields[0]);
+	if (r != 0) {
+		json_decref(c.out);
+		return r;
+	}
+	*ret = c.out;
+	return 0;
+}
+
+void
+spec_error_done(struct spec_error *err)
+{
+	if (err == NULL)
+		return;
+	free(err->field);
+	free(err->message);
+	err->field = NULL;
+	err->message = NULL;
+}

@@ -1,0 +1,8 @@
+# daemon/spec.mk: job spec validation (daemon/spec.c) and its unit test.
+# Included from daemon/local.mk; daemon/spec.c is also listed in gpuqd's
+# sources there.
+check_PROGRAMS += tests/unit/test-spec
+TESTS += tests/unit/test-spec
+tests_unit_test_spec_SOURCES = tests/unit/test-spec.c daemon/spec.c daemon/spec.h
+tests_unit_test_spec_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_spec_LDADD = common/libcommon.a $(JANSSON_LIBS) $(CMOCKA_LIBS)

@@ -1,0 +1,920 @@
+/*
+ * test-spec.c: job spec validation (daemon/spec.c) against gpuq-job(5):
+ * defaults, normalization, and every error with its exact field and
+ * message. Pure functions: no files, no loop.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "common/xmalloc.h"
+#include "daemon/spec.h"
+
+/* A valid spec's required part; tests append their own fields. */
+#define BASE	"\"image\": \"img\", " \
+		"\"accelerator\": {\"type\": \"nvidia-tesla-t4\", \"count\": 1}"
+#define WITH(extra)	"{" BASE ", " extra "}"
+
+#define KNOWN	"name, image, command, args, env, accelerator, " \
+		"machine_type, regions, providers, spot, max_hourly_usd, " \
+		"max_total_usd, estimated_hours, max_runtime, " \
+		"max_interruptions, max_failures, checkpoint, priority, labels"
+
+/* Parse TEXT; a typo in a test is a test bug. New object. */
+static json_t *
+parse(const char *text)
+{
+	json_error_t	 jerr;
+	json_t		*j;
+
+	j = json_loads(text, JSON_DECODE_ANY, &jerr);
+	if (j == NULL)
+		fail_msg("bad test JSON: %s: %s", jerr.text, text);
+	return j;
+}
+
+/* TEXT must validate; returns the normalized spec (new). */
+static json_t *
+ok(const char *text)
+{
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*in = parse(text), *out = NULL;
+	int			 r;
+
+	r = spec_validate(in, &out, &err);
+	if (r != 0)
+		fail_msg("rejected: %s: %s: %s", text, err.field, err.message);
+	json_decref(in);
+	assert_non_null(out);
+	return out;
+}
+
+/* Compact dump of J in its key order. New string. */
+static char *
+dump(json_t *j)
+{
+	char	*s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENCODE_ANY);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* TEXT must normalize to exactly WANT (compact JSON). */
+static void
+ok_as(const char *text, const char *want)
+{
+	json_t	*out = ok(text);
+	char	*s = dump(out);
+
+	assert_string_equal(s, want);
+	free(s);
+	json_decref(out);
+}
+
+/* The normalized KEY of TEXT must dump as WANT. */
+static void
+ok_field(const char *text, const char *key, const char *want)
+{
+	json_t	*out = ok(text), *v = json_object_get(out, key);
+	char	*s;
+
+	if (v == NULL)
+		fail_msg("%s missing from the normalized spec of %s", key,
+		    text);
+	s = dump(v);
+	assert_string_equal(s, want);
+	free(s);
+	json_decref(out);
+}
+
+/* The normalized spec of TEXT must not have KEY. */
+static void
+ok_absent(const char *text, const char *key)
+{
+	json_t	*out = ok(text);
+
+	assert_null(json_object_get(out, key));
+	json_decref(out);
+}
+
+/* TEXT must fail with exactly FIELD and MESSAGE; *ret untouched. */
+static void
+bad(const char *text, const char *field, const char *message)
+{
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*in = parse(text), *out = (json_t *)&err;
+	int			 r;
+
+	r = spec_validate(in, &out, &err);
+	assert_int_equal(r, -EINVAL);
+	assert_ptr_equal(out, (json_t *)&err);
+	assert_non_null(err.field);
+	assert_non_null(err.message);
+	if (strcmp(err.field, field) != 0 || strcmp(err.message, message) != 0)
+		fail_msg("%s\n want %s: %s\n got  %s: %s", text, field,
+		    message, err.field, err.message);
+	spec_error_done(&err);
+	assert_null(err.field);
+	assert_null(err.message);
+	json_decref(in);
+}
+
+static void
+test_spec_minimal_defaults(void **state)
+{
+	ok_as("{" BASE "}",
+	    "{\"name\":\"job\",\"image\":\"img\",\"env\":{},"
+	    "\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":1},"
+	    "\"machine_type\":\"n1-highmem-4\",\"spot\":\"allow\","
+	    "\"estimated_hours\":1.0,\"max_runtime\":604800,"
+	    "\"max_interruptions\":20,\"max_failures\":0,"
+	    "\"checkpoint\":{\"interval\":1800},\"priority\":0,"
+	    "\"labels\":{}}");
+}
+
+static void
+test_spec_full_spec(void **state)
+{
+	ok_as("{\"labels\": {\"team\": \"vision\", \"run\": \"r-1_a\"},"
+	    " \"priority\": -5,"
+	    " \"checkpoint\": {\"interval\": \"10m\","
+	    "  \"uri\": \"gs://my-bucket/runs/resnet\"},"
+	    " \"max_failures\": 2, \"max_interruptions\": 0,"
+	    " \"max_runtime\": \"2h30m\", \"estimated_hours\": 3,"
+	    " \"max_total_usd\": 50, \"max_hourly_usd\": 2.5,"
+	    " \"spot\": \"require\", \"providers\": [\"gce\", \"batch\"],"
+	    " \"regions\": [\"us-central1\", \"europe-west4\"],"
+	    " \"machine_type\": \"n1-standard-16\","
+	    " \"accelerator\": {\"count\": 2, \"type\": \"NVIDIA_TESLA_T4\"},"
+	    " \"env\": {\"EPOCHS\": \"10\", \"_X1\": \"\"},"
+	    " \"args\": [\"--epochs\", \"10\"],"
+	    " \"command\": [\"python\", \"train.py\"],"
+	    " \"image\": \"gcr.io/p/train:1\", \"name\": \"resnet-50.v2_a\"}",
+	    "{\"name\":\"resnet-50.v2_a\",\"image\":\"gcr.io/p/train:1\","
+	    "\"command\":[\"python\",\"train.py\"],"
+	    "\"args\":[\"--epochs\",\"10\"],"
+	    "\"env\":{\"EPOCHS\":\"10\",\"_X1\":\"\"},"
+	    "\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":2},"
+	    "\"machine_type\":\"n1-standard-16\","
+	    "\"regions\":[\"us-central1\",\"europe-west4\"],"
+	    "\"providers\":[\"gce\",\"batch\"],\"spot\":\"require\","
+	    "\"max_hourly_usd\":2.5,\"max_total_usd\":50.0,"
+	    "\"estimated_hours\":3.0,\"max_runtime\":9000,"
+	    "\"max_interruptions\":0,\"max_failures\":2,"
+	    "\"checkpoint\":{\"uri\":\"gs://my-bucket/runs/resnet/\","
+	    "\"interval\":600},\"priority\":-5,"
+	    "\"labels\":{\"team\":\"vision\",\"run\":\"r-1_a\"}}");
+}
+
+static void
+test_spec_normalized_is_fixed_point(void **state)
+{
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*once, *twice = NULL;
+	char			*a, *b;
+
+	once = ok(WITH("\"checkpoint\": {\"uri\": \"gs://b-1/x\"},"
+	    " \"max_runtime\": \"1d\", \"regions\": [\"us-east1\"]"));
+	assert_int_equal(spec_validate(once, &twice, &err), 0);
+	a = dump(once);
+	b = dump(twice);
+	assert_string_equal(a, b);
+	assert_ptr_not_equal(once, twice);
+	free(a);
+	free(b);
+	json_decref(once);
+	json_decref(twice);
+}
+
+static void
+test_spec_gpu_spellings(void **state)
+{
+	const char	*spellings[] = { "nvidia-tesla-t4", "NVIDIA_TESLA_T4",
+	    "Nvidia-Tesla-T4", "nvidia_tesla_t4" };
+	char		*text;
+	size_t		 i;
+
+	for (i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+		text = xprintf("{\"image\": \"i\", \"accelerator\": "
+		    "{\"type\": \"%s\", \"count\": 4}}", spellings[i]);
+		ok_field(text, "accelerator",
+		    "{\"type\":\"nvidia-tesla-t4\",\"count\":4}");
+		free(text);
+	}
+	ok_field("{\"image\": \"i\", \"accelerator\": "
+	    "{\"type\": \"NVIDIA_A100_80GB\", \"count\": 8}}", "accelerator",
+	    "{\"type\":\"nvidia-a100-80gb\",\"count\":8}");
+}
+
+static void
+test_spec_not_object(void **state)
+{
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*out = NULL;
+
+	bad("[1, 2]", "",
+	    "a job spec must be an object (a YAML mapping) of fields, "
+	    "not a list");
+	bad("\"train.yaml\"", "",
+	    "a job spec must be an object (a YAML mapping) of fields, "
+	    "not a string");
+	assert_int_equal(spec_validate(NULL, &out, &err), -EINVAL);
+	assert_null(out);
+	assert_string_equal(err.field, "");
+	spec_error_done(&err);
+	spec_error_done(&err);		/* twice, and zeroed, is fine */
+	spec_error_done(NULL);
+}
+
+static void
+test_spec_unknown_top_level(void **state)
+{
+	bad("{" BASE ", \"gpus\": 2}", "gpus",
+	    "unknown field; known fields are: " KNOWN);
+}
+
+static void
+test_spec_unknown_nested(void **state)
+{
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": \"nvidia-l4\","
+	    " \"count\": 1, \"zone\": \"us-central1-a\"}}", "accelerator.zone",
+	    "unknown field; known fields are: type, count");
+	bad(WITH("\"checkpoint\": {\"every\": \"10m\"}"), "checkpoint.every",
+	    "unknown field; known fields are: uri, interval");
+}
+
+static void
+test_spec_unknown_before_other_errors(void **state)
+{
+	/* The typo is the real problem, not the "missing" accelerator. */
+	bad("{\"image\": \"i\", \"acelerator\": {}}", "acelerator",
+	    "unknown field; known fields are: " KNOWN);
+}
+
+static void
+test_spec_first_error_in_field_order(void **state)
+{
+	/* labels, priority and image are all wrong: image comes first. */
+	bad("{\"labels\": 1, \"priority\": 5000, \"image\": 7, "
+	    "\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}}",
+	    "image", "must be a string; quote it");
+	bad(WITH("\"labels\": 1, \"priority\": 5000"), "priority",
+	    "must be between -1000 and 1000");
+}
+
+static void
+test_spec_missing_image(void **state)
+{
+	bad("{\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}}",
+	    "image", "required: the container image to run, "
+	    "e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
+}
+
+static void
+test_spec_bad_image(void **state)
+{
+	bad("{\"image\": {}, \"accelerator\": {}}", "image",
+	    "must be a string, not an object");
+	bad("{\"image\": \"\", \"accelerator\": {}}", "image",
+	    "must not be empty");
+	bad("{\"image\": \"gcr.io/p/t:1 --gpus\", \"accelerator\": {}}",
+	    "image", "must not contain whitespace; it is one image URI "
+	    "such as gcr.io/my-project/train:latest");
+}
+
+static void
+test_spec_image_too_long(void **state)
+{
+	char	*long_image, *text;
+	json_t	*out;
+
+	long_image = xmalloc(1026);
+	memset(long_image, 'a', 1025);
+	long_image[1025] = '\0';
+	text = xprintf("{\"image\": \"%s\"}", long_image);
+	bad(text, "image", "must be at most 1024 characters long");
+	free(text);
+	long_image[1024] = '\0';
+	text = xprintf("{\"image\": \"%s\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": 1}}", long_image);
+	out = ok(text);
+	assert_string_equal(json_string_value(json_object_get(out, "image")),
+	    long_image);
+	json_decref(out);
+	free(text);
+	free(long_image);
+}
+
+static void
+test_spec_missing_accelerator(void **state)
+{
+	bad("{\"image\": \"i\"}", "accelerator",
+	    "required: the GPUs to run on, "
+	    "e.g. {type: nvidia-tesla-t4, count: 1}");
+	bad("{\"image\": \"i\", \"accelerator\": {\"count\": 1}}",
+	    "accelerator.type", "required: the GPU type, e.g. "
+	    "nvidia-tesla-t4");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": \"nvidia-l4\"}}",
+	    "accelerator.count", "required: how many GPUs per machine, "
+	    "e.g. 1");
+}
+
+static void
+test_spec_accelerator_wrong_type(void **state)
+{
+	bad("{\"image\": \"i\", \"accelerator\": \"nvidia-l4\"}",
+	    "accelerator", "must be an object with type and count, "
+	    "not a string");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": 4, "
+	    "\"count\": 1}}", "accelerator.type",
+	    "must be a string; quote it");
+}
+
+static void
+test_spec_unknown_gpu(void **state)
+{
+	char	*names = gpu_names_text(), *want;
+
+	want = xprintf("unknown GPU type \"nvidia-tesla-k80\"; known types "
+	    "are: %s", names);
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-tesla-k80\", \"count\": 1}}", "accelerator.type", want);
+	assert_non_null(strstr(want, "nvidia-tesla-t4, nvidia-l4, "));
+	free(want);
+	free(names);
+}
+
+static void
+test_spec_count_not_offered(void **state)
+{
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-tesla-t4\", \"count\": 3}}", "accelerator.count",
+	    "3 is not offered for nvidia-tesla-t4; use 1, 2 or 4");
+	/* The message names the stored spelling, whatever was typed. */
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"NVIDIA_TESLA_T4\", \"count\": 0}}", "accelerator.count",
+	    "0 is not offered for nvidia-tesla-t4; use 1, 2 or 4");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-h200-141gb\", \"count\": -8}}", "accelerator.count",
+	    "-8 is not offered for nvidia-h200-141gb; use 8");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-tesla-a100\", \"count\": 4294967297}}",
+	    "accelerator.count", "4294967297 is not offered for "
+	    "nvidia-tesla-a100; use 1, 2, 4, 8 or 16");
+}
+
+static void
+test_spec_count_not_integer(void **state)
+{
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": 2.0}}", "accelerator.count",
+	    "must be a whole number");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": 1.5}}", "accelerator.count",
+	    "must be a whole number");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": \"2\"}}", "accelerator.count",
+	    "must be an integer, not a string; remove the quotes");
+	bad("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": true}}", "accelerator.count",
+	    "must be an integer, not true/false");
+}
+
+static void
+test_spec_name(void **state)
+{
+	char	*text;
+
+	ok_field(WITH("\"name\": \"A.b_c-9\""), "name", "\"A.b_c-9\"");
+	bad(WITH("\"name\": \"\""), "name", "must be 1 to 63 characters long");
+	text = xprintf(WITH("\"name\": \"%064d\""), 0);
+	bad(text, "name", "must be 1 to 63 characters long");
+	free(text);
+	bad(WITH("\"name\": \"my job\""), "name",
+	    "may hold only letters, digits, '.', '_' and '-'");
+	bad(WITH("\"name\": \"r\\u00e9sum\\u00e9\""), "name",
+	    "may hold only letters, digits, '.', '_' and '-'");
+	bad(WITH("\"name\": 42"), "name", "must be a string; quote it");
+	bad(WITH("\"name\": null"), "name", "must be a string, not null (empty)");
+}
+
+static void
+test_spec_command_and_args(void **state)
+{
+	ok_field(WITH("\"command\": [\"torchrun\", \"--nproc_per_node=2\"]"),
+	    "command", "[\"torchrun\",\"--nproc_per_node=2\"]");
+	ok_field(WITH("\"args\": []"), "args", "[]");
+	ok_absent("{" BASE "}", "command");
+	ok_absent("{" BASE "}", "args");
+}
+
+static void
+test_spec_command_string(void **state)
+{
+	bad(WITH("\"command\": \"python train.py\""), "command",
+	    "must be a list of strings, not a string; write it as a list, "
+	    "e.g. [\"python\", \"train.py\", \"--epochs\", \"10\"]");
+	bad(WITH("\"args\": \"--epochs 10\""), "args",
+	    "must be a list of strings, not a string; write it as a list, "
+	    "e.g. [\"python\", \"train.py\", \"--epochs\", \"10\"]");
+}
+
+static void
+test_spec_command_bad_items(void **state)
+{
+	bad(WITH("\"command\": []"), "command",
+	    "must not be empty; leave it out to run the image's ENTRYPOINT");
+	bad(WITH("\"args\": [\"--epochs\", 10]"), "args[1]",
+	    "must be a string; quote it");
+	bad(WITH("\"command\": [\"python\", [\"x\"]]"), "command[1]",
+	    "must be a string, not a list");
+	bad(WITH("\"args\": {\"epochs\": 1}"), "args",
+	    "must be a list of strings, not an object");
+}
+
+static void
+test_spec_env(void **state)
+{
+	ok_field(WITH("\"env\": {\"NCCL_DEBUG\": \"INFO\", \"a_1\": \"x y\"}"),
+	    "env", "{\"NCCL_DEBUG\":\"INFO\",\"a_1\":\"x y\"}");
+	bad(WITH("\"env\": [\"A=1\"]"), "env",
+	    "must be an object of NAME: value pairs, not a list");
+}
+
+static void
+test_spec_env_reserved(void **state)
+{
+	bad(WITH("\"env\": {\"OK\": \"1\", \"GPUQ_JOB_ID\": \"7\"}"),
+	    "env.GPUQ_JOB_ID", "names starting with GPUQ_ or AIP_ are "
+	    "reserved: gpuq and Vertex AI set them (see gpuq-job(5))");
+	bad(WITH("\"env\": {\"AIP_CHECKPOINT_DIR\": \"gs://b/c\"}"),
+	    "env.AIP_CHECKPOINT_DIR", "names starting with GPUQ_ or AIP_ "
+	    "are reserved: gpuq and Vertex AI set them (see gpuq-job(5))");
+}
+
+static void
+test_spec_env_bad_names(void **state)
+{
+	bad(WITH("\"env\": {\"1X\": \"1\"}"), "env.1X",
+	    "\"1X\" is not a variable name: use letters, digits and '_', "
+	    "not starting with a digit");
+	bad(WITH("\"env\": {\"LR-RATE\": \"1\"}"), "env.LR-RATE",
+	    "\"LR-RATE\" is not a variable name: use letters, digits and "
+	    "'_', not starting with a digit");
+	bad(WITH("\"env\": {\"\": \"1\"}"), "env.",
+	    "variable names must not be empty");
+}
+
+static void
+test_spec_env_values_are_strings(void **state)
+{
+	bad(WITH("\"env\": {\"EPOCHS\": 10}"), "env.EPOCHS",
+	    "must be a string; quote it");
+	bad(WITH("\"env\": {\"DEBUG\": true}"), "env.DEBUG",
+	    "must be a string; quote it");
+	bad(WITH("\"env\": {\"X\": null}"), "env.X",
+	    "must be a string, not null (empty)");
+}
+
+static void
+test_spec_env_too_many(void **state)
+{
+	char	*text = xstrdup("{" BASE ", \"env\": {"), *t;
+	int	 i;
+
+	for (i = 0; i < 101; i++) {
+		t = xprintf("%s%s\"V%d\": \"x\"", text, i ? ", " : "", i);
+		free(text);
+		text = t;
+	}
+	t = xprintf("%s}}", text);
+	bad(t, "env", "has 101 variables; at most 100 are allowed");
+	free(t);
+	free(text);
+}
+
+static void
+test_spec_machine_type_default(void **state)
+{
+	ok_field("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-l4\", \"count\": 2}}", "machine_type",
+	    "\"g2-standard-24\"");
+	ok_field("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-tesla-a100\", \"count\": 16}}", "machine_type",
+	    "\"a2-megagpu-16g\"");
+	ok_field("{\"image\": \"i\", \"accelerator\": {\"type\": "
+	    "\"nvidia-b200\", \"count\": 8}}", "machine_type",
+	    "\"a4-highgpu-8g\"");
+}
+
+static void
+test_spec_machine_type_given(void **state)
+{
+	ok_field(WITH("\"machine_type\": \"n1-highcpu-32\""), "machine_type",
+	    "\"n1-highcpu-32\"");
+	ok_field(WITH("\"machine_type\": \"custom-8-30720\""), "machine_type",
+	    "\"custom-8-30720\"");
+	ok_field("{\"image\": \"i\", \"machine_type\": \"g2-standard-16\", "
+	    "\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}}",
+	    "machine_type", "\"g2-standard-16\"");
+	ok_field("{\"image\": \"i\", \"machine_type\": \"a3-highgpu-8g\", "
+	    "\"accelerator\": {\"type\": \"nvidia-h100-80gb\", "
+	    "\"count\": 8}}", "machine_type", "\"a3-highgpu-8g\"");
+}
+
+static void
+test_spec_machine_type_family(void **state)
+{
+	bad("{\"image\": \"i\", \"machine_type\": \"n1-standard-8\", "
+	    "\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}}",
+	    "machine_type", "nvidia-l4 runs on g2-standard-* machine types, "
+	    "not \"n1-standard-8\"; leave machine_type out to get "
+	    "g2-standard-4");
+	bad(WITH("\"machine_type\": \"a2-highgpu-1g\""), "machine_type",
+	    "nvidia-tesla-t4 runs on n1-* machine types, not "
+	    "\"a2-highgpu-1g\"; leave machine_type out to get n1-highmem-4");
+	bad("{\"image\": \"i\", \"machine_type\": \"a2-ultragpu-1g\", "
+	    "\"accelerator\": {\"type\": \"nvidia-tesla-a100\", "
+	    "\"count\": 1}}", "machine_type", "nvidia-tesla-a100 runs on "
+	    "a2-highgpu-* or a2-megagpu-* machine types, not "
+	    "\"a2-ultragpu-1g\"; leave machine_type out to get "
+	    "a2-highgpu-1g");
+	bad("{\"image\": \"i\", \"machine_type\": \"a3-highgpu-8g\", "
+	    "\"accelerator\": {\"type\": \"nvidia-h100-mega-80gb\", "
+	    "\"count\": 8}}", "machine_type", "nvidia-h100-mega-80gb runs "
+	    "on a3-megagpu-* machine types, not \"a3-highgpu-8g\"; leave "
+	    "machine_type out to get a3-megagpu-8g");
+}
+
+static void
+test_spec_machine_type_count(void **state)
+{
+	bad("{\"image\": \"i\", \"machine_type\": \"a2-highgpu-1g\", "
+	    "\"accelerator\": {\"type\": \"nvidia-tesla-a100\", "
+	    "\"count\": 2}}", "machine_type",
+	    "\"a2-highgpu-1g\" does not come with 2 nvidia-tesla-a100; "
+	    "use a2-highgpu-2g");
+	bad("{\"image\": \"i\", \"machine_type\": \"g2-standard-8\", "
+	    "\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 2}}",
+	    "machine_type", "\"g2-standard-8\" does not come with 2 "
+	    "nvidia-l4; use g2-standard-24");
+}
+
+static void
+test_spec_machine_type_garbage(void **state)
+{
+	bad(WITH("\"machine_type\": \"banana\""), "machine_type",
+	    "\"banana\" is not a machine type; for 1 nvidia-tesla-t4 use "
+	    "e.g. n1-highmem-4, or leave machine_type out");
+	bad(WITH("\"machine_type\": \"N1-STANDARD-8\""), "machine_type",
+	    "\"N1-STANDARD-8\" is not a machine type; for 1 nvidia-tesla-t4 "
+	    "use e.g. n1-highmem-4, or leave machine_type out");
+	bad(WITH("\"machine_type\": 8"), "machine_type",
+	    "must be a string; quote it");
+}
+
+static void
+test_spec_regions(void **state)
+{
+	ok_field(WITH("\"regions\": [\"northamerica-northeast1\"]"),
+	    "regions", "[\"northamerica-northeast1\"]");
+	ok_absent("{" BASE "}", "regions");
+	bad(WITH("\"regions\": \"us-east1\""), "regions",
+	    "must be a list of regions, not a string; write [us-east1]");
+	bad(WITH("\"regions\": []"), "regions",
+	    "must not be empty; leave it out to allow every configured "
+	    "region");
+	bad(WITH("\"regions\": {}"), "regions", "must be a list, not an object");
+}
+
+static void
+test_spec_regions_bad_items(void **state)
+{
+	bad(WITH("\"regions\": [\"us-east1\", \"us-west4\", \"US-EAST4\"]"),
+	    "regions[2]", "\"US-EAST4\" is not a region name; regions look "
+	    "like us-central1");
+	bad(WITH("\"regions\": [\"us-central1-a\"]"), "regions[0]",
+	    "\"us-central1-a\" is a zone; list its region us-central1 "
+	    "instead (gpuq picks the zone)");
+	bad(WITH("\"regions\": [\"us-east1\", \"us-east1\"]"), "regions[1]",
+	    "\"us-east1\" is listed twice");
+	bad(WITH("\"regions\": [\"us\"]"), "regions[0]",
+	    "\"us\" is not a region name; regions look like us-central1");
+	bad(WITH("\"regions\": [1]"), "regions[0]",
+	    "must be a string; quote it");
+}
+
+static void
+test_spec_providers(void **state)
+{
+	ok_field(WITH("\"providers\": [\"vertex\"]"), "providers",
+	    "[\"vertex\"]");
+	ok_absent("{" BASE "}", "providers");
+	bad(WITH("\"providers\": [\"gce\", \"ec2\"]"), "providers[1]",
+	    "unknown provider \"ec2\"; use vertex, batch or gce");
+	bad(WITH("\"providers\": [\"batch\", \"vertex\", \"batch\"]"),
+	    "providers[2]", "\"batch\" is listed twice");
+	bad(WITH("\"providers\": []"), "providers",
+	    "must not be empty; leave it out to allow every configured "
+	    "provider");
+	bad(WITH("\"providers\": \"gce\""), "providers",
+	    "must be a list of providers, not a string; write [gce]");
+}
+
+static void
+test_spec_spot(void **state)
+{
+	ok_field(WITH("\"spot\": \"never\""), "spot", "\"never\"");
+	ok_field(WITH("\"spot\": \"require\""), "spot", "\"require\"");
+	bad(WITH("\"spot\": \"sometimes\""), "spot",
+	    "must be never, allow or require");
+	bad(WITH("\"spot\": \"Allow\""), "spot",
+	    "must be never, allow or require");
+	bad(WITH("\"spot\": true"), "spot",
+	    "must be never, allow or require, not true/false");
+}
+
+static void
+test_spec_usd_limits(void **state)
+{
+	ok_field(WITH("\"max_hourly_usd\": 3"), "max_hourly_usd", "3.0");
+	ok_field(WITH("\"max_total_usd\": 0.5"), "max_total_usd", "0.5");
+	ok_absent("{" BASE "}", "max_hourly_usd");
+	ok_absent("{" BASE "}", "max_total_usd");
+	bad(WITH("\"max_hourly_usd\": 0"), "max_hourly_usd",
+	    "must be greater than 0");
+	bad(WITH("\"max_total_usd\": -1.5"), "max_total_usd",
+	    "must be greater than 0");
+	bad(WITH("\"max_total_usd\": \"100\""), "max_total_usd",
+	    "must be a number, not a string; remove the quotes");
+	bad(WITH("\"max_hourly_usd\": \"$3\""), "max_hourly_usd",
+	    "must be a number, not a string");
+}
+
+static void
+test_spec_estimated_hours(void **state)
+{
+	ok_field(WITH("\"estimated_hours\": 0.25"), "estimated_hours",
+	    "0.25");
+	ok_field(WITH("\"estimated_hours\": 8760"), "estimated_hours",
+	    "8760.0");
+	bad(WITH("\"estimated_hours\": 8761"), "estimated_hours",
+	    "must be at most 8760");
+	bad(WITH("\"estimated_hours\": 0"), "estimated_hours",
+	    "must be greater than 0");
+	bad(WITH("\"estimated_hours\": []"), "estimated_hours",
+	    "must be a number, not a list");
+}
+
+static void
+test_spec_max_runtime_forms(void **state)
+{
+	ok_field(WITH("\"max_runtime\": \"90m\""), "max_runtime", "5400");
+	ok_field(WITH("\"max_runtime\": \"24h\""), "max_runtime", "86400");
+	ok_field(WITH("\"max_runtime\": \"2h30m\""), "max_runtime", "9000");
+	ok_field(WITH("\"max_runtime\": \"3d\""), "max_runtime", "259200");
+	ok_field(WITH("\"max_runtime\": \"600\""), "max_runtime", "600");
+	ok_field(WITH("\"max_runtime\": 3600"), "max_runtime", "3600");
+	ok_field(WITH("\"max_runtime\": 60"), "max_runtime", "60");
+}
+
+static void
+test_spec_max_runtime_bad(void **state)
+{
+	bad(WITH("\"max_runtime\": \"90 minutes\""), "max_runtime",
+	    "\"90 minutes\" is not a duration; write e.g. 90m, 24h, 2h30m, "
+	    "7d or a number of seconds");
+	bad(WITH("\"max_runtime\": \"1h30\""), "max_runtime",
+	    "\"1h30\" is not a duration; write e.g. 90m, 24h, 2h30m, "
+	    "7d or a number of seconds");
+	bad(WITH("\"max_runtime\": 59"), "max_runtime",
+	    "must be at least 60 seconds");
+	bad(WITH("\"max_runtime\": \"30s\""), "max_runtime",
+	    "must be at least 60 seconds");
+	bad(WITH("\"max_runtime\": -5"), "max_runtime",
+	    "-5 seconds is out of range; use e.g. 90m, 24h or 7d");
+	bad(WITH("\"max_runtime\": 90.5"), "max_runtime",
+	    "must be a whole number of seconds or a duration such as "
+	    "\"90m\" or \"2h30m\"");
+	bad(WITH("\"max_runtime\": false"), "max_runtime",
+	    "must be a duration such as \"90m\" or a number of seconds, "
+	    "not true/false");
+}
+
+static void
+test_spec_budgets(void **state)
+{
+	ok_field(WITH("\"max_interruptions\": 0"), "max_interruptions", "0");
+	ok_field(WITH("\"max_failures\": 3"), "max_failures", "3");
+	bad(WITH("\"max_interruptions\": -1"), "max_interruptions",
+	    "must be 0 or more");
+	bad(WITH("\"max_failures\": 1.5"), "max_failures",
+	    "must be a whole number");
+	bad(WITH("\"max_failures\": 2147483648"), "max_failures",
+	    "must be at most 2147483647");
+	bad(WITH("\"max_interruptions\": \"lots\""), "max_interruptions",
+	    "must be an integer, not a string");
+}
+
+static void
+test_spec_checkpoint(void **state)
+{
+	ok_field(WITH("\"checkpoint\": {\"uri\": \"gs://my-bucket/runs/a/\"}"),
+	    "checkpoint",
+	    "{\"uri\":\"gs://my-bucket/runs/a/\",\"interval\":1800}");
+	ok_field(WITH("\"checkpoint\": {\"uri\": \"gs://my.bucket.example\"}"),
+	    "checkpoint",
+	    "{\"uri\":\"gs://my.bucket.example/\",\"interval\":1800}");
+	ok_field(WITH("\"checkpoint\": {\"interval\": 300}"), "checkpoint",
+	    "{\"interval\":300}");
+	ok_field(WITH("\"checkpoint\": {}"), "checkpoint",
+	    "{\"interval\":1800}");
+	bad(WITH("\"checkpoint\": \"gs://b/x\""), "checkpoint",
+	    "must be an object such as {uri: gs://my-bucket/runs/resnet, "
+	    "interval: 30m}, not a string");
+	bad(WITH("\"checkpoint\": {\"interval\": \"soon\"}"),
+	    "checkpoint.interval", "\"soon\" is not a duration; write e.g. "
+	    "90m, 24h, 2h30m, 7d or a number of seconds");
+	bad(WITH("\"checkpoint\": {\"interval\": 0}"), "checkpoint.interval",
+	    "must be at least 1 second");
+}
+
+static void
+test_spec_checkpoint_uri_bad(void **state)
+{
+	bad(WITH("\"checkpoint\": {\"uri\": \"s3://b/x\"}"), "checkpoint.uri",
+	    "must be a Cloud Storage URI such as gs://my-bucket/runs/resnet");
+	bad(WITH("\"checkpoint\": {\"uri\": \"/mnt/ckpt\"}"), "checkpoint.uri",
+	    "must be a Cloud Storage URI such as gs://my-bucket/runs/resnet");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://My_Bucket/x\"}"),
+	    "checkpoint.uri", "bucket name \"My_Bucket\" may hold only "
+	    "lowercase letters, digits, '-', '_' and '.'");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://ab/x\"}"), "checkpoint.uri",
+	    "bucket name \"ab\" must be 3 to 63 characters long (222 with "
+	    "dots)");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://\"}"), "checkpoint.uri",
+	    "bucket name \"\" must be 3 to 63 characters long (222 with "
+	    "dots)");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://-abc/x\"}"),
+	    "checkpoint.uri", "bucket name \"-abc\" must start and end with "
+	    "a letter or digit");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://192.168.5.4/x\"}"),
+	    "checkpoint.uri", "bucket name \"192.168.5.4\" must not be an "
+	    "IP address");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://googbucket/x\"}"),
+	    "checkpoint.uri", "bucket name \"googbucket\" must not start "
+	    "with \"goog\"");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://my-google-ckpt\"}"),
+	    "checkpoint.uri", "bucket name \"my-google-ckpt\" must not "
+	    "contain \"google\"");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://a..b/x\"}"),
+	    "checkpoint.uri", "bucket name \"a..b\" must not have empty "
+	    "parts between dots");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://bkt/a//b\"}"),
+	    "checkpoint.uri", "must not contain \"//\" after the bucket name");
+	bad(WITH("\"checkpoint\": {\"uri\": \"gs://bkt/a b\"}"),
+	    "checkpoint.uri", "must not contain whitespace");
+}
+
+static void
+test_spec_priority(void **state)
+{
+	ok_field(WITH("\"priority\": -1000"), "priority", "-1000");
+	ok_field(WITH("\"priority\": 1000"), "priority", "1000");
+	bad(WITH("\"priority\": 1001"), "priority",
+	    "must be between -1000 and 1000");
+	bad(WITH("\"priority\": -1001"), "priority",
+	    "must be between -1000 and 1000");
+	bad(WITH("\"priority\": \"high\""), "priority",
+	    "must be an integer, not a string");
+	bad(WITH("\"priority\": 0.5"), "priority", "must be a whole number");
+}
+
+static void
+test_spec_labels(void **state)
+{
+	ok_field(WITH("\"labels\": {\"team\": \"\", \"cost-center\": \"a_1\"}"),
+	    "labels", "{\"team\":\"\",\"cost-center\":\"a_1\"}");
+	bad(WITH("\"labels\": [\"team\"]"), "labels",
+	    "must be an object of key: value pairs, not a list");
+	bad(WITH("\"labels\": {\"Team\": \"x\"}"), "labels.Team",
+	    "label keys must start with a lowercase letter and hold only "
+	    "lowercase letters, digits, '_' and '-'");
+	bad(WITH("\"labels\": {\"9lives\": \"x\"}"), "labels.9lives",
+	    "label keys must start with a lowercase letter and hold only "
+	    "lowercase letters, digits, '_' and '-'");
+	bad(WITH("\"labels\": {\"gpuq-install\": \"x\"}"),
+	    "labels.gpuq-install", "label keys starting with \"gpuq\" are "
+	    "reserved: gpuq sets them");
+	bad(WITH("\"labels\": {\"team\": \"Vision\"}"), "labels.team",
+	    "label values may hold only lowercase letters, digits, '_' and "
+	    "'-'");
+	bad(WITH("\"labels\": {\"team\": 3}"), "labels.team",
+	    "must be a string; quote it");
+	bad(WITH("\"labels\": {\"\": \"x\"}"), "labels.",
+	    "label keys must be 1 to 63 characters long");
+}
+
+static void
+test_spec_labels_limits(void **state)
+{
+	char	*text, *t;
+	int	 i;
+
+	text = xprintf(WITH("\"labels\": {\"team\": \"%064d\"}"), 0);
+	bad(text, "labels.team",
+	    "label values must be at most 63 characters long");
+	free(text);
+	text = xstrdup("{" BASE ", \"labels\": {");
+	for (i = 0; i < 33; i++) {
+		t = xprintf("%s%s\"k%d\": \"v\"", text, i ? ", " : "", i);
+		free(text);
+		text = t;
+	}
+	t = xprintf("%s}}", text);
+	bad(t, "labels", "has 33 labels; at most 32 are allowed");
+	free(t);
+	free(text);
+}
+
+static void
+test_spec_long_user_text_is_cut(void **state)
+{
+	char	*text, *want;
+
+	text = xprintf(WITH("\"regions\": [\"%s\"]"),
+	    "a-very-long-region-name-that-goes-on-and-on-and-on1x");
+	want = xprintf("\"%.48s...\" is not a region name; regions look "
+	    "like us-central1",
+	    "a-very-long-region-name-that-goes-on-and-on-and-on1x");
+	bad(text, "regions[0]", want);
+	free(want);
+	free(text);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spec_minimal_defaults),
+		cmocka_unit_test(test_spec_full_spec),
+		cmocka_unit_test(test_spec_normalized_is_fixed_point),
+		cmocka_unit_test(test_spec_gpu_spellings),
+		cmocka_unit_test(test_spec_not_object),
+		cmocka_unit_test(test_spec_unknown_top_level),
+		cmocka_unit_test(test_spec_unknown_nested),
+		cmocka_unit_test(test_spec_unknown_before_other_errors),
+		cmocka_unit_test(test_spec_first_error_in_field_order),
+		cmocka_unit_test(test_spec_missing_image),
+		cmocka_unit_test(test_spec_bad_image),
+		cmocka_unit_test(test_spec_image_too_long),
+		cmocka_unit_test(test_spec_missing_accelerator),
+		cmocka_unit_test(test_spec_accelerator_wrong_type),
+		cmocka_unit_test(test_spec_unknown_gpu),
+		cmocka_unit_test(test_spec_count_not_offered),
+		cmocka_unit_test(test_spec_count_not_integer),
+		cmocka_unit_test(test_spec_name),
+		cmocka_unit_test(test_spec_command_and_args),
+		cmocka_unit_test(test_spec_command_string),
+		cmocka_unit_test(test_spec_command_bad_items),
+		cmocka_unit_test(test_spec_env),
+		cmocka_unit_test(test_spec_env_reserved),
+		cmocka_unit_test(test_spec_env_bad_names),
+		cmocka_unit_test(test_spec_env_values_are_strings),
+		cmocka_unit_test(test_spec_env_too_many),
+		cmocka_unit_test(test_spec_machine_type_default),
+		cmocka_unit_test(test_spec_machine_type_given),
+		cmocka_unit_test(test_spec_machine_type_family),
+		cmocka_unit_test(test_spec_machine_type_count),
+		cmocka_unit_test(test_spec_machine_type_garbage),
+		cmocka_unit_test(test_spec_regions),
+		cmocka_unit_test(test_spec_regions_bad_items),
+		cmocka_unit_test(test_spec_providers),
+		cmocka_unit_test(test_spec_spot),
+		cmocka_unit_test(test_spec_usd_limits),
+		cmocka_unit_test(test_spec_estimated_hours),
+		cmocka_unit_test(test_spec_max_runtime_forms),
+		cmocka_unit_test(test_spec_max_runtime_bad),
+		cmocka_unit_test(test_spec_budgets),
+		cmocka_unit_test(test_spec_checkpoint),
+		cmocka_unit_test(test_spec_checkpoint_uri_bad),
+		cmocka_unit_test(test_spec_priority),
+		cmocka_unit_test(test_spec_labels),
+		cmocka_unit_test(test_spec_labels_limits),
+		cmocka_unit_test(test_spec_long_user_text_is_cut),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
