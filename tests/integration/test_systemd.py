@@ -1,0 +1,505 @@
+"""gpuqd under systemd, and the bash completion of gpuq.
+
+No systemd can be booted here, so the units are checked the way a packager
+would before shipping them: `systemd-analyze verify` (they load, their
+executables exist, their settings parse) and `systemd-analyze security
+--offline` (the sandbox rates OK or better). The units must also agree
+with each other and with the code: the socket path with gpuq's default,
+the user and directories with the sysusers/tmpfiles snippets, the default
+gpuqd.conf with the daemon's own defaults.
+
+The completion is tested by sourcing it into bash and calling its
+function as bash would, with COMP_WORDS/COMP_CWORD set; job ids come
+from a stub gpuq and, when the binaries are built, from a real gpuqd.
+
+Environment: top_srcdir, top_builddir (tests/run-pytest sets them).
+"""
+
+import configparser
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+SRC = os.path.abspath(os.environ.get(
+    "top_srcdir", os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD = os.path.abspath(os.environ.get("top_builddir", SRC))
+GPUQD = os.path.join(BUILD, "gpuqd")
+GPUQ = os.path.join(BUILD, "gpuq")
+COMPLETION = os.path.join(SRC, "client", "gpuq-completion.bash")
+ANALYZE = shutil.which("systemd-analyze")
+
+needs_analyze = pytest.mark.skipif(
+    ANALYZE is None, reason="systemd-analyze not found (apt-get install systemd)")
+
+MAX_EXPOSURE = 2.0      # "OK" or better in systemd-analyze security
+
+
+def src(*parts):
+    return os.path.join(SRC, *parts)
+
+
+def read_unit(path):
+    """A unit file as {section: {key: [values]}} (keys may repeat)."""
+    unit = {}
+    section = None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("["):
+                section = unit.setdefault(line.strip("[]"), {})
+                continue
+            key, _, value = line.partition("=")
+            section.setdefault(key.strip(), []).append(value.strip())
+    return unit
+
+
+def one(unit, section, key):
+    values = unit[section][key]
+    assert len(values) == 1, f"{key}= set {len(values)} times"
+    return values[0]
+
+
+def render_units(tmp_path):
+    """gpuqd.service with ExecStart at a real gpuqd (the built one, else a
+    stand-in), and gpuqd.socket beside it. Returns the service's path."""
+    if os.access(GPUQD, os.X_OK):
+        sbindir = BUILD
+    else:
+        sbindir = tmp_path / "sbin"
+        sbindir.mkdir()
+        os.symlink(shutil.which("true"), sbindir / "gpuqd")
+    text = open(src("systemd", "gpuqd.service.in")).read()
+    text = text.replace("@sbindir@", str(sbindir))
+    text = text.replace("@sysconfdir@", "/etc")
+    assert not re.findall(r"@\w+@", text), \
+        "gpuqd.service.in has a placeholder systemd/local.mk does not fill"
+    service = tmp_path / "gpuqd.service"
+    service.write_text(text)
+    shutil.copy(src("systemd", "gpuqd.socket"), tmp_path / "gpuqd.socket")
+    return service
+
+
+# --- the units ---------------------------------------------------------
+
+@needs_analyze
+def test_units_verify(tmp_path):
+    service = render_units(tmp_path)
+    r = subprocess.run([ANALYZE, "verify", "--man=no", str(service),
+                        str(tmp_path / "gpuqd.socket")],
+                       capture_output=True, text=True, timeout=60)
+    ours = [l for l in (r.stdout + r.stderr).splitlines() if "gpuq" in l]
+    assert r.returncode == 0 and not ours, r.stdout + r.stderr
+
+
+@needs_analyze
+def test_service_security_exposure(tmp_path):
+    service = render_units(tmp_path)
+    r = subprocess.run([ANALYZE, "security", "--offline=yes", "--no-pager",
+                        str(service)],
+                       capture_output=True, text=True, timeout=60)
+    m = re.search(r"Overall exposure level for gpuqd\.service: "
+                  r"([0-9.]+) (\w+)", r.stdout)
+    assert m, r.stdout + r.stderr
+    exposure = float(m.group(1))
+    bad = [l for l in r.stdout.splitlines() if l.startswith("✗")]
+    assert exposure <= MAX_EXPOSURE, \
+        f"exposure {exposure} {m.group(2)}; not covered:\n" + "\n".join(bad)
+
+
+def test_built_service_substituted():
+    built = os.path.join(BUILD, "systemd", "gpuqd.service")
+    if not os.path.exists(built):
+        pytest.skip("systemd/gpuqd.service not built (make)")
+    text = open(built).read()
+    assert not re.findall(r"@\w+@", text)
+    exec_start = one(read_unit(built), "Service", "ExecStart")
+    assert re.fullmatch(r"/\S*/gpuqd --foreground", exec_start), exec_start
+
+
+def test_service_settings():
+    unit = read_unit(src("systemd", "gpuqd.service.in"))
+    svc = unit["Service"]
+    assert one(unit, "Service", "Type") == "notify"
+    assert one(unit, "Service", "NotifyAccess") == "main"
+    assert one(unit, "Service", "ExecStart") == "@sbindir@/gpuqd --foreground"
+    assert "-HUP $MAINPID" in one(unit, "Service", "ExecReload")
+    assert one(unit, "Service", "WatchdogSec") == "30s"
+    assert one(unit, "Service", "User") == "gpuq"
+    assert one(unit, "Service", "Group") == "gpuq"
+    # gpuqd's defaults: --state-dir /var/lib/gpuq, socket in /run/gpuq.
+    assert one(unit, "Service", "StateDirectory") == "gpuq"
+    assert one(unit, "Service", "RuntimeDirectory") == "gpuq"
+    # Without this, stopping gpuqd would delete gpuqd.socket's socket.
+    assert one(unit, "Service", "RuntimeDirectoryPreserve") == "yes"
+    assert one(unit, "Service", "CapabilityBoundingSet") == ""
+    # SO_PEERCRED reports every client as nobody inside a user namespace.
+    assert "PrivateUsers" not in svc
+    assert "gpuqd.socket" in one(unit, "Unit", "Requires")
+    assert one(unit, "Install", "Also") == "gpuqd.socket"
+
+
+def test_socket_matches_client_default():
+    proto = open(src("common", "proto.h")).read()
+    m = re.search(r'#define\s+GPUQ_SOCKET_DEFAULT\s+"([^"]+)"', proto)
+    assert m, "GPUQ_SOCKET_DEFAULT not found in common/proto.h"
+    sock = read_unit(src("systemd", "gpuqd.socket"))
+    assert one(sock, "Socket", "ListenStream") == m.group(1)
+    assert one(sock, "Socket", "SocketMode") == "0660"
+    assert one(sock, "Socket", "SocketUser") == "root"
+    assert one(sock, "Socket", "SocketGroup") == "gpuq"
+    assert one(sock, "Socket", "Service") == "gpuqd.service"
+    assert one(sock, "Install", "WantedBy") == "sockets.target"
+
+
+def test_sysusers_tmpfiles_match_service():
+    users = [l.split() for l in open(src("systemd", "gpuq.sysusers"))
+             if l.strip() and not l.startswith("#")]
+    assert [u[:3] for u in users] == [["u", "gpuq", "-"]]
+    assert users[0][-1] == "/var/lib/gpuq"
+    dirs = {l.split()[1]: l.split() for l in open(src("systemd",
+                                                      "gpuq.tmpfiles"))
+            if l.strip() and not l.startswith("#")}
+    unit = read_unit(src("systemd", "gpuqd.service.in"))
+    state_mode = one(unit, "Service", "StateDirectoryMode")
+    run_mode = one(unit, "Service", "RuntimeDirectoryMode")
+    assert dirs["/var/lib/gpuq"] == ["d", "/var/lib/gpuq", state_mode,
+                                     "gpuq", "gpuq", "-"]
+    assert dirs["/run/gpuq"] == ["d", "/run/gpuq", run_mode,
+                                 "gpuq", "gpuq", "-"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("systemd-sysusers")
+                    or not shutil.which("systemd-tmpfiles"),
+                    reason="needs root and systemd-sysusers/systemd-tmpfiles")
+def test_sysusers_tmpfiles_apply(tmp_path):
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    subprocess.run(["systemd-sysusers", f"--root={root}",
+                    src("systemd", "gpuq.sysusers")],
+                   check=True, capture_output=True, timeout=60)
+    passwd = (root / "etc" / "passwd").read_text()
+    m = re.search(r"^gpuq:x:(\d+):(\d+):gpuq daemon:/var/lib/gpuq:", passwd,
+                  re.M)
+    assert m, passwd
+    assert re.search(rf"^gpuq:x:{m.group(2)}:", (root / "etc" / "group")
+                     .read_text(), re.M)
+    subprocess.run(["systemd-tmpfiles", f"--root={root}", "--create",
+                    src("systemd", "gpuq.tmpfiles")],
+                   check=True, capture_output=True, timeout=60)
+    st = os.stat(root / "var" / "lib" / "gpuq")
+    assert (st.st_mode & 0o7777, st.st_uid) == (0o700, int(m.group(1)))
+    st = os.stat(root / "run" / "gpuq")
+    assert (st.st_mode & 0o7777, st.st_uid) == (0o755, int(m.group(1)))
+
+
+# --- the default gpuqd.conf ---------------------------------------------
+
+CONF_KEYS = {
+    "daemon": ["socket", "state_dir", "admin_group", "log_level",
+               "max_connections", "max_connections_per_uid",
+               "idle_timeout", "max_pending_output"],
+    "gcp": ["project", "regions", "providers", "checkpoint_root",
+            "credentials", "endpoint", "compute_endpoint", "batch_endpoint",
+            "vertex_endpoint", "billing_endpoint", "storage_endpoint",
+            "token_endpoint", "metadata_endpoint", "quotas_endpoint",
+            "price_refresh"],
+    "scheduler": ["poll_interval", "quota_ttl", "preemptions_per_hour",
+                  "restart_overhead", "backoff_base", "backoff_max",
+                  "stockout_cooldown", "stockout_cooldown_max"],
+}
+
+
+def default_conf_keys():
+    """{(section, key): default} of the commented-out keys in gpuqd.conf."""
+    keys = {}
+    section = None
+    for line in open(src("systemd", "gpuqd.conf")):
+        m = re.match(r"\[(\w+)\]$", line.strip())
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"#(\w+) =(?: (.*))?$", line.rstrip("\n"))
+        if m:
+            keys[(section, m.group(1))] = m.group(2) or ""
+    return keys
+
+
+def test_default_conf_lists_every_key():
+    keys = default_conf_keys()
+    want = {(s, k) for s, ks in CONF_KEYS.items() for k in ks}
+    assert set(keys) == want
+    assert keys[("daemon", "socket")] == "/run/gpuq/gpuq.sock"
+    assert keys[("daemon", "state_dir")] == "/var/lib/gpuq"
+    assert keys[("daemon", "admin_group")] == "gpuq"
+
+
+def uncommented_conf(path, sock, state):
+    """gpuqd.conf with every key set to its documented default, except the
+    socket and state directory, which go to the test's own."""
+    out = []
+    for line in open(src("systemd", "gpuqd.conf")):
+        m = re.match(r"#(\w+) =", line)
+        if m:
+            line = line[1:]
+            if m.group(1) == "socket":
+                line = f"socket = {sock}\n"
+            elif m.group(1) == "state_dir":
+                line = f"state_dir = {state}\n"
+        out.append(line)
+    path.write_text("".join(out))
+
+
+# --- a private gpuqd ----------------------------------------------------
+
+def request(sock_path, obj, timeout=5.0):
+    """One request on the wire, its reply as a dict."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(sock_path)
+        s.sendall(json.dumps(obj).encode() + b"\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    return json.loads(buf)
+
+
+class Daemon:
+    """gpuqd on a private socket and state directory; log kept in DIR."""
+
+    def __init__(self, tmp_path, conf_text=None):
+        self.dir = tmp_path
+        self.sock = str(tmp_path / "gpuq.sock")
+        self.state = str(tmp_path / "state")
+        self.conf = tmp_path / "gpuqd.conf"
+        if conf_text is None:
+            self.conf.write_text("")
+        else:
+            self.conf.write_text(conf_text)
+        self.log_path = tmp_path / "gpuqd.log"
+        self.proc = None
+
+    def start(self, timeout=15.0):
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        env.pop("LISTEN_FDS", None)
+        env.pop("LISTEN_PID", None)
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [GPUQD, "--foreground", "--config", str(self.conf),
+                 "--state-dir", self.state, "--socket", self.sock,
+                 "--log-level", "info"],
+                stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"gpuqd exited {self.proc.returncode}:"
+                                     f"\n{self.log()}")
+            try:
+                if request(self.sock, {"op": "ping"}, 1.0).get("ok"):
+                    return self
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"gpuqd did not answer ping:\n{self.log()}")
+
+    def log(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode if self.proc else None
+
+
+needs_binaries = pytest.mark.skipif(
+    not (os.access(GPUQD, os.X_OK) and os.access(GPUQ, os.X_OK)),
+    reason="gpuqd and gpuq not built")
+
+
+@needs_binaries
+def test_default_conf_is_what_gpuqd_uses(tmp_path):
+    """Every key of the shipped gpuqd.conf, uncommented, is accepted, and
+    its value is the daemon's own default: the effective configuration
+    gpuqd logs is the same with the file as with an empty one."""
+    logs = []
+    for name in ("empty", "shipped"):
+        d = tmp_path / name
+        d.mkdir()
+        daemon = Daemon(d)
+        if name == "shipped":
+            uncommented_conf(daemon.conf, daemon.sock, daemon.state)
+        try:
+            daemon.start()
+        finally:
+            daemon.stop()
+        text = daemon.log().replace(str(d), "DIR")
+        lines = [re.sub(r"^.*?(\[?\b(daemon|gcp|scheduler)\b)", r"\1", l)
+                 for l in text.splitlines()
+                 if re.search(r"\b(project|poll_interval|max_connections)"
+                              r"\b", l)]
+        assert lines, f"gpuqd logged no effective configuration:\n{text}"
+        logs.append(lines)
+    assert logs[0] == logs[1]
+
+
+# --- the bash completion ------------------------------------------------
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash not found")
+
+
+def complete(*words, env=None, cwd=None):
+    """COMPREPLY for the command line WORDS (the last is being typed)."""
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); '
+              'COMP_CWORD=$(($# - 1)); _gpuq; '
+              'printf "%s\\n" "${COMPREPLY[@]}"')
+    e = dict(os.environ)
+    e.pop("GPUQ_SOCKET", None)
+    e.update(env or {})
+    r = subprocess.run([BASH, "--norc", "--noprofile", "-c", script, "bash",
+                        COMPLETION, *words],
+                       capture_output=True, text=True, env=e, cwd=cwd,
+                       timeout=30)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    return [w for w in r.stdout.split("\n") if w]
+
+
+@needs_bash
+def test_completion_subcommands():
+    assert complete("gpuq", "s") == ["submit", "status", "show"]
+    assert complete("gpuq", "") == ["submit", "status", "show", "cancel",
+                                    "hold", "release", "ping", "plan",
+                                    "quotas", "prices", "help"]
+    assert complete("gpuq", "--socket", "/tmp/x.sock", "pi") == ["ping"]
+    assert complete("gpuq", "help", "qu") == ["quotas"]
+
+
+@needs_bash
+def test_completion_options():
+    assert complete("gpuq", "--") == ["--socket", "--version", "--help"]
+    assert complete("gpuq", "status", "--") == [
+        "--all", "--state", "--user", "--json", "--limit", "--help"]
+    assert complete("gpuq", "submit", "--h") == ["--hold", "--help"]
+    assert complete("gpuq", "prices", "--g") == ["--gpu"]
+
+
+@needs_bash
+def test_completion_values():
+    assert complete("gpuq", "status", "--state", "c") == [
+        "cancelling", "cancelled"]
+    # '=' is a word break: bash hands "--state" "=" "ru".
+    assert complete("gpuq", "status", "--state", "=", "ru") == ["running"]
+    assert "held" in complete("gpuq", "status", "--state", "=")
+    # '=' not a word break: one word, answered whole.
+    assert complete("gpuq", "status", "--state=ru") == ["--state=running"]
+    assert complete("gpuq", "quotas", "--gpu", "nvidia-h") == [
+        "nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb"]
+    assert complete("gpuq", "submit", "--name", "") == []
+
+
+def test_completion_gpus_match_gpu_table():
+    table = open(src("common", "gpu.c")).read()
+    names = re.findall(r'^\t\{ "(nvidia-[a-z0-9-]+)"', table, re.M)
+    assert names
+    text = open(COMPLETION).read()
+    m = re.search(r"^_gpuq_gpus='([^']*)'", text, re.M)
+    assert m and m.group(1).split() == names
+
+
+@needs_bash
+def test_completion_files(tmp_path):
+    for name in ("train.yaml", "sweep.yml", "job.json", "notes.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "jobs").mkdir()
+    got = complete("gpuq", "submit", "", cwd=tmp_path)
+    assert sorted(got) == ["job.json", "jobs", "sweep.yml", "train.yaml"]
+    assert complete("gpuq", "plan", "no", cwd=tmp_path) == ["notes.txt"]
+    assert complete("gpuq", "submit", "train.yaml", "", cwd=tmp_path) == []
+
+
+STUB = """#!/bin/sh
+echo "$@" >> "{log}"
+cat <<'EOF'
+[{{"id":142,"name":"a \\"id\\":9","state":"queued","current":{{"number":1}}}},
+ {{"id": 143, "why":",\\"id\\":7"}}, {{
+   "id" : 150, "accelerator":{{"type":"nvidia-l4","count":1}}}}]
+EOF
+"""
+
+
+@needs_bash
+def test_completion_ids_from_stub(tmp_path):
+    log = tmp_path / "args"
+    stub = tmp_path / "gpuq"
+    stub.write_text(STUB.format(log=log))
+    stub.chmod(0o755)
+    assert complete(str(stub), "cancel", "") == ["142", "143", "150"]
+    assert complete(str(stub), "hold", "14") == ["142", "143"]
+    # Each id once; show takes one.
+    assert complete(str(stub), "release", "142", "") == ["143", "150"]
+    assert complete(str(stub), "show", "142", "") == []
+    # The socket: --socket PATH, --socket=PATH, then $GPUQ_SOCKET.
+    complete(str(stub), "--socket", "/a.sock", "show", "")
+    complete(str(stub), "--socket", "=", "/b.sock", "cancel", "")
+    complete(str(stub), "cancel", "", env={"GPUQ_SOCKET": "/c.sock"})
+    calls = log.read_text().splitlines()
+    assert calls[-3].startswith("--socket /a.sock status ")
+    assert "--all" in calls[-3].split()
+    assert calls[-2].startswith("--socket /b.sock status ")
+    assert calls[-1].startswith("--socket /c.sock status ")
+    # Found on PATH when typed as a bare name.
+    env = {"PATH": f"{tmp_path}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    assert complete("gpuq", "show", "15", env=env) == ["150"]
+
+
+@needs_bash
+def test_completion_ids_quiet_when_daemon_down(tmp_path):
+    if not os.access(GPUQ, os.X_OK):
+        pytest.skip("gpuq not built")
+    t = time.monotonic()
+    assert complete(GPUQ, "--socket", str(tmp_path / "none.sock"),
+                    "cancel", "") == []
+    assert time.monotonic() - t < 5
+
+
+@needs_bash
+@needs_binaries
+def test_completion_ids_from_daemon(tmp_path):
+    daemon = Daemon(tmp_path).start()
+    try:
+        ids = []
+        for name in ("x", "y"):
+            r = request(daemon.sock, {"op": "submit", "job": {
+                "name": name, "image": "busybox",
+                "accelerator": {"type": "nvidia-tesla-t4", "count": 1}}})
+            assert r.get("ok"), r
+            ids.append(str(r["id"]))
+        got = complete(GPUQ, "--socket", daemon.sock, "cancel", "")
+        assert sorted(got, key=int) == ids
+        got = complete(GPUQ, "show", "", env={"GPUQ_SOCKET": daemon.sock})
+        assert sorted(got, key=int) == ids
+        got = complete(GPUQ, "--socket", daemon.sock, "cancel", ids[0], "")
+        assert got == [ids[1]]
+    finally:
+        daemon.stop()
