@@ -1122,6 +1122,14 @@ def _paginate(items, req, size_param, default, maximum, salt=""):
     return page, nxt
 
 
+def _check_max_results(req):
+    """Compute documents maxResults as 0..500 inclusive (A, 0.2)."""
+    mr = req.q.get("maxResults")
+    if mr and mr.isdigit() and int(mr) > 500:
+        raise ApiError(400, "Invalid value for field 'maxResults': %s. Must "
+                       "be less than or equal to 500" % mr, "invalid")
+
+
 def _filter(req, objs, aliases=None):
     f = req.q.get("filter")
     if not f:
@@ -1148,6 +1156,7 @@ class Compute:
         return z
 
     def _list(self, req, kind, items, salt):
+        _check_max_results(req)
         items = _filter(req, items)
         page, nxt = _paginate(items, req, "maxResults", 500, 500, salt)
         base = COMPUTE_LINK + req.path.split("/compute/v1/", 1)[1]
@@ -1165,6 +1174,7 @@ class Compute:
     def _aggregated(self, req, kind, key, by_zone, salt):
         """Aggregated lists: map "zones/Z" -> {key: [...]} (A.3, C.2); the
         page holds up to maxResults resources across scopes."""
+        _check_max_results(req)
         flat = []
         for z in cat.ZONES:
             for o in _filter(req, by_zone.get(z, [])):
