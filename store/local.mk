@@ -8,3 +8,14 @@ store_libstore_a_SOURCES = \
 	store/store-attempt.c \
 	store/store-names.c
 store_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+
+# Unit tests of the store; data/store-v1.sql is a version-1 database.
+check_PROGRAMS += tests/unit/test-store
+TESTS += tests/unit/test-store
+tests_unit_test_store_SOURCES = tests/unit/test-store.c
+tests_unit_test_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_store_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DSTORE_TEST_DATA='"$(abs_top_srcdir)/tests/unit/data"'
+tests_unit_test_store_LDADD = store/libstore.a common/libcommon.a \
+	$(SQLITE_LIBS) $(CMOCKA_LIBS)
+EXTRA_DIST += tests/unit/data/store-v1.sql

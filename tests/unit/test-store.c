@@ -1,0 +1,1552 @@
+/*
+ * test-store.c: unit tests of the SQLite store (store/store.h).
+ *
+ * Each case gets a fresh directory from mkdtemp and a fresh database in
+ * it. Error paths are asserted exactly. The migration case builds a
+ * version-1 database from tests/unit/data/store-v1.sql; the crash case
+ * kills a writer with SIGKILL and checks that every batch it was told
+ * was committed is there, and no half batch is. The plan case asserts
+ * the indexes the hot queries must use. Includes store-int.h for the
+ * connection and statements, and nothing else of the store's insides.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "common/xmalloc.h"
+#include "store/store-int.h"
+
+#ifndef STORE_TEST_DATA
+#define STORE_TEST_DATA "tests/unit/data"
+#endif
+
+struct fixture {
+	char		 dir[64];
+	char		*path;
+	struct store	*st;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx;
+	char		*cause = NULL;
+
+	fx = xcalloc(1, sizeof *fx);
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-store.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	fx->path = xprintf("%s/gpuq.db", fx->dir);
+	assert_int_equal(store_open(fx->path, &fx->st, &cause), 0);
+	assert_null(cause);
+	*state = fx;
+	return 0;
+}
+
+static int
+setup_nostore(void **state)
+{
+	struct fixture	*fx;
+
+	fx = xcalloc(1, sizeof *fx);
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-store.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	fx->path = xprintf("%s/gpuq.db", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+	char		*cmd;
+
+	store_close(fx->st);
+	cmd = xprintf("rm -rf '%s'", fx->dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(fx->path);
+	free(fx);
+	return 0;
+}
+
+/* Run SQL on the store's own connection and return the first integer. */
+static int64_t
+sql_int(struct store *st, const char *fmt, ...)
+{
+	sqlite3_stmt	*s;
+	va_list		 ap;
+	char		*sql;
+	int64_t		 v;
+
+	va_start(ap, fmt);
+	assert_int_not_equal(vasprintf(&sql, fmt, ap), -1);
+	va_end(ap);
+	assert_int_equal(sqlite3_prepare_v2(st->db, sql, -1, &s, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	free(sql);
+	return v;
+}
+
+/* Insert N jobs named NAME (owner OWNER, priority PRIO) into IDS. */
+static void
+insert_n(struct store *st, size_t n, const char *name, uid_t owner,
+    int prio, int held, int64_t *ids)
+{
+	struct store_job_new	*jobs;
+	char			*cause = NULL;
+	size_t			 i;
+
+	jobs = xcalloc(n, sizeof *jobs);
+	for (i = 0; i < n; i++) {
+		jobs[i].name = name;
+		jobs[i].owner = owner;
+		jobs[i].priority = prio;
+		jobs[i].spec = "{\"image\":\"x\"}";
+		jobs[i].held = held;
+	}
+	assert_int_equal(store_jobs_insert(st, jobs, n, ids, &cause), 0);
+	assert_null(cause);
+	free(jobs);
+}
+
+static int64_t
+insert_one(struct store *st, const char *name, int prio)
+{
+	int64_t	id;
+
+	insert_n(st, 1, name, 1000, prio, 0, &id);
+	return id;
+}
+
+/* Collects ids given to a job callback. */
+struct collect {
+	int64_t	ids[512];
+	int	n;
+	int	stop_at;	/* return 7 at this count, if > 0 */
+};
+
+static int
+collect_job(const struct store_job *j, void *arg)
+{
+	struct collect	*c = arg;
+
+	assert_true(c->n < 512);
+	c->ids[c->n++] = j->id;
+	if (c->stop_at > 0 && c->n == c->stop_at)
+		return 7;
+	return 0;
+}
+
+static void
+test_store_open_creates(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*id;
+	struct stat	 sb;
+
+	assert_int_equal(stat(fx->path, &sb), 0);
+	id = store_install_id(fx->st);
+	assert_int_equal(strlen(id), 8);
+	assert_int_equal(strspn(id, "0123456789abcdef"), 8);
+	assert_int_equal(sql_int(fx->st, "PRAGMA user_version"),
+	    store_schema_version());
+	assert_true(store_schema_version() >= 2);
+	assert_int_equal(sql_int(fx->st, "PRAGMA foreign_keys"), 1);
+	assert_int_equal(sql_int(fx->st, "PRAGMA synchronous"), 2);
+	assert_int_equal(sql_int(fx->st,
+	    "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"),
+	    1);
+}
+
+static void
+test_store_reopen_keeps_install_id(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 id[9], *cause = NULL, *v = NULL;
+	int64_t		 ids[3];
+
+	insert_n(fx->st, 3, "a", 1000, 0, 0, ids);
+	memcpy(id, store_install_id(fx->st), sizeof id);
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(store_open(fx->path, &fx->st, &cause), 0);
+	assert_string_equal(store_install_id(fx->st), id);
+	assert_int_equal(store_meta_get(fx->st, "install_id", &v, &cause), 0);
+	assert_string_equal(v, id);
+	free(v);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs"), 3);
+}
+
+static void
+test_store_open_bad_path(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st = NULL;
+	char		*p, *cause = NULL;
+
+	p = xprintf("%s/no/such/dir/gpuq.db", fx->dir);
+	assert_int_equal(store_open(p, &st, &cause), -ENOENT);
+	assert_null(st);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, p));
+	free(cause);
+	free(p);
+}
+
+static void
+test_store_open_not_a_database(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st = NULL;
+	char		*cause = NULL;
+	int		 fd;
+
+	fd = open(fx->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "this is not SQLite, it is a text file, "
+	    "long enough to have a header\n", 69), 69);
+	close(fd);
+	assert_int_equal(store_open(fx->path, &st, &cause), -EIO);
+	assert_null(st);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "not a database"));
+	free(cause);
+}
+
+static int
+collect_event(const struct store_event *e, void *arg)
+{
+	struct store_event	*out = arg;
+	int			 i = 0;
+
+	while (out[i].job_id != 0)
+		i++;
+	assert_true(i < 15);
+	out[i] = *e;
+	out[i].message = xstrdup(e->message != NULL ? e->message : "(null)");
+	return 0;
+}
+
+static void
+events_free(struct store_event *ev)
+{
+	int	i;
+
+	for (i = 0; ev[i].job_id != 0; i++)
+		free(ev[i].message);
+}
+
+static void
+test_store_insert_batch(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 jobs[3];
+	struct store_event	 ev[16];
+	int64_t			 ids[3];
+	char			*cause = NULL;
+	int			 i;
+
+	memset(jobs, 0, sizeof jobs);
+	jobs[0].name = "a";
+	jobs[0].spec = "{\"n\":0}";
+	jobs[1].name = "b";
+	jobs[1].spec = "{\"n\":1}";
+	jobs[1].held = 1;
+	jobs[2].name = "c";
+	jobs[2].spec = "{\"n\":2}";
+	jobs[2].labels = "{\"team\":\"vision\"}";
+	assert_int_equal(store_jobs_insert(fx->st, jobs, 3, ids, &cause), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ids[i], i + 1);
+	insert_n(fx->st, 1, "d", 1000, 0, 0, ids);
+	assert_int_equal(ids[0], 4);
+
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, 1, collect_event, ev,
+	    &cause), 1);
+	assert_int_equal(ev[0].from_state, -1);
+	assert_int_equal(ev[0].to_state, JOB_QUEUED);
+	assert_string_equal(ev[0].message, "submitted");
+	events_free(ev);
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, 2, collect_event, ev,
+	    &cause), 1);
+	assert_int_equal(ev[0].to_state, JOB_HELD);
+	assert_string_equal(ev[0].message, "submitted, held");
+	events_free(ev);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 4);
+}
+
+static void
+test_store_insert_invalid_writes_nothing(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 jobs[2];
+	int64_t			 ids[2] = { -5, -5 };
+	char			*cause = NULL;
+
+	memset(jobs, 0, sizeof jobs);
+	assert_int_equal(store_jobs_insert(fx->st, jobs, 0, ids, &cause), 0);
+	jobs[0].spec = "{}";
+	jobs[1].spec = NULL;
+	assert_int_equal(store_jobs_insert(fx->st, jobs, 2, ids, &cause),
+	    -EINVAL);
+	assert_non_null(cause);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs"), 0);
+
+	/* A failure inside the transaction rolls the whole batch back. */
+	assert_int_equal(sqlite3_exec(fx->st->db, "CREATE TRIGGER no_b "
+	    "BEFORE INSERT ON jobs WHEN new.name = 'b' BEGIN "
+	    "SELECT RAISE(ABORT, 'no b'); END", NULL, NULL, NULL), SQLITE_OK);
+	jobs[0].name = "a";
+	jobs[1].name = "b";
+	jobs[1].spec = "{}";
+	assert_int_equal(store_jobs_insert(fx->st, jobs, 2, ids, &cause),
+	    -EIO);
+	assert_non_null(strstr(cause, "no b"));
+	free(cause);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs"), 0);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 0);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+static void
+test_store_get(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 n;
+	struct store_job	*j = NULL;
+	int64_t			 id;
+	char			*cause = NULL;
+
+	memset(&n, 0, sizeof n);
+	n.name = "resnet";
+	n.priority = 3;
+	n.owner = 4242;
+	n.spec = "{\"image\":\"gcr.io/x\"}";
+	n.labels = "{\"a\":\"b\"}";
+	assert_int_equal(store_jobs_insert(fx->st, &n, 1, &id, &cause), 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->id, id);
+	assert_string_equal(j->name, "resnet");
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_int_equal(j->priority, 3);
+	assert_int_equal(j->owner, 4242);
+	assert_string_equal(j->spec, "{\"image\":\"gcr.io/x\"}");
+	assert_string_equal(j->labels, "{\"a\":\"b\"}");
+	assert_true(j->created > 0);
+	assert_int_equal(j->created, j->updated);
+	assert_int_equal(j->attempts, 0);
+	assert_int_equal(j->exit_code, -1);
+	assert_null(j->checkpoint);
+	assert_null(j->why);
+	assert_null(j->message);
+	store_job_free(j);
+	j = NULL;
+	assert_int_equal(store_job_get(fx->st, id + 1, &j, &cause), -ENOENT);
+	assert_null(j);
+	store_job_free(NULL);
+}
+
+static void
+test_store_list_paging(void **state)
+{
+	struct fixture	*fx = *state;
+	struct collect	 c;
+	int64_t		 ids[250], after = 0;
+	char		*cause = NULL;
+	int		 more, pages = 0, total = 0, n, i;
+
+	insert_n(fx->st, 250, "p", 1000, 0, 0, ids);
+	do {
+		memset(&c, 0, sizeof c);
+		more = -1;
+		n = store_job_list(fx->st, NULL, after, 100, collect_job, &c,
+		    &more, &cause);
+		assert_int_equal(n, pages < 2 ? 100 : 50);
+		assert_int_equal(more, pages < 2 ? 1 : 0);
+		for (i = 0; i < n; i++)
+			assert_int_equal(c.ids[i], ids[total + i]);
+		total += n;
+		after = c.ids[n - 1];
+		pages++;
+	} while (more);
+	assert_int_equal(pages, 3);
+	assert_int_equal(total, 250);
+
+	/* Exactly one full page: no "more". */
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, NULL, ids[149], 100,
+	    collect_job, &c, &more, &cause), 100);
+	assert_int_equal(more, 0);
+	assert_int_equal(store_job_list(fx->st, NULL, ids[249], 100,
+	    collect_job, &c, &more, &cause), 0);
+	assert_int_equal(more, 0);
+	assert_int_equal(store_job_list(fx->st, NULL, 0, 0, collect_job, &c,
+	    &more, &cause), -EINVAL);
+	free(cause);
+}
+
+static void
+test_store_list_filters(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_filter	 f;
+	struct collect		 c;
+	int64_t			 a[10], b[10], h[2];
+	char			*cause = NULL;
+	int			 more, i;
+
+	insert_n(fx->st, 10, "alpha", 1000, 0, 0, a);
+	insert_n(fx->st, 10, "beta", 2000, 0, 0, b);
+	insert_n(fx->st, 2, "alpha", 2000, 0, 1, h);
+	/* Finish alpha 0..4, fail beta 0..1, run beta 9. */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(store_job_transition(fx->st, a[i],
+		    JOB_MASK(JOB_QUEUED), JOB_SUCCEEDED, NULL, NULL,
+		    &cause), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(store_job_transition(fx->st, b[i],
+		    JOB_MASK(JOB_QUEUED), JOB_FAILED, NULL, NULL, &cause), 0);
+	assert_int_equal(store_job_transition(fx->st, b[9],
+	    JOB_MASK(JOB_QUEUED), JOB_RUNNING, NULL, NULL, &cause), 0);
+
+	memset(&f, 0, sizeof f);
+	f.states = JOB_MASK_LIVE;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 15);
+	assert_int_equal(c.ids[0], a[5]);
+	assert_int_equal(c.ids[14], h[1]);
+
+	f.states = JOB_MASK(JOB_RUNNING) | JOB_MASK(JOB_HELD);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 3);
+	assert_int_equal(c.ids[0], b[9]);
+
+	f.states = JOB_MASK(JOB_SUCCEEDED);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, a[1], 2, collect_job, &c,
+	    &more, &cause), 2);
+	assert_int_equal(c.ids[0], a[2]);
+	assert_int_equal(more, 1);
+
+	f.states = JOB_MASK(JOB_SUCCEEDED) | JOB_MASK(JOB_FAILED) |
+	    JOB_MASK(JOB_HELD);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 9);
+
+	f.states = 0;
+	f.owner_set = 1;
+	f.owner = 2000;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 12);
+
+	f.states = JOB_MASK_LIVE;
+	f.name = "alpha";
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 2);
+	assert_int_equal(c.ids[0], h[0]);
+
+	f.owner_set = 0;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 7);
+
+	f.name = "gamma";
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 0);
+}
+
+static void
+test_store_list_callback_stops(void **state)
+{
+	struct fixture	*fx = *state;
+	struct collect	 c;
+	int64_t		 ids[20];
+	char		*cause = NULL;
+	int		 more = -1;
+
+	insert_n(fx->st, 20, "s", 1000, 0, 0, ids);
+	memset(&c, 0, sizeof c);
+	c.stop_at = 4;
+	assert_int_equal(store_job_list(fx->st, NULL, 0, 10, collect_job, &c,
+	    &more, &cause), 7);
+	assert_int_equal(c.n, 4);
+	/* The statement was reset: the next walk starts afresh. */
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, NULL, 0, 10, collect_job, &c,
+	    &more, &cause), 10);
+	assert_int_equal(c.ids[0], ids[0]);
+}
+
+static void
+test_store_runnable_order(void **state)
+{
+	struct fixture	*fx = *state;
+	struct collect	 c;
+	int64_t		 lo1, hi1, mid, hi2, lo2, later, held;
+	char		*cause = NULL;
+
+	lo1 = insert_one(fx->st, "lo1", 0);
+	hi1 = insert_one(fx->st, "hi1", 10);
+	mid = insert_one(fx->st, "mid", 5);
+	hi2 = insert_one(fx->st, "hi2", 10);
+	lo2 = insert_one(fx->st, "lo2", 0);
+	later = insert_one(fx->st, "later", 99);
+	insert_n(fx->st, 1, "held", 1000, 100, 1, &held);
+	assert_int_equal(store_job_set_not_before(fx->st, later, 2000000000,
+	    &cause), 0);
+
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_runnable(fx->st, 1900000000,
+	    collect_job, &c, &cause), 5);
+	assert_int_equal(c.ids[0], hi1);
+	assert_int_equal(c.ids[1], hi2);
+	assert_int_equal(c.ids[2], mid);
+	assert_int_equal(c.ids[3], lo1);
+	assert_int_equal(c.ids[4], lo2);
+
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_runnable(fx->st, 2000000000,
+	    collect_job, &c, &cause), 6);
+	assert_int_equal(c.ids[0], later);
+}
+
+/* The scheduler's shape: write from inside a runnable walk. */
+static int
+launch_each(const struct store_job *j, void *arg)
+{
+	struct store		*st = arg;
+	struct store_attempt	 a;
+	char			*cause = NULL;
+
+	memset(&a, 0, sizeof a);
+	a.job_id = j->id;
+	a.provider = "gce";
+	a.region = "us-central1";
+	a.resource = "r";
+	assert_int_equal(store_attempt_insert(st, &a, &cause), 0);
+	assert_int_equal(store_job_transition(st, j->id, JOB_MASK(JOB_QUEUED),
+	    JOB_LAUNCHING, "launching", NULL, &cause), 0);
+	return 0;
+}
+
+static void
+test_store_runnable_write_during_walk(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 ids[5];
+	char		*cause = NULL;
+
+	insert_n(fx->st, 5, "w", 1000, 0, 0, ids);
+	assert_int_equal(store_job_list_runnable(fx->st, time(NULL) + 1,
+	    launch_each, fx->st, &cause), 5);
+	assert_null(cause);
+	assert_int_equal(sql_int(fx->st,
+	    "SELECT count(*) FROM jobs WHERE state = %d", JOB_LAUNCHING), 5);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 5);
+}
+
+static void
+test_store_transition_ok(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_event	 ev[16];
+	struct store_job	*j;
+	int64_t			 id;
+	char			*cause = NULL;
+	int			 cur = -9;
+
+	id = insert_one(fx->st, "t", 0);
+	assert_int_equal(store_job_transition(fx->st, id,
+	    JOB_MASK(JOB_QUEUED) | JOB_MASK(JOB_HELD), JOB_LAUNCHING,
+	    "picked gce us-central1-a", &cur, &cause), 0);
+	assert_int_equal(cur, JOB_LAUNCHING);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->state, JOB_LAUNCHING);
+	store_job_free(j);
+
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, id, collect_event, ev,
+	    &cause), 2);
+	assert_int_equal(ev[1].from_state, JOB_QUEUED);
+	assert_int_equal(ev[1].to_state, JOB_LAUNCHING);
+	assert_string_equal(ev[1].message, "picked gce us-central1-a");
+	events_free(ev);
+}
+
+static void
+test_store_transition_ealready(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 id;
+	char		*cause = NULL;
+	int		 cur = -9;
+
+	id = insert_one(fx->st, "t", 0);
+	assert_int_equal(store_job_transition(fx->st, id, JOB_MASK(JOB_RUNNING),
+	    JOB_SUCCEEDED, NULL, &cur, &cause), -EALREADY);
+	assert_int_equal(cur, JOB_QUEUED);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "queued"));
+	free(cause);
+	assert_int_equal(store_job_transition(fx->st, id, JOB_MASK_LIVE,
+	    JOB_CANCELLED, NULL, NULL, NULL), 0);
+	assert_int_equal(store_job_transition(fx->st, id, JOB_MASK_LIVE,
+	    JOB_CANCELLED, NULL, &cur, NULL), -EALREADY);
+	assert_int_equal(cur, JOB_CANCELLED);
+	assert_int_equal(sql_int(fx->st,
+	    "SELECT count(*) FROM events WHERE job_id = %lld", (long long)id),
+	    2);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+static void
+test_store_transition_enoent(void **state)
+{
+	struct fixture	*fx = *state;
+	char		*cause = NULL;
+	int		 cur = -9;
+
+	assert_int_equal(store_job_transition(fx->st, 77, JOB_MASK_ALL,
+	    JOB_QUEUED, NULL, &cur, &cause), -ENOENT);
+	assert_int_equal(cur, -9);
+	assert_non_null(cause);
+	free(cause);
+	assert_int_equal(store_job_transition(fx->st, 77, JOB_MASK_ALL,
+	    JOB_NSTATES, NULL, &cur, NULL), -EINVAL);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 0);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+static void
+test_store_setters(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job	*j;
+	int64_t			 id;
+	char			*cause = NULL;
+
+	id = insert_one(fx->st, "s", 0);
+	assert_int_equal(store_job_set_why(fx->st, id,
+	    "no quota for nvidia-tesla-a100", &cause), 0);
+	assert_int_equal(store_job_set_not_before(fx->st, id, 1234, &cause),
+	    0);
+	assert_int_equal(store_job_set_checkpoint(fx->st, id,
+	    "gs://b/gpuq/1/checkpoints/step-100", 999, &cause), 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_string_equal(j->why, "no quota for nvidia-tesla-a100");
+	assert_int_equal(j->not_before, 1234);
+	assert_string_equal(j->checkpoint,
+	    "gs://b/gpuq/1/checkpoints/step-100");
+	assert_int_equal(j->checkpoint_at, 999);
+	store_job_free(j);
+	assert_int_equal(store_job_set_why(fx->st, id, NULL, &cause), 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_null(j->why);
+	store_job_free(j);
+
+	assert_int_equal(store_job_set_why(fx->st, id + 1, "x", NULL),
+	    -ENOENT);
+	assert_int_equal(store_job_set_not_before(fx->st, id + 1, 1, NULL),
+	    -ENOENT);
+	assert_int_equal(store_job_set_checkpoint(fx->st, id + 1, "x", 1,
+	    NULL), -ENOENT);
+	/* No event for these: they change often. */
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 1);
+}
+
+static void
+test_store_counts(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 counts[JOB_NSTATES], ids[6], h;
+	char		*cause = NULL;
+
+	insert_n(fx->st, 6, "c", 1000, 0, 0, ids);
+	insert_n(fx->st, 1, "c", 1000, 0, 1, &h);
+	assert_int_equal(store_job_transition(fx->st, ids[0], JOB_MASK_ALL,
+	    JOB_RUNNING, NULL, NULL, &cause), 0);
+	assert_int_equal(store_job_transition(fx->st, ids[1], JOB_MASK_ALL,
+	    JOB_FAILED, NULL, NULL, &cause), 0);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_QUEUED], 4);
+	assert_int_equal(counts[JOB_HELD], 1);
+	assert_int_equal(counts[JOB_RUNNING], 1);
+	assert_int_equal(counts[JOB_FAILED], 1);
+	assert_int_equal(counts[JOB_SUCCEEDED], 0);
+}
+
+static void
+test_store_event_add(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_event	 ev[16];
+	int64_t			 id;
+	char			*cause = NULL;
+
+	id = insert_one(fx->st, "e", 0);
+	assert_int_equal(store_event_add(fx->st, id, "checkpoint found",
+	    &cause), 0);
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, id, collect_event, ev,
+	    &cause), 2);
+	assert_int_equal(ev[1].from_state, JOB_QUEUED);
+	assert_int_equal(ev[1].to_state, JOB_QUEUED);
+	assert_string_equal(ev[1].message, "checkpoint found");
+	assert_true(ev[0].id < ev[1].id);
+	events_free(ev);
+	assert_int_equal(store_event_add(fx->st, id + 1, "x", &cause),
+	    -ENOENT);
+	free(cause);
+	assert_int_equal(store_event_list(fx->st, id + 1, collect_event, ev,
+	    NULL), 0);
+}
+
+static void
+fill_attempt(struct store_attempt *a, int64_t job_id, int spot)
+{
+	memset(a, 0, sizeof *a);
+	a->job_id = job_id;
+	a->provider = "gce";
+	a->region = "us-central1";
+	a->zone = "us-central1-a";
+	a->machine_type = "n1-standard-8";
+	a->gpu = "nvidia-tesla-t4";
+	a->gpu_count = 1;
+	a->resource = "gpuq-x-1-1";
+	a->spot = spot;
+	a->hourly_usd = 0.5;
+	a->created = 1000;
+	a->resumed_from = spot ? "gs://b/ckpt" : NULL;
+}
+
+static int
+copy_attempt(const struct store_attempt *a, void *arg)
+{
+	struct store_attempt	**out = arg;
+	int			  i = 0;
+
+	while (out[i] != NULL)
+		i++;
+	assert_true(i < 15);
+	out[i] = store_attempt_copy(a);
+	return 0;
+}
+
+static void
+attempts_free(struct store_attempt **v)
+{
+	int	i;
+
+	for (i = 0; v[i] != NULL; i++) {
+		store_attempt_free(v[i]);
+		v[i] = NULL;
+	}
+}
+
+static void
+test_store_attempt_insert(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a, *got[16];
+	struct store_job	*j;
+	int64_t			 id;
+	char			*cause = NULL;
+
+	id = insert_one(fx->st, "a", 0);
+	fill_attempt(&a, id, 1);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	assert_int_equal(a.number, 1);
+	assert_int_equal(a.state, ATTEMPT_LAUNCHING);
+	assert_true(a.id > 0);
+	fill_attempt(&a, id, 0);
+	a.created = 0;
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	assert_int_equal(a.number, 2);
+	assert_true(a.created > 1000);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->attempts, 2);
+	store_job_free(j);
+
+	memset(got, 0, sizeof got);
+	assert_int_equal(store_attempt_list(fx->st, id, copy_attempt, got,
+	    &cause), 2);
+	assert_int_equal(got[0]->number, 1);
+	assert_string_equal(got[0]->provider, "gce");
+	assert_string_equal(got[0]->zone, "us-central1-a");
+	assert_string_equal(got[0]->gpu, "nvidia-tesla-t4");
+	assert_string_equal(got[0]->resumed_from, "gs://b/ckpt");
+	assert_int_equal(got[0]->spot, 1);
+	assert_int_equal(got[0]->ended, 0);
+	assert_int_equal(got[0]->exit_code, -1);
+	assert_int_equal(got[0]->end_reason, END_NONE);
+	assert_null(got[1]->resumed_from);
+	assert_null(got[1]->cloud_id);
+	attempts_free(got);
+
+	fill_attempt(&a, id + 1, 0);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), -ENOENT);
+	free(cause);
+	cause = NULL;
+	fill_attempt(&a, id, 0);
+	a.provider = NULL;
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), -EINVAL);
+	free(cause);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 2);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+static void
+test_store_attempt_set_state(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a, *got[16];
+	int64_t			 id;
+	char			*cause = NULL;
+
+	id = insert_one(fx->st, "a", 0);
+	fill_attempt(&a, id, 1);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	assert_int_equal(store_attempt_set_state(fx->st, a.id, ATTEMPT_PENDING,
+	    1100, "projects/p/zones/z/instances/gpuq-x-1-1", &cause), 0);
+	assert_int_equal(store_attempt_set_state(fx->st, a.id, ATTEMPT_RUNNING,
+	    1200, NULL, &cause), 0);
+	assert_int_equal(store_attempt_set_state(fx->st, a.id, ATTEMPT_RUNNING,
+	    1300, NULL, &cause), 0);
+	memset(got, 0, sizeof got);
+	assert_int_equal(store_attempt_list(fx->st, id, copy_attempt, got,
+	    &cause), 1);
+	assert_int_equal(got[0]->state, ATTEMPT_RUNNING);
+	assert_int_equal(got[0]->started, 1200);
+	assert_string_equal(got[0]->cloud_id,
+	    "projects/p/zones/z/instances/gpuq-x-1-1");
+	attempts_free(got);
+
+	assert_int_equal(store_attempt_set_state(fx->st, a.id, ATTEMPT_ENDED,
+	    1300, NULL, NULL), -EINVAL);
+	assert_int_equal(store_attempt_set_state(fx->st, a.id + 1,
+	    ATTEMPT_RUNNING, 1300, NULL, &cause), -ENOENT);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(store_attempt_end(fx->st, a.id, 1400, END_SUCCEEDED,
+	    0, NULL, 0.1, &cause), 0);
+	assert_int_equal(store_attempt_set_state(fx->st, a.id, ATTEMPT_RUNNING,
+	    1500, NULL, &cause), -EALREADY);
+	free(cause);
+}
+
+static void
+test_store_attempt_end_counters(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a;
+	struct store_job	*j;
+	struct store_event	 ev[16];
+	int64_t			 id, ids[4];
+	char			*cause = NULL;
+	int			 i;
+	static const int	 reasons[4] = { END_PREEMPTED, END_FAILED,
+	    END_STOCKOUT, END_SUCCEEDED };
+	static const double	 costs[4] = { 1.25, 0.5, 0.0, 2.0 };
+
+	id = insert_one(fx->st, "a", 0);
+	for (i = 0; i < 4; i++) {
+		fill_attempt(&a, id, 1);
+		assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+		ids[i] = a.id;
+		assert_int_equal(store_attempt_end(fx->st, a.id, 2000 + i,
+		    reasons[i], reasons[i] == END_FAILED ? 3 :
+		    reasons[i] == END_SUCCEEDED ? 0 : -1,
+		    reasons[i] == END_FAILED ? "exit 3" : NULL, costs[i],
+		    &cause), 0);
+	}
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->attempts, 4);
+	assert_int_equal(j->failures, 1);
+	assert_int_equal(j->interruptions, 2);
+	assert_float_equal(j->cost_usd, 3.75, 1e-9);
+	assert_int_equal(j->exit_code, 0);
+	assert_null(j->message);
+	assert_int_equal(j->updated, 2003);
+	store_job_free(j);
+
+	assert_int_equal(store_attempt_end(fx->st, ids[0], 3000, END_LOST,
+	    -1, NULL, 9.0, &cause), -EALREADY);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(store_attempt_end(fx->st, ids[3] + 1, 3000, END_LOST,
+	    -1, NULL, 9.0, &cause), -ENOENT);
+	free(cause);
+	assert_int_equal(store_attempt_end(fx->st, ids[0], 3000, END_NONE,
+	    -1, NULL, 9.0, NULL), -EINVAL);
+	assert_int_equal(store_job_get(fx->st, id, &j, NULL), 0);
+	assert_float_equal(j->cost_usd, 3.75, 1e-9);
+	store_job_free(j);
+
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, id, collect_event, ev,
+	    NULL), 5);
+	assert_non_null(strstr(ev[1].message, "preempted"));
+	assert_non_null(strstr(ev[2].message, "failed: exit 3"));
+	events_free(ev);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+static void
+test_store_attempt_live(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a, *got[16];
+	int64_t			 j1, j2, a1, a2, a3;
+	char			*cause = NULL;
+
+	j1 = insert_one(fx->st, "a", 0);
+	j2 = insert_one(fx->st, "b", 0);
+	fill_attempt(&a, j1, 1);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	a1 = a.id;
+	fill_attempt(&a, j2, 1);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	a2 = a.id;
+	fill_attempt(&a, j1, 0);
+	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
+	a3 = a.id;
+	assert_int_equal(store_attempt_end(fx->st, a1, 5000, END_PREEMPTED,
+	    -1, NULL, 0.0, &cause), 0);
+
+	memset(got, 0, sizeof got);
+	assert_int_equal(store_attempt_list_live(fx->st, copy_attempt, got,
+	    &cause), 2);
+	assert_int_equal(got[0]->id, a2);
+	assert_int_equal(got[1]->id, a3);
+	assert_int_equal(got[1]->number, 2);
+	attempts_free(got);
+}
+
+static void
+test_store_cooldown_growth(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 until, now = 100000;
+	char		*cause = NULL;
+	int		 i;
+	static const int64_t want[] = { 60, 120, 240, 480, 600, 600, 600 };
+
+	for (i = 0; i < 7; i++) {
+		assert_int_equal(store_cooldown_strike(fx->st, "us-central1-a",
+		    "nvidia-tesla-t4", 1, now + i * 10, 60, 600, &until,
+		    &cause), 0);
+		assert_int_equal(until, now + i * 10 + want[i]);
+	}
+	/* 100 strikes cannot overflow past the cap. */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0,
+		    now, 1, INT64_MAX / 4, &until, &cause), 0);
+	assert_true(until > now);
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0, now, 0,
+	    10, &until, NULL), -EINVAL);
+	assert_int_equal(store_cooldown_strike(fx->st, NULL, "g", 0, now, 1,
+	    10, &until, NULL), -EINVAL);
+}
+
+static void
+test_store_cooldown_decay(void **state)
+{
+	struct fixture	*fx = *state;
+	int64_t		 until, t = 100000;
+	char		*cause = NULL;
+
+	/* Three strikes: 60, 120, 240. */
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 1, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 2, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(until, t + 2 + 240);
+	/* Two quiet hours forgive two strikes: 3 - 2 + 1 = 2 → 120 s. */
+	t += 2 + 2 * 3600 + 10;
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(until, t + 120);
+	/* A long quiet spell starts afresh. */
+	t += 100 * 3600;
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(until, t + 60);
+	/* The on-demand key is separate. */
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0, t, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(until, t + 60);
+}
+
+struct cd_seen {
+	int	n;
+	char	zone[4][32];
+	int	spot[4];
+	int	strikes[4];
+};
+
+static int
+collect_cooldown(const char *zone, const char *gpu, int spot, int64_t until,
+    int strikes, void *arg)
+{
+	struct cd_seen	*c = arg;
+
+	assert_true(c->n < 4);
+	assert_string_equal(gpu, "nvidia-l4");
+	snprintf(c->zone[c->n], sizeof c->zone[0], "%s", zone);
+	c->spot[c->n] = spot;
+	c->strikes[c->n] = strikes;
+	c->n++;
+	return 0;
+}
+
+static void
+test_store_cooldown_list(void **state)
+{
+	struct fixture	*fx = *state;
+	struct cd_seen	 c;
+	int64_t		 until;
+	char		*cause = NULL;
+
+	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-b",
+	    "nvidia-l4", 1, 1000, 60, 600, &until, &cause), 0);
+	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-b",
+	    "nvidia-l4", 1, 1001, 60, 600, &until, &cause), 0);
+	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-c",
+	    "nvidia-l4", 0, 1000, 300, 600, &until, &cause), 0);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_cooldown_list(fx->st, 1100, collect_cooldown,
+	    &c, &cause), 2);
+	assert_string_equal(c.zone[0], "us-east1-b");
+	assert_int_equal(c.spot[0], 1);
+	assert_int_equal(c.strikes[0], 2);
+	assert_string_equal(c.zone[1], "us-east1-c");
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_cooldown_list(fx->st, 1200, collect_cooldown,
+	    &c, &cause), 1);
+	assert_string_equal(c.zone[0], "us-east1-c");
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_cooldown_list(fx->st, 1300, collect_cooldown,
+	    &c, &cause), 0);
+}
+
+struct hist {
+	int	n;
+	char	key[4][96];
+	double	hours[4];
+	int	intr[4];
+};
+
+static int
+collect_history(const char *provider, const char *region, const char *gpu,
+    double hours, int interruptions, void *arg)
+{
+	struct hist	*h = arg;
+
+	assert_true(h->n < 4);
+	snprintf(h->key[h->n], sizeof h->key[0], "%s/%s/%s", provider, region,
+	    gpu);
+	h->hours[h->n] = hours;
+	h->intr[h->n] = interruptions;
+	h->n++;
+	return 0;
+}
+
+/* One attempt of job JOB: spot or not, started at S (0: never), ended E. */
+static void
+history_attempt(struct store *st, int64_t job, char *region, int spot,
+    int64_t s, int64_t e, int reason)
+{
+	struct store_attempt	a;
+
+	fill_attempt(&a, job, spot);
+	a.region = region;
+	assert_int_equal(store_attempt_insert(st, &a, NULL), 0);
+	if (s != 0)
+		assert_int_equal(store_attempt_set_state(st, a.id,
+		    ATTEMPT_RUNNING, s, NULL, NULL), 0);
+	assert_int_equal(store_attempt_end(st, a.id, e, reason, -1, NULL, 0,
+	    NULL), 0);
+}
+
+static void
+test_store_spot_history(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a;
+	struct hist		 h;
+	int64_t			 j;
+	char			*cause = NULL;
+	const int64_t		 H = 3600;
+
+	j = insert_one(fx->st, "h", 0);
+	/* us-central1: 2 h preempted, 1 h maintenance, 3 h success,
+	 * one lost before running (0 h, still an interruption). */
+	history_attempt(fx->st, j, "us-central1", 1, 10 * H, 12 * H,
+	    END_PREEMPTED);
+	history_attempt(fx->st, j, "us-central1", 1, 20 * H, 21 * H,
+	    END_MAINTENANCE);
+	history_attempt(fx->st, j, "us-central1", 1, 30 * H, 33 * H,
+	    END_SUCCEEDED);
+	history_attempt(fx->st, j, "us-central1", 1, 0, 34 * H, END_LOST);
+	/* Stockouts are not preemptions; on-demand is not Spot. */
+	history_attempt(fx->st, j, "us-central1", 1, 0, 35 * H, END_STOCKOUT);
+	history_attempt(fx->st, j, "us-central1", 0, 40 * H, 50 * H,
+	    END_PREEMPTED);
+	/* us-east1: ended before SINCE. */
+	history_attempt(fx->st, j, "us-east1", 1, 1 * H, 2 * H, END_PREEMPTED);
+	history_attempt(fx->st, j, "us-west1", 1, 8 * H, 9 * H, END_FAILED);
+	/* A live Spot attempt does not count. */
+	fill_attempt(&a, j, 1);
+	assert_int_equal(store_attempt_insert(fx->st, &a, NULL), 0);
+
+	memset(&h, 0, sizeof h);
+	assert_int_equal(store_spot_history(fx->st, 5 * H, collect_history, &h,
+	    &cause), 2);
+	assert_string_equal(h.key[0], "gce/us-central1/nvidia-tesla-t4");
+	assert_float_equal(h.hours[0], 6.0, 1e-9);
+	assert_int_equal(h.intr[0], 3);
+	assert_string_equal(h.key[1], "gce/us-west1/nvidia-tesla-t4");
+	assert_float_equal(h.hours[1], 1.0, 1e-9);
+	assert_int_equal(h.intr[1], 0);
+
+	memset(&h, 0, sizeof h);
+	assert_int_equal(store_spot_history(fx->st, 0, collect_history, &h,
+	    &cause), 3);
+	assert_string_equal(h.key[1], "gce/us-east1/nvidia-tesla-t4");
+	assert_int_equal(h.intr[1], 1);
+}
+
+static void
+test_store_meta(void **state)
+{
+	struct fixture	*fx = *state;
+	char		*v = NULL, *cause = NULL;
+
+	assert_int_equal(store_meta_get(fx->st, "price_etag", &v, &cause),
+	    -ENOENT);
+	assert_null(v);
+	assert_int_equal(store_meta_set(fx->st, "price_etag", "abc", &cause),
+	    0);
+	assert_int_equal(store_meta_get(fx->st, "price_etag", &v, &cause), 0);
+	assert_string_equal(v, "abc");
+	free(v);
+	assert_int_equal(store_meta_set(fx->st, "price_etag", "def", &cause),
+	    0);
+	assert_int_equal(store_meta_get(fx->st, "price_etag", &v, &cause), 0);
+	assert_string_equal(v, "def");
+	free(v);
+	assert_int_equal(store_meta_set(fx->st, "k", NULL, &cause), -EINVAL);
+	free(cause);
+}
+
+/* Make a database at FX->path from the committed version-1 SQL. */
+static void
+make_v1(struct fixture *fx)
+{
+	const char	*srcdir;
+	sqlite3		*db;
+	char		*file, *sql, *err = NULL;
+	FILE		*f;
+	long		 len;
+
+	srcdir = getenv("top_srcdir");
+	if (srcdir != NULL)
+		file = xprintf("%s/tests/unit/data/store-v1.sql", srcdir);
+	else
+		file = xprintf("%s/store-v1.sql", STORE_TEST_DATA);
+	f = fopen(file, "r");
+	if (f == NULL)
+		fail_msg("%s: %s", file, strerror(errno));
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	sql = xcalloc(1, len + 1);
+	assert_int_equal(fread(sql, 1, len, f), (size_t)len);
+	fclose(f);
+	free(file);
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("store-v1.sql: %s", err);
+	sqlite3_close(db);
+	free(sql);
+}
+
+static void
+test_store_migrate_from_v1(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	*got[16];
+	struct store_filter	 f;
+	struct store_job	*j;
+	struct collect		 c;
+	int64_t			 id, until;
+	char			*cause = NULL;
+	int			 more;
+
+	make_v1(fx);
+	if (store_open(fx->path, &fx->st, &cause) != 0)
+		fail_msg("open v1: %s", cause);
+	assert_int_equal(sql_int(fx->st, "PRAGMA user_version"),
+	    store_schema_version());
+	assert_string_equal(store_install_id(fx->st), "0badcafe");
+
+	assert_int_equal(store_job_get(fx->st, 1, &j, &cause), 0);
+	assert_string_equal(j->name, "resnet");
+	assert_int_equal(j->state, JOB_SUCCEEDED);
+	assert_int_equal(j->interruptions, 1);
+	assert_float_equal(j->cost_usd, 3.5, 1e-9);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, 3, &j, &cause), 0);
+	assert_string_equal(j->why,
+	    "no quota for nvidia-tesla-a100 in us-central1");
+	store_job_free(j);
+
+	/* New columns read as NULL; old rows keep theirs. */
+	memset(got, 0, sizeof got);
+	assert_int_equal(store_attempt_list(fx->st, 1, copy_attempt, got,
+	    &cause), 2);
+	assert_null(got[0]->cloud_id);
+	assert_null(got[0]->resumed_from);
+	assert_int_equal(got[0]->end_reason, END_PREEMPTED);
+	assert_string_equal(got[1]->resource, "gpuq-0badcafe-1-2");
+	attempts_free(got);
+	assert_int_equal(store_attempt_list_live(fx->st, copy_attempt, got,
+	    &cause), 1);
+	assert_int_equal(got[0]->job_id, 2);
+	attempts_free(got);
+
+	/* New indexes and tables work on old rows. */
+	memset(&f, 0, sizeof f);
+	f.states = JOB_MASK_LIVE;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 10, collect_job, &c,
+	    &more, &cause), 2);
+	assert_int_equal(c.ids[0], 2);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_runnable(fx->st, 1800000000,
+	    collect_job, &c, &cause), 1);
+	assert_int_equal(c.ids[0], 3);
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, 10, 60,
+	    600, &until, &cause), 0);
+	id = insert_one(fx->st, "new", 0);
+	assert_int_equal(id, 4);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 6);
+}
+
+static void
+test_store_refuses_newer_schema(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st = NULL;
+	sqlite3		*db;
+	char		*cause = NULL;
+
+	assert_int_equal(store_open(fx->path, &fx->st, &cause), 0);
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL,
+	    NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(store_open(fx->path, &st, &cause), -EPROTO);
+	assert_null(st);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "99"));
+	assert_non_null(strstr(cause, "newer"));
+	free(cause);
+
+	/* Untouched. */
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "SELECT 1 FROM jobs", NULL, NULL,
+	    NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void
+test_store_busy(void **state)
+{
+	struct fixture	*fx = *state;
+	sqlite3		*db;
+	int64_t		 id;
+	char		*cause = NULL;
+	time_t		 t0;
+
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	t0 = time(NULL);
+	assert_int_equal(store_job_transition(fx->st, 1, JOB_MASK_ALL,
+	    JOB_QUEUED, NULL, NULL, &cause), -EBUSY);
+	assert_true(time(NULL) - t0 >= 4);	/* it waited */
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "locked"));
+	free(cause);
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	id = insert_one(fx->st, "after", 0);
+	assert_int_equal(id, 1);
+}
+
+/*
+ * Kill a writer mid-way. The child reports each committed batch's first
+ * id through a pipe after store_jobs_insert() returned; the parent kills
+ * it with SIGKILL, reopens, and finds every reported batch whole and no
+ * partial batch.
+ */
+#define CRASH_BATCH	64
+
+static void
+test_store_crash_safety(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job	*j;
+	int64_t			 first, got[4096];
+	size_t			 n = 0, i;
+	ssize_t			 r;
+	pid_t			 pid;
+	char			*cause = NULL;
+	int			 p[2], status, k;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct store_job_new	 jobs[CRASH_BATCH];
+		struct store		*st;
+		int64_t			 ids[CRASH_BATCH];
+
+		close(p[0]);
+		if (store_open(fx->path, &st, NULL) != 0)
+			_exit(2);
+		memset(jobs, 0, sizeof jobs);
+		for (k = 0; k < CRASH_BATCH; k++) {
+			jobs[k].name = "crash";
+			jobs[k].spec = "{\"image\":\"busybox\",\"pad\":"
+			    "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}";
+		}
+		for (;;) {
+			if (store_jobs_insert(st, jobs, CRASH_BATCH, ids,
+			    NULL) != 0)
+				_exit(3);
+			if (write(p[1], &ids[0], sizeof ids[0]) !=
+			    sizeof ids[0])
+				_exit(4);
+		}
+	}
+	close(p[1]);
+	while (n < 50) {
+		r = read(p[0], &got[n], sizeof got[0]);
+		assert_int_equal(r, sizeof got[0]);
+		n++;
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	while (n < 4096 && (r = read(p[0], &got[n], sizeof got[0])) ==
+	    sizeof got[0])
+		n++;
+	close(p[0]);
+
+	if (store_open(fx->path, &fx->st, &cause) != 0)
+		fail_msg("reopen: %s", cause);
+	for (i = 0; i < n; i++) {
+		first = got[i];
+		assert_int_equal(store_job_get(fx->st, first, &j, &cause), 0);
+		store_job_free(j);
+		assert_int_equal(store_job_get(fx->st, first + CRASH_BATCH - 1,
+		    &j, &cause), 0);
+		store_job_free(j);
+	}
+	/* Whole batches only, each job with its event. */
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs") %
+	    CRASH_BATCH, 0);
+	assert_true(sql_int(fx->st, "SELECT count(*) FROM jobs") >=
+	    (int64_t)n * CRASH_BATCH);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"),
+	    sql_int(fx->st, "SELECT count(*) FROM jobs"));
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM "
+	    "pragma_integrity_check WHERE integrity_check != 'ok'"), 0);
+}
+
+/* The plan SQLite picks for S, one line per step. */
+static char *
+explain(struct store *st, sqlite3_stmt *s)
+{
+	sqlite3_stmt	*e;
+	char		*sql, *out = xstrdup(""), *tmp;
+
+	sql = xprintf("EXPLAIN QUERY PLAN %s", sqlite3_sql(s));
+	assert_int_equal(sqlite3_prepare_v2(st->db, sql, -1, &e, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(e) == SQLITE_ROW) {
+		tmp = xprintf("%s%s\n", out, sqlite3_column_text(e, 3));
+		free(out);
+		out = tmp;
+	}
+	sqlite3_finalize(e);
+	free(sql);
+	return out;
+}
+
+static void
+assert_plan(struct store *st, sqlite3_stmt *s, const char *want)
+{
+	char	*plan;
+
+	plan = explain(st, s);
+	if (strstr(plan, want) == NULL || strstr(plan, "TEMP B-TREE") != NULL)
+		fail_msg("plan of \"%s\":\n%swanted \"%s\", no temp b-tree",
+		    sqlite3_sql(s), plan, want);
+	free(plan);
+}
+
+static void
+test_store_query_plans(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st = fx->st;
+	char		*plan;
+	int		 i;
+
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE)],
+	    "SEARCH jobs USING INDEX jobs_live (id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ONE)],
+	    "SEARCH jobs USING INDEX jobs_state (state=? AND rowid>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY)],
+	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE) |
+	    STORE_LIST_OWNER | STORE_LIST_NAME], "USING INDEX jobs_live");
+	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE],
+	    "SCAN jobs USING INDEX jobs_runnable");
+	assert_plan(st, st->stmt[STMT_ATTEMPT_LIVE],
+	    "SCAN attempts USING INDEX attempts_live");
+	assert_plan(st, st->stmt[STMT_ATTEMPT_LIST],
+	    "SEARCH attempts USING INDEX sqlite_autoindex_attempts_1 "
+	    "(job_id=?)");
+	assert_plan(st, st->stmt[STMT_EVENT_LIST],
+	    "SEARCH events USING INDEX events_job (job_id=?)");
+	assert_plan(st, st->stmt[STMT_JOB_GET],
+	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)");
+	assert_plan(st, st->stmt[STMT_JOB_COUNTS],
+	    "SCAN jobs USING COVERING INDEX jobs_state");
+	plan = explain(st, st->stmt[STMT_SPOT_HISTORY]);
+	assert_non_null(strstr(plan, "attempts_spot (ended>?)"));
+	free(plan);
+
+	/* No statement walks a whole table without an index. */
+	for (i = 0; i < STMT_COUNT; i++) {
+		plan = explain(st, st->stmt[i]);
+		if (strstr(plan, "SCAN jobs\n") != NULL ||
+		    strstr(plan, "SCAN attempts\n") != NULL ||
+		    strstr(plan, "SCAN events\n") != NULL)
+			fail_msg("full scan in \"%s\":\n%s",
+			    sqlite3_sql(st->stmt[i]), plan);
+		free(plan);
+	}
+}
+
+static void
+test_store_names(void **state)
+{
+	int	i;
+
+	(void)state;
+	for (i = 0; i < JOB_NSTATES; i++)
+		assert_int_equal(job_state_parse(job_state_name(i)), i);
+	assert_string_equal(job_state_name(JOB_CANCELLING), "cancelling");
+	assert_string_equal(job_state_name(JOB_NSTATES), "?");
+	assert_string_equal(job_state_name(-1), "?");
+	assert_int_equal(job_state_parse("runnin"), -1);
+	assert_int_equal(job_state_parse(NULL), -1);
+	for (i = END_SUCCEEDED; i <= END_LIMIT; i++)
+		assert_int_equal(attempt_end_parse(attempt_end_name(i)), i);
+	assert_string_equal(attempt_end_name(END_LAUNCH_ERROR),
+	    "launch_error");
+	assert_string_equal(attempt_state_name(ATTEMPT_ENDED), "ended");
+	assert_string_equal(attempt_state_name(9), "?");
+	assert_true(attempt_end_is_interruption(END_PREEMPTED));
+	assert_true(attempt_end_is_interruption(END_MAINTENANCE));
+	assert_true(attempt_end_is_interruption(END_LOST));
+	assert_true(attempt_end_is_interruption(END_STOCKOUT));
+	assert_false(attempt_end_is_interruption(END_FAILED));
+	assert_false(attempt_end_is_interruption(END_LAUNCH_ERROR));
+	assert_false(attempt_end_is_interruption(END_SUCCEEDED));
+}
+
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define TN(f)	cmocka_unit_test_setup_teardown(f, setup_nostore, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_store_open_creates),
+		T(test_store_reopen_keeps_install_id),
+		TN(test_store_open_bad_path),
+		TN(test_store_open_not_a_database),
+		T(test_store_insert_batch),
+		T(test_store_insert_invalid_writes_nothing),
+		T(test_store_get),
+		T(test_store_list_paging),
+		T(test_store_list_filters),
+		T(test_store_list_callback_stops),
+		T(test_store_runnable_order),
+		T(test_store_runnable_write_during_walk),
+		T(test_store_transition_ok),
+		T(test_store_transition_ealready),
+		T(test_store_transition_enoent),
+		T(test_store_setters),
+		T(test_store_counts),
+		T(test_store_event_add),
+		T(test_store_attempt_insert),
+		T(test_store_attempt_set_state),
+		T(test_store_attempt_end_counters),
+		T(test_store_attempt_live),
+		T(test_store_cooldown_growth),
+		T(test_store_cooldown_decay),
+		T(test_store_cooldown_list),
+		T(test_store_spot_history),
+		T(test_store_meta),
+		TN(test_store_migrate_from_v1),
+		TN(test_store_refuses_newer_schema),
+		T(test_store_busy),
+		TN(test_store_crash_safety),
+		T(test_store_query_plans),
+		cmocka_unit_test(test_store_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
