@@ -1,1 +1,25 @@
-# client/local.mk: filled in by the owner of client/.
+# client/local.mk: gpuq(1), the command people type.
+#
+# client/libcli.a holds the parts unit tests drive without a daemon
+# (job files, YAML, tables, formatting, the connection); gpuq adds the
+# command table and the commands.
+noinst_LIBRARIES += client/libcli.a
+client_libcli_a_SOURCES = \
+	client/cli.h \
+	client/conn.c \
+	client/fmt.c \
+	client/jobfile.c \
+	client/table.c \
+	client/yaml.c
+client_libcli_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
+
+bin_PROGRAMS += gpuq
+gpuq_SOURCES = \
+	client/gpuq.c \
+	client/cli-job.c \
+	client/cli-ping.c \
+	client/cli-show.c \
+	client/cli-status.c \
+	client/cli-submit.c
+gpuq_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+gpuq_LDADD = client/libcli.a common/libcommon.a $(JANSSON_LIBS) $(YAML_LIBS)

@@ -1,0 +1,215 @@
+/*
+ * cli-submit.c: gpuq submit. Reads a job file (one job or a sweep),
+ * applies --name/--priority, sends one submit per job and prints the
+ * ids gpuqd gives. What a valid job is, only gpuqd says: its error
+ * names the field, and this file shows it as it came.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "client/cli.h"
+#include "common/frame.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+
+/*
+ * Requests in flight at once. A sweep's jobs then land in gpuqd's same
+ * group commit; the window is small enough that the replies always fit
+ * the socket buffer, so neither side can block the other.
+ */
+#define SUBMIT_WINDOW	64
+
+struct submit_run {
+	struct cli		*cli;
+	const char		*file;
+	struct cli_docs		*docs;
+	int			 quiet;
+	size_t			 ok;
+};
+
+/* Show the reply to the Ith job. 0 submitted, -1 not. */
+static int
+submit_reply(struct submit_run *r, size_t i, json_t *reply)
+{
+	struct cli_doc	*d = &r->docs->v[i];
+	json_int_t	 id;
+
+	if (reply == NULL)
+		return -1;
+	if (!cli_reply_ok(reply)) {
+		if (r->docs->n == 1)
+			cli_reply_warn(reply, "job rejected");
+		else if (d->line > 0)
+			cli_reply_warn(reply, "%s:%d: job rejected", r->file,
+			    d->line);
+		else
+			cli_reply_warn(reply, "%s: job %zu rejected", r->file,
+			    i + 1);
+		json_decref(reply);
+		return -1;
+	}
+	id = json_integer_value(json_object_get(reply, "id"));
+	if (r->quiet)
+		printf("%lld\n", (long long)id);
+	else
+		printf("submitted job %lld\n", (long long)id);
+	r->ok++;
+	json_decref(reply);
+	return 0;
+}
+
+/* Send every job, SUBMIT_WINDOW at a time, and read the replies. */
+static int
+submit_all(struct submit_run *r, int hold)
+{
+	struct cli	*cli = r->cli;
+	json_t		*req, *reply;
+	size_t		 sent, done, n = r->docs->n;
+	char		**toolong, *cause = NULL;
+	int		 failed = 0, rc;
+
+	/* cli_call opens the connection; use it for the first job. */
+	req = json_pack("{s:s, s:O, s:b}", "op", "submit", "job",
+	    r->docs->v[0].job, "hold", hold);
+	if (submit_reply(r, 0, cli_call(cli, req)) != 0)
+		failed = 1;
+	/* Jobs too long to send are answered here, in their turn. */
+	toolong = xcalloc(n, sizeof *toolong);
+	sent = done = 1;
+	while (done < n) {
+		while (sent < n && sent - done < SUBMIT_WINDOW) {
+			req = json_pack("{s:s, s:O, s:b}", "op", "submit",
+			    "job", r->docs->v[sent].job, "hold", hold);
+			rc = cli_conn_send(cli->conn, req, &cause);
+			json_decref(req);
+			if (rc == -EMSGSIZE || rc == -EINVAL) {
+				toolong[sent++] = cause;
+				cause = NULL;
+				continue;
+			}
+			if (rc != 0)
+				goto lost;
+			sent++;
+		}
+		if (toolong[done] != NULL) {
+			if (r->docs->v[done].line > 0)
+				cli_warnx("%s:%d: %s", r->file,
+				    r->docs->v[done].line, toolong[done]);
+			else
+				cli_warnx("%s: job %zu: %s", r->file, done + 1,
+				    toolong[done]);
+			failed = 1;
+			done++;
+			continue;
+		}
+		if ((rc = cli_conn_recv(cli->conn, &reply, &cause)) != 0)
+			goto lost;
+		if (submit_reply(r, done, reply) != 0)
+			failed = 1;
+		done++;
+	}
+	for (done = 0; done < n; done++)
+		free(toolong[done]);
+	free(toolong);
+	if (n > 1 && failed)
+		cli_warnx("%s: %zu of %zu jobs submitted", r->file, r->ok, n);
+	return failed ? GPUQ_EXIT_FAILED : GPUQ_EXIT_OK;
+
+lost:
+	for (done = 0; done < n; done++)
+		free(toolong[done]);
+	free(toolong);
+	cli_warnx("%s", cause);
+	free(cause);
+	cli_warnx("%s: %zu of %zu jobs acknowledged before gpuqd stopped "
+	    "answering; 'gpuq status' shows what is queued", r->file, r->ok,
+	    n);
+	return GPUQ_EXIT_UNREACHABLE;
+}
+
+int
+cli_submit_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct option	 opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "hold", no_argument, NULL, 'H' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "priority", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find("submit");
+	struct submit_run		 r;
+	struct cli_docs			 docs = { NULL, 0 };
+	const char			*name = NULL;
+	char				*cause = NULL, *end;
+	long				 prio = 0;
+	int				 ch, hold = 0, prio_set = 0, rc;
+	size_t				 i;
+
+	memset(&r, 0, sizeof r);
+	while ((ch = cli_getopt(argc, argv, "qh", opts, cmd)) != -1) {
+		switch (ch) {
+		case 'q':
+			r.quiet = 1;
+			break;
+		case 'H':
+			hold = 1;
+			break;
+		case 'N':
+			if (!utf8_valid(optarg, strlen(optarg))) {
+				cli_warnx("--name: not valid UTF-8");
+				return GPUQ_EXIT_USAGE;
+			}
+			name = optarg;
+			break;
+		case 'P':
+			errno = 0;
+			prio = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    prio < INT_MIN || prio > INT_MAX) {
+				cli_warnx("--priority: '%s' is not an integer",
+				    optarg);
+				return GPUQ_EXIT_USAGE;
+			}
+			prio_set = 1;
+			break;
+		case 'h':
+			return GPUQ_EXIT_OK;
+		default:
+			return GPUQ_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		cli_warnx("submit takes one job file (or '-' for standard "
+		    "input)");
+		cli_usage(stderr, cmd);
+		return GPUQ_EXIT_USAGE;
+	}
+	r.file = strcmp(argv[optind], "-") == 0 ? "<stdin>" : argv[optind];
+	if (cli_jobfile_read(argv[optind], &docs, &cause) != 0) {
+		cli_warnx("%s", cause);
+		free(cause);
+		return GPUQ_EXIT_FAILED;
+	}
+	for (i = 0; i < docs.n; i++) {
+		if (name != NULL)
+			json_object_set_new(docs.v[i].job, "name",
+			    json_string(name));
+		if (prio_set)
+			json_object_set_new(docs.v[i].job, "priority",
+			    json_integer(prio));
+	}
+	r.cli = cli;
+	r.docs = &docs;
+	rc = submit_all(&r, hold);
+	cli_docs_done(&docs);
+	return rc;
+}

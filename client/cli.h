@@ -1,0 +1,189 @@
+/*
+ * cli.h: what the pieces of gpuq(1) share: the command table, the
+ * connection to gpuqd, job files (YAML or JSON), tables and formatting.
+ *
+ * The client knows the wire (common/proto.h) and nothing of the store,
+ * the scheduler or the cloud: every decision is the daemon's, and the
+ * client only shows what the daemon answers.
+ */
+#ifndef GPUQ_CLI_H
+#define GPUQ_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct cli_conn;
+struct cli_table;
+
+/* Global state of one gpuq run. */
+struct cli {
+	const char	*socket;	/* path of gpuqd's socket; borrowed */
+	int		 timeout_ms;	/* per request; 0 = wait forever */
+	struct cli_conn	*conn;		/* opened by the first request */
+};
+
+/*
+ * One command. Adding a command is one line in cli_cmds[] (gpuq.c) and
+ * a handler: exec gets argv with argv[0] = the command name and returns
+ * the exit status (GPUQ_EXIT_*).
+ */
+struct cli_cmd {
+	const char	*name;
+	int		(*exec)(struct cli *, int argc, char **argv);
+	const char	*usage;		/* arguments after the name */
+	const char	*summary;	/* one line for "gpuq help" */
+	const char	*help;		/* option lines for "gpuq CMD --help" */
+};
+
+/* The command table, ended by a NULL name. */
+extern const struct cli_cmd	 cli_cmds[];
+
+/* Handlers, one file per family (cli-*.c). */
+int	cli_submit_exec(struct cli *, int, char **);
+int	cli_status_exec(struct cli *, int, char **);
+int	cli_show_exec(struct cli *, int, char **);
+int	cli_job_exec(struct cli *, int, char **);	/* cancel, hold, release */
+int	cli_ping_exec(struct cli *, int, char **);
+int	cli_help_exec(struct cli *, int, char **);
+
+/* gpuq.c: messages and usage. */
+void	cli_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+/* Print "usage: gpuq CMD ..." for CMD to F. */
+void	cli_usage(FILE *f, const struct cli_cmd *cmd);
+/* Table entry by name; NULL if unknown. Borrowed. */
+const struct cli_cmd *cli_cmd_find(const char *name);
+/*
+ * getopt_long for a command: handles --help (prints it, returns 'h')
+ * and reports bad options as a usage error (returns '?'). Same return
+ * values as getopt_long otherwise.
+ */
+int	cli_getopt(int argc, char **argv, const char *optstring,
+	    const struct option *longopts, const struct cli_cmd *cmd);
+
+/*
+ * conn.c: one blocking connection to gpuqd with a timeout. Negative
+ * errno on failure with *cause set (new string); -ETIMEDOUT when the
+ * daemon does not answer in time, -EPIPE when it hung up.
+ */
+int	cli_conn_open(const char *path, int timeout_ms,
+	    struct cli_conn **ret, char **cause);
+void	cli_conn_free(struct cli_conn *);
+/* Write REQ (borrowed) as one line. */
+int	cli_conn_send(struct cli_conn *, json_t *req, char **cause);
+/* Read one reply into *ret (new reference). */
+int	cli_conn_recv(struct cli_conn *, json_t **ret, char **cause);
+
+/*
+ * Request helpers on struct cli (gpuq.c). cli_call connects on first
+ * use, sends REQ (takes it) and returns the reply (new reference).
+ * When gpuqd cannot be reached or stops answering it prints why, with
+ * a hint, and exits GPUQ_EXIT_UNREACHABLE: no command can go on then.
+ */
+json_t	*cli_call(struct cli *, json_t *req);
+/* 1 if REPLY is {"ok":true,...}. */
+int	cli_reply_ok(json_t *reply);
+/*
+ * Print a failed reply as "gpuq: WHAT: FIELD: MESSAGE" (WHAT may be
+ * NULL). Returns GPUQ_EXIT_FAILED for the caller to return.
+ */
+int	cli_reply_warn(json_t *reply, const char *what, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Parse a job id ("142"); 0 or -EINVAL. */
+int	cli_parse_id(const char *, int64_t *ret);
+
+/*
+ * jobfile.c: job files. A file holds one job or several (a sweep): YAML
+ * documents separated by "---", a JSON object, a JSON array of
+ * objects, or JSON objects one after another. The format is told by
+ * content, not by name.
+ */
+struct cli_doc {
+	json_t	*job;		/* owned reference */
+	int	 line;		/* where it starts in the file; 0 unknown */
+};
+struct cli_docs {
+	struct cli_doc	*v;
+	size_t		 n;
+};
+void	cli_docs_done(struct cli_docs *);
+/*
+ * Parse BUF (LEN bytes, from file NAME) into jobs. 0, or -EINVAL with
+ * *cause "NAME:LINE:COLUMN: problem" (new string).
+ */
+int	cli_jobfile_parse(const char *name, const char *buf, size_t len,
+	    struct cli_docs *ret, char **cause);
+/* Read PATH ("-" = standard input) and parse it as above. */
+int	cli_jobfile_read(const char *path, struct cli_docs *ret,
+	    char **cause);
+
+/*
+ * yaml.c: YAML text to JSON values, one per document (a new array in
+ * *ret, with each document's 1-based start line in LINES, new array
+ * the caller frees). Plain scalars are typed as YAML 1.1 types them
+ * (null, booleans, integers, floats); quoted and block scalars stay
+ * strings. 0, or -EINVAL with *cause "NAME:LINE:COLUMN: problem".
+ */
+int	cli_yaml_load(const char *name, const char *buf, size_t len,
+	    json_t **ret, int **lines, char **cause);
+/*
+ * The JSON value a plain scalar stands for (new reference), as above;
+ * NULL if it cannot be represented in JSON (.inf, .nan, out of range).
+ */
+json_t	*cli_yaml_plain(const char *s, size_t len);
+
+/*
+ * table.c: columns sized to their content. Cells are copied and made
+ * safe to print (control characters become '?').
+ */
+enum cli_align {
+	CLI_LEFT,
+	CLI_RIGHT,
+};
+struct cli_col {
+	const char	*header;
+	enum cli_align	 align;
+};
+struct cli_table *cli_table_new(const struct cli_col *, int ncols);
+void	cli_table_free(struct cli_table *);
+/* Add one cell (copied); rows fill left to right. NULL prints "-". */
+void	cli_table_add(struct cli_table *, const char *);
+void	cli_table_addf(struct cli_table *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Rows added so far. */
+size_t	cli_table_rows(const struct cli_table *);
+/*
+ * Print with a header row. With WIDTH > 0, the last column is cut so
+ * lines fit WIDTH columns (never below a few characters).
+ */
+void	cli_table_print(struct cli_table *, FILE *, int width, int header);
+/* Columns on the screen: stdout's terminal width, 0 if not a tty. */
+int	cli_table_width(void);
+/* Display width of UTF-8 text S (LEN bytes). */
+size_t	cli_table_strwidth(const char *s, size_t len);
+/* New copy of S with control characters and bad UTF-8 made '?'. */
+char	*cli_table_clean(const char *s);
+
+/*
+ * fmt.c: values as people read them, into BUF (returned).
+ */
+char	*cli_fmt_time(int64_t unix_sec, char *buf, size_t len);
+char	*cli_fmt_age(int64_t sec, char *buf, size_t len);
+char	*cli_fmt_usd(double usd, char *buf, size_t len);
+/* "2xT4" from {"type":"nvidia-tesla-t4","count":2}; "-" if absent. */
+char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
+/* "gce/us-central1-a" from an attempt; "-" if absent. */
+char	*cli_fmt_where(json_t *attempt, char *buf, size_t len);
+/* Owner uid as "name" or the number when it has no name. */
+char	*cli_fmt_user(int64_t uid, char *buf, size_t len);
+/* Integer member of OBJ, or DEF when absent or not a number. */
+int64_t	 cli_json_int(json_t *obj, const char *key, int64_t def);
+/* String member of OBJ, or NULL (borrowed). */
+const char *cli_json_str(json_t *obj, const char *key);
+/* Number member of OBJ (integer or real), or DEF. */
+double	 cli_json_num(json_t *obj, const char *key, double def);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * fmt.c: values from gpuqd's replies as people read them (times, ages,
+ * dollars, GPUs, places, users), and tolerant JSON getters: a field the
+ * daemon leaves out shows as "-", never as a crash.
+ */
+#include "config.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "client/cli.h"
+#include "common/duration.h"
+#include "common/gpu.h"
+
+char *
+cli_fmt_time(int64_t t, char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+
+	if (t <= 0 || localtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+char *
+cli_fmt_age(int64_t sec, char *buf, size_t len)
+{
+	return duration_format(sec, buf, len);
+}
+
+char *
+cli_fmt_usd(double usd, char *buf, size_t len)
+{
+	if (usd < 0)
+		usd = 0;
+	snprintf(buf, len, "$%.2f", usd);
+	return buf;
+}
+
+char *
+cli_fmt_gpu(json_t *acc, char *buf, size_t len)
+{
+	const struct gpu_type	*g;
+	const char		*type = cli_json_str(acc, "type");
+	int64_t			 count = cli_json_int(acc, "count", 0);
+
+	if (type == NULL) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if ((g = gpu_lookup(type)) != NULL)
+		type = g->short_name;
+	if (count > 0)
+		snprintf(buf, len, "%lldx%s", (long long)count, type);
+	else
+		snprintf(buf, len, "%s", type);
+	return buf;
+}
+
+char *
+cli_fmt_where(json_t *a, char *buf, size_t len)
+{
+	const char	*prov = cli_json_str(a, "provider");
+	const char	*zone = cli_json_str(a, "zone");
+
+	if (zone == NULL)
+		zone = cli_json_str(a, "region");
+	if (prov == NULL && zone == NULL)
+		snprintf(buf, len, "-");
+	else if (zone == NULL)
+		snprintf(buf, len, "%s", prov);
+	else
+		snprintf(buf, len, "%s/%s", prov ? prov : "?", zone);
+	return buf;
+}
+
+char *
+cli_fmt_user(int64_t uid, char *buf, size_t len)
+{
+	struct passwd	*pw;
+
+	if (uid < 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if ((pw = getpwuid((uid_t)uid)) != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%lld", (long long)uid);
+	return buf;
+}
+
+int64_t
+cli_json_int(json_t *obj, const char *key, int64_t def)
+{
+	json_t	*v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	return def;
+}
+
+const char *
+cli_json_str(json_t *obj, const char *key)
+{
+	json_t	*v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+double
+cli_json_num(json_t *obj, const char *key, double def)
+{
+	json_t	*v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : def;
+}

@@ -1,0 +1,411 @@
+/*
+ * gpuq.c: the gpuq command: global options, the command table, and the
+ * request helpers every command uses (connect on first use, errors as
+ * people read them, exit codes of gpuq(1)).
+ *
+ * The client never decides anything about jobs: it sends what the user
+ * typed and shows what gpuqd answers. It never runs a shell.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "client/cli.h"
+#include "common/duration.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+
+#define CLI_TIMEOUT_DEFAULT	30	/* seconds */
+
+/*
+ * The commands. A new command is one line here plus its handler; the
+ * help text, "gpuq help" and the unknown-command message follow.
+ */
+const struct cli_cmd cli_cmds[] = {
+	{ "submit", cli_submit_exec,
+	  "[-q] [--hold] [--name NAME] [--priority N] FILE|-",
+	  "queue the job(s) in a YAML or JSON file",
+	  "  -q, --quiet          print only the new job id(s)\n"
+	  "      --hold           queue the job(s) held: they start after "
+	  "'gpuq release'\n"
+	  "      --name NAME      set the job name (overrides the file)\n"
+	  "      --priority N     set the priority; higher runs first "
+	  "(overrides the file)\n"
+	  "  FILE may hold several jobs (YAML documents separated by '---',\n"
+	  "  or a JSON array): each is submitted. '-' reads standard "
+	  "input.\n" },
+	{ "status", cli_status_exec,
+	  "[--all] [--state S[,S...]] [--user USER] [--limit N] [--json]",
+	  "list active jobs: where they run, for how long, cost, why they "
+	  "wait",
+	  "  -a, --all            include finished jobs (succeeded, failed, "
+	  "cancelled)\n"
+	  "      --state S,...    only jobs in these states: held, queued, "
+	  "launching,\n"
+	  "                       pending, running, cancelling, succeeded, "
+	  "failed,\n"
+	  "                       cancelled\n"
+	  "  -u, --user USER      only jobs of USER (a name or a uid)\n"
+	  "  -n, --limit N        show at most N jobs\n"
+	  "      --json           print the jobs as a JSON array, as gpuqd "
+	  "sends them\n" },
+	{ "show", cli_show_exec, "[--json] ID",
+	  "tell one job's story: spec, attempts, events",
+	  "      --json           print gpuqd's reply as JSON\n" },
+	{ "cancel", cli_job_exec, "ID...",
+	  "cancel jobs (and delete what they run in the cloud)", "" },
+	{ "hold", cli_job_exec, "ID...",
+	  "keep queued jobs from starting", "" },
+	{ "release", cli_job_exec, "ID...",
+	  "let held jobs start", "" },
+	{ "ping", cli_ping_exec, "",
+	  "check that gpuqd answers, and print its version", "" },
+	{ "help", cli_help_exec, "[COMMAND]",
+	  "list the commands, or explain one", "" },
+	{ NULL, NULL, NULL, NULL, NULL }
+};
+
+static const char *cli_progname = "gpuq";
+
+void
+cli_warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const struct cli_cmd *
+cli_cmd_find(const char *name)
+{
+	const struct cli_cmd	*c;
+
+	for (c = cli_cmds; c->name != NULL; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void
+cli_usage(FILE *f, const struct cli_cmd *cmd)
+{
+	fprintf(f, "usage: gpuq %s%s%s\n", cmd->name,
+	    *cmd->usage ? " " : "", cmd->usage);
+}
+
+static void
+cli_cmd_help(const struct cli_cmd *cmd)
+{
+	cli_usage(stdout, cmd);
+	printf("\n%s.\n", cmd->summary);
+	if (*cmd->help != '\0')
+		printf("\n%s", cmd->help);
+	printf("\n  -h, --help           show this help\n"
+	    "See gpuq(1).\n");
+}
+
+static void
+cli_help(FILE *f)
+{
+	const struct cli_cmd	*c;
+
+	fprintf(f, "usage: gpuq [-s PATH] [-t DURATION] COMMAND [ARGS]\n"
+	    "       gpuq COMMAND --help\n\nCommands:\n");
+	for (c = cli_cmds; c->name != NULL; c++)
+		fprintf(f, "  %-9s%s\n", c->name, c->summary);
+	fprintf(f, "\nOptions:\n"
+	    "  -s, --socket PATH    gpuqd's socket (default: $%s,\n"
+	    "                       else %s)\n"
+	    "  -t, --timeout DUR    give up when gpuqd does not answer in "
+	    "DUR (default %ds;\n"
+	    "                       0 waits for ever)\n"
+	    "  -h, --help           show this help\n"
+	    "  -V, --version        print the version\n"
+	    "\nExit status: 0 ok, 1 a request failed, 2 usage error, "
+	    "3 gpuqd unreachable.\nSee gpuq(1) and gpuq-job(5).\n",
+	    GPUQ_SOCKET_ENV, GPUQ_SOCKET_DEFAULT, CLI_TIMEOUT_DEFAULT);
+}
+
+int
+cli_getopt(int argc, char **argv, const char *optstring,
+    const struct option *longopts, const struct cli_cmd *cmd)
+{
+	int	ch;
+
+	ch = getopt_long(argc, argv, optstring, longopts, NULL);
+	if (ch == 'h') {
+		cli_cmd_help(cmd);
+		return 'h';
+	}
+	if (ch == '?' || ch == ':') {
+		/* getopt_long has said what was wrong. */
+		cli_usage(stderr, cmd);
+		return '?';
+	}
+	return ch;
+}
+
+int
+cli_help_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct option	 opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find("help");
+	int				 ch;
+
+	while ((ch = cli_getopt(argc, argv, "+h", opts, cmd)) != -1) {
+		if (ch == 'h')
+			return GPUQ_EXIT_OK;
+		return GPUQ_EXIT_USAGE;
+	}
+	if (optind == argc) {
+		cli_help(stdout);
+		return GPUQ_EXIT_OK;
+	}
+	if (optind + 1 < argc) {
+		cli_usage(stderr, cmd);
+		return GPUQ_EXIT_USAGE;
+	}
+	if ((cmd = cli_cmd_find(argv[optind])) == NULL) {
+		cli_warnx("unknown command '%s'; 'gpuq help' lists them",
+		    argv[optind]);
+		return GPUQ_EXIT_USAGE;
+	}
+	cli_cmd_help(cmd);
+	return GPUQ_EXIT_OK;
+}
+
+/* Say why gpuqd cannot be reached and what to do, then exit 3. */
+static void __attribute__((noreturn))
+cli_unreachable(struct cli *cli, int rc, char *cause)
+{
+	cli_warnx("%s", cause);
+	free(cause);
+	switch (rc) {
+	case -ENOENT:
+	case -ECONNREFUSED:
+	case -ENOTDIR:
+		cli_warnx("is gpuqd running? start it with 'systemctl start "
+		    "gpuqd' or run 'gpuqd --socket PATH', or point gpuq at "
+		    "it with --socket or %s", GPUQ_SOCKET_ENV);
+		break;
+	case -EACCES:
+	case -EPERM:
+		cli_warnx("the socket is open to root and to gpuqd's admin "
+		    "group (admin_group in gpuqd.conf); ask an administrator "
+		    "to add you to that group");
+		break;
+	case -ETIMEDOUT:
+		cli_warnx("gpuqd at %s may be overloaded or stuck; see its "
+		    "log ('journalctl -u gpuqd'), or wait longer with "
+		    "--timeout", cli->socket);
+		break;
+	case -EPIPE:
+		cli_warnx("gpuqd may have stopped or restarted; see its log "
+		    "('journalctl -u gpuqd')");
+		break;
+	default:
+		break;
+	}
+	cli_conn_free(cli->conn);
+	cli->conn = NULL;
+	exit(GPUQ_EXIT_UNREACHABLE);
+}
+
+json_t *
+cli_call(struct cli *cli, json_t *req)
+{
+	json_t	*reply = NULL;
+	char	*cause = NULL;
+	int	 rc;
+
+	if (cli->conn == NULL) {
+		rc = cli_conn_open(cli->socket, cli->timeout_ms, &cli->conn,
+		    &cause);
+		if (rc != 0) {
+			json_decref(req);
+			cli_unreachable(cli, rc, cause);
+		}
+	}
+	rc = cli_conn_send(cli->conn, req, &cause);
+	json_decref(req);
+	if (rc == -EMSGSIZE || rc == -EINVAL) {
+		cli_warnx("%s", cause);
+		free(cause);
+		return NULL;
+	}
+	if (rc == 0)
+		rc = cli_conn_recv(cli->conn, &reply, &cause);
+	if (rc != 0)
+		cli_unreachable(cli, rc, cause);
+	return reply;
+}
+
+int
+cli_reply_ok(json_t *reply)
+{
+	return json_is_true(json_object_get(reply, "ok"));
+}
+
+/* Codes whose name says something the message may not. */
+static const struct {
+	const char	*code;
+	const char	*words;
+} cli_codes[] = {
+	{ GPUQ_ERR_FORBIDDEN, "forbidden" },
+	{ GPUQ_ERR_NOT_FOUND, "not found" },
+	{ GPUQ_ERR_CONFLICT, "conflict" },
+	{ GPUQ_ERR_BUSY, "busy" },
+	{ GPUQ_ERR_UNAVAILABLE, "unavailable" },
+	{ GPUQ_ERR_INTERNAL, "internal error" },
+	{ GPUQ_ERR_UNKNOWN_OP, "unknown operation" },
+};
+
+int
+cli_reply_warn(json_t *reply, const char *what, ...)
+{
+	json_t		*err = json_object_get(reply, "error");
+	const char	*code = cli_json_str(err, "code");
+	const char	*msg = cli_json_str(err, "message");
+	const char	*field = cli_json_str(err, "field");
+	const char	*words = NULL;
+	char		*w = NULL, *m, *fl = NULL;
+	size_t		 i, flen;
+	va_list		 ap;
+
+	if (what != NULL) {
+		va_start(ap, what);
+		if (vasprintf(&w, what, ap) < 0)
+			w = NULL;
+		va_end(ap);
+	}
+	if (msg == NULL)
+		msg = "gpuqd gave no reason";
+	for (i = 0; code != NULL && i < sizeof cli_codes / sizeof cli_codes[0];
+	    i++) {
+		if (strcmp(code, cli_codes[i].code) == 0 &&
+		    strstr(msg, cli_codes[i].words) == NULL)
+			words = cli_codes[i].words;
+	}
+	/* The field, unless the message already starts with it. */
+	if (field != NULL && *field != '\0') {
+		flen = strlen(field);
+		if (strncmp(msg, field, flen) != 0 || msg[flen] != ':')
+			fl = xstrdup(field);
+	}
+	m = cli_table_clean(msg);
+	cli_warnx("%s%s%s%s%s%s%s", w ? w : "", w ? ": " : "",
+	    words ? words : "", words ? ": " : "",
+	    fl ? fl : "", fl ? ": " : "", m);
+	free(m);
+	free(fl);
+	free(w);
+	return GPUQ_EXIT_FAILED;
+}
+
+int
+cli_parse_id(const char *s, int64_t *ret)
+{
+	char		*end;
+	long long	 n;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n <= 0)
+		return -EINVAL;
+	*ret = n;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option	 opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cli_cmd		*cmd;
+	struct cli			 cli;
+	int64_t				 sec;
+	int				 ch, rc;
+	char				*name;
+
+	(void)setlocale(LC_CTYPE, "");
+	memset(&cli, 0, sizeof cli);
+	cli.timeout_ms = CLI_TIMEOUT_DEFAULT * 1000;
+	if ((cli.socket = getenv(GPUQ_SOCKET_ENV)) == NULL ||
+	    *cli.socket == '\0')
+		cli.socket = GPUQ_SOCKET_DEFAULT;
+
+	while ((ch = getopt_long(argc, argv, "+s:t:hV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			cli.socket = optarg;
+			break;
+		case 't':
+			if (duration_parse(optarg, &sec) != 0 ||
+			    sec > INT_MAX / 1000) {
+				cli_warnx("--timeout: '%s' is not a duration "
+				    "(e.g. 30s, 2m; 0 waits for ever)", optarg);
+				return GPUQ_EXIT_USAGE;
+			}
+			cli.timeout_ms = (int)sec * 1000;
+			break;
+		case 'h':
+			cli_help(stdout);
+			return GPUQ_EXIT_OK;
+		case 'V':
+			printf("gpuq %s (protocol %d)\n", PACKAGE_VERSION,
+			    GPUQ_PROTO_VERSION);
+			return GPUQ_EXIT_OK;
+		default:
+			cli_help(stderr);
+			return GPUQ_EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		cli_help(stderr);
+		return GPUQ_EXIT_USAGE;
+	}
+	if ((cmd = cli_cmd_find(argv[optind])) == NULL) {
+		cli_warnx("unknown command '%s'; 'gpuq help' lists them",
+		    argv[optind]);
+		return GPUQ_EXIT_USAGE;
+	}
+	/* The command's own options, with messages as "gpuq CMD: ...". */
+	argc -= optind;
+	argv += optind;
+	name = xprintf("gpuq %s", cmd->name);
+	argv[0] = name;
+	optind = 0;		/* glibc: start afresh */
+	rc = cmd->exec(&cli, argc, argv);
+	cli_conn_free(cli.conn);
+	free(name);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		cli_warnx("writing to standard output: %s", strerror(errno));
+		if (rc == GPUQ_EXIT_OK)
+			rc = GPUQ_EXIT_FAILED;
+	}
+	return rc;
+}

@@ -1,0 +1,284 @@
+/*
+ * table.c: text tables for gpuq status and show. Columns are as wide
+ * as their widest cell; the last column may be cut to the terminal's
+ * width. Cells come from the daemon and from users (job names), so
+ * they are cleaned of control characters before they reach a terminal.
+ * Knows nothing of jobs.
+ */
+#include "config.h"
+
+#include <sys/ioctl.h>
+
+#include <langinfo.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "client/cli.h"
+#include "common/xmalloc.h"
+
+#define TABLE_GAP	2	/* spaces between columns */
+#define TABLE_MIN_LAST	8	/* never cut the last column below this */
+
+struct cli_table {
+	const struct cli_col	*cols;	/* borrowed; static tables */
+	int			 ncols;
+	char			**cells;	/* row-major, cleaned copies */
+	size_t			 ncells;
+	size_t			 cap;
+};
+
+struct cli_table *
+cli_table_new(const struct cli_col *cols, int ncols)
+{
+	struct cli_table	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->cols = cols;
+	t->ncols = ncols;
+	return t;
+}
+
+void
+cli_table_free(struct cli_table *t)
+{
+	size_t	i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t);
+}
+
+/* Decode one UTF-8 sequence at S (LEN > 0); *cp = -1 if malformed. */
+static size_t
+table_utf8(const unsigned char *s, size_t len, long *cp)
+{
+	size_t	need, k;
+	long	c, min;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		need = 1; c = s[0] & 0x1f; min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		need = 2; c = s[0] & 0x0f; min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		need = 3; c = s[0] & 0x07; min = 0x10000;
+	} else {
+		*cp = -1;
+		return 1;
+	}
+	for (k = 1; k <= need; k++) {
+		if (k >= len || (s[k] & 0xc0) != 0x80) {
+			*cp = -1;
+			return 1;
+		}
+		c = (c << 6) | (s[k] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		c = -1;
+	*cp = c;
+	return c == -1 ? 1 : need + 1;
+}
+
+/* Columns one code point takes; 1 when the locale cannot tell. */
+static int
+table_cpwidth(long cp)
+{
+	int	w;
+
+	if (cp < 0x80)
+		return 1;
+	w = wcwidth((wchar_t)cp);
+	return w < 0 ? 1 : w;
+}
+
+size_t
+cli_table_strwidth(const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i = 0, w = 0;
+	long			 cp;
+
+	while (i < len) {
+		i += table_utf8(p + i, len - i, &cp);
+		w += (size_t)table_cpwidth(cp);
+	}
+	return w;
+}
+
+char *
+cli_table_clean(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 len = strlen(s), i = 0, n, o = 0;
+	char			*out;
+	long			 cp;
+
+	out = xmalloc(len + 1);
+	while (i < len) {
+		n = table_utf8(p + i, len - i, &cp);
+		if (cp < 0 || cp < 0x20 || cp == 0x7f ||
+		    (cp >= 0x80 && cp < 0xa0))
+			out[o++] = '?';
+		else {
+			memcpy(out + o, s + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+void
+cli_table_add(struct cli_table *t, const char *s)
+{
+	if (t->ncells == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->cells = xreallocarray(t->cells, t->cap, sizeof *t->cells);
+	}
+	t->cells[t->ncells++] = cli_table_clean(s != NULL ? s : "-");
+}
+
+void
+cli_table_addf(struct cli_table *t, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	cli_table_add(t, s != NULL ? s : "?");
+	free(s);
+}
+
+size_t
+cli_table_rows(const struct cli_table *t)
+{
+	return t->ncells / (size_t)t->ncols;
+}
+
+/* The ellipsis for cut cells: "…" where the terminal speaks UTF-8. */
+static const char *
+table_ellipsis(size_t *ret_width)
+{
+	const char	*cs = nl_langinfo(CODESET);
+
+	*ret_width = cs != NULL && strcmp(cs, "UTF-8") == 0 ? 1 : 3;
+	return *ret_width == 1 ? "\xe2\x80\xa6" : "...";
+}
+
+/* Print the first bytes of S that fit in MAX columns, with an ellipsis. */
+static void
+table_cut(FILE *f, const char *s, size_t max)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const char		*ell;
+	size_t			 len = strlen(s), i = 0, w = 0, n, ew;
+	long			 cp;
+	int			 cw;
+
+	if (cli_table_strwidth(s, len) <= max) {
+		fputs(s, f);
+		return;
+	}
+	ell = table_ellipsis(&ew);
+	if (max <= ew) {
+		fputs(ell, f);
+		return;
+	}
+	while (i < len) {
+		n = table_utf8(p + i, len - i, &cp);
+		cw = table_cpwidth(cp);
+		if (w + (size_t)cw > max - ew)
+			break;
+		w += (size_t)cw;
+		i += n;
+	}
+	fwrite(s, 1, i, f);
+	fputs(ell, f);
+}
+
+static void
+table_pad(FILE *f, size_t n)
+{
+	while (n-- > 0)
+		putc(' ', f);
+}
+
+void
+cli_table_print(struct cli_table *t, FILE *f, int width, int header)
+{
+	size_t		*w, rows, r, used = 0, cw, last;
+	const char	*s;
+	int		 c;
+
+	rows = cli_table_rows(t);
+	w = xcalloc((size_t)t->ncols, sizeof *w);
+	for (c = 0; c < t->ncols; c++)
+		if (header)
+			w[c] = strlen(t->cols[c].header);
+	for (r = 0; r < rows; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			s = t->cells[r * (size_t)t->ncols + (size_t)c];
+			cw = cli_table_strwidth(s, strlen(s));
+			if (cw > w[c])
+				w[c] = cw;
+		}
+	}
+	for (c = 0; c < t->ncols - 1; c++)
+		used += w[c] + TABLE_GAP;
+	last = w[t->ncols - 1];
+	if (width > 0 && used + last > (size_t)width) {
+		last = (size_t)width > used + TABLE_MIN_LAST ?
+		    (size_t)width - used : TABLE_MIN_LAST;
+	}
+	for (r = 0; r < rows + (header ? 1 : 0); r++) {
+		for (c = 0; c < t->ncols; c++) {
+			if (header && r == 0)
+				s = t->cols[c].header;
+			else
+				s = t->cells[(r - (header ? 1 : 0)) *
+				    (size_t)t->ncols + (size_t)c];
+			cw = cli_table_strwidth(s, strlen(s));
+			if (c == t->ncols - 1) {
+				/* No trailing blanks after the last column. */
+				if (t->cols[c].align == CLI_RIGHT &&
+				    cw < last)
+					table_pad(f, last - cw);
+				table_cut(f, s, last);
+				break;
+			}
+			if (t->cols[c].align == CLI_RIGHT)
+				table_pad(f, w[c] - cw);
+			fputs(s, f);
+			if (t->cols[c].align == CLI_LEFT)
+				table_pad(f, w[c] - cw);
+			table_pad(f, TABLE_GAP);
+		}
+		putc('\n', f);
+	}
+	free(w);
+}
+
+int
+cli_table_width(void)
+{
+	struct winsize	 ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
