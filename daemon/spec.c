@@ -38,6 +38,7 @@
 #define SPEC_LABELS_MAX		32
 #define SPEC_LABEL_LEN_MAX	63
 #define SPEC_REGION_MAX		63
+#define SPEC_SET_MAX		100	/* regions or providers listed */
 #define SPEC_MACHINE_MAX	63
 #define SPEC_URI_MAX		1024
 #define SPEC_HOURS_MAX		8760.0
@@ -162,7 +163,7 @@ spec_looks_numeric(const char *s)
 {
 	char	*end;
 
-	if (*s == '\0' || isspace((unsigned char)*s))
+	if (*s == '\0' || s[strspn(s, "+-.0123456789eE")] != '\0')
 		return 0;
 	(void)strtod(s, &end);
 	return *end == '\0';
@@ -279,10 +280,26 @@ spec_chars_ok(const char *s, int (*klass)(int), const char *set)
 	return 1;
 }
 
+/*
+ * Character classes in ASCII whatever the locale: every name checked
+ * here ends up in a Google API or an environment, which want ASCII.
+ */
+static int
+spec_is_lower(int ch)
+{
+	return ch >= 'a' && ch <= 'z';
+}
+
+static int
+spec_is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
 static int
 spec_is_lower_digit(int ch)
 {
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+	return spec_is_lower(ch) || spec_is_digit(ch);
 }
 
 static int
@@ -317,7 +334,7 @@ spec_unknown_keys(struct spec_ctx *c, const char *path, json_t *obj,
 			free(known);
 			known = t;
 		}
-		k = spec_clean(key);
+		k = *key == '\0' ? xstrdup("\"\"") : spec_clean(key);
 		field = *path == '\0' ? xstrdup(k) : xprintf("%s.%s", path, k);
 		r = spec_fail(c, field, "unknown field; known fields are: %s",
 		    known);
@@ -486,8 +503,7 @@ spec_check_env(struct spec_ctx *c, const char *field, json_t *v)
 			if (*key == '\0')
 				r = spec_fail(c, f, "variable names must not "
 				    "be empty");
-			else if (!(isalpha((unsigned char)*key) ||
-			    *key == '_') || !spec_chars_ok(key,
+			else if (spec_is_digit(*key) || !spec_chars_ok(key,
 			    spec_is_ascii_alnum, "_"))
 				r = spec_fail(c, f, "\"%s\" is not a variable "
 				    "name: use letters, digits and '_', not "
@@ -719,17 +735,17 @@ spec_region_ok(const char *s)
 
 	if (strlen(s) > SPEC_REGION_MAX)
 		return 0;
-	if (!islower((unsigned char)*p))
+	if (!spec_is_lower(*p))
 		return 0;
-	while (islower((unsigned char)*p))
+	while (spec_is_lower(*p))
 		p++;
-	if (*p++ != '-' || !islower((unsigned char)*p))
+	if (*p++ != '-' || !spec_is_lower(*p))
 		return 0;
-	while (islower((unsigned char)*p))
+	while (spec_is_lower(*p))
 		p++;
-	if (!isdigit((unsigned char)*p))
+	if (!spec_is_digit(*p))
 		return 0;
-	while (isdigit((unsigned char)*p))
+	while (spec_is_digit(*p))
 		p++;
 	return *p == '\0';
 }
@@ -764,6 +780,10 @@ spec_check_set(struct spec_ctx *c, const char *field, json_t *v,
 	if (json_array_size(v) == 0)
 		return spec_fail(c, field, "must not be empty; leave it out "
 		    "to allow every configured %s", what);
+	/* Also bounds the quadratic duplicate check below. */
+	if (json_array_size(v) > SPEC_SET_MAX)
+		return spec_fail(c, field, "has %zu items; at most %d are "
+		    "allowed", json_array_size(v), SPEC_SET_MAX);
 	json_array_foreach(v, i, el) {
 		f = xprintf("%s[%zu]", field, i);
 		if ((r = spec_string(c, f, el, &s)) != 0) {
@@ -797,7 +817,7 @@ spec_region_bad(const char *s, const char *q)
 	char	*region, *m;
 
 	if (len > 2 && s[len - 2] == '-' &&
-	    islower((unsigned char)s[len - 1])) {
+	    spec_is_lower(s[len - 1])) {
 		region = xstrndup(s, len - 2);
 		if (spec_region_ok(region)) {
 			m = xprintf("\"%s\" is a zone; list its region %s "
@@ -975,7 +995,7 @@ spec_bucket_why(const char *b, size_t len)
 			parts++;
 			continue;
 		}
-		if (!isdigit((unsigned char)b[i]))
+		if (!spec_is_digit(b[i]))
 			digits_only = 0;
 		if (++part > 63)
 			return "must have at most 63 characters between dots";
@@ -1114,7 +1134,7 @@ spec_check_labels(struct spec_ctx *c, const char *field, json_t *v)
 			if (*key == '\0' || strlen(key) > SPEC_LABEL_LEN_MAX)
 				r = spec_fail(c, f, "label keys must be 1 to "
 				    "%d characters long", SPEC_LABEL_LEN_MAX);
-			else if (!islower((unsigned char)*key) ||
+			else if (!spec_is_lower(*key) ||
 			    !spec_chars_ok(key, spec_is_lower_digit, "_-"))
 				r = spec_fail(c, f, "label keys must start "
 				    "with a lowercase letter and hold only "

@@ -16,7 +16,8 @@ struct spec_error {
 	 * object). New string.
 	 */
 	char	*field;
-	char	*message;	/* "3 is not offered for nvidia-tesla-t4; use 1, 2 or 4" */
+	/* "3 is not offered for nvidia-tesla-t4; use 1, 2 or 4"; new. */
+	char	*message;
 };
 
 /*

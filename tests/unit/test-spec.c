@@ -256,6 +256,13 @@ test_spec_unknown_nested(void **state)
 }
 
 static void
+test_spec_unknown_empty_key(void **state)
+{
+	bad("{" BASE ", \"\": 1}", "\"\"",
+	    "unknown field; known fields are: " KNOWN);
+}
+
+static void
 test_spec_unknown_before_other_errors(void **state)
 {
 	/* The typo is the real problem, not the "missing" accelerator. */
@@ -407,7 +414,8 @@ test_spec_name(void **state)
 	bad(WITH("\"name\": \"r\\u00e9sum\\u00e9\""), "name",
 	    "may hold only letters, digits, '.', '_' and '-'");
 	bad(WITH("\"name\": 42"), "name", "must be a string; quote it");
-	bad(WITH("\"name\": null"), "name", "must be a string, not null (empty)");
+	bad(WITH("\"name\": null"), "name",
+	    "must be a string, not null (empty)");
 }
 
 static void
@@ -475,6 +483,9 @@ test_spec_env_bad_names(void **state)
 	    "'_', not starting with a digit");
 	bad(WITH("\"env\": {\"\": \"1\"}"), "env.",
 	    "variable names must not be empty");
+	bad(WITH("\"env\": {\"\u00c9T\u00c9\": \"1\"}"), "env.\u00c9T\u00c9",
+	    "\"\u00c9T\u00c9\" is not a variable name: use letters, digits "
+	    "and '_', not starting with a digit");
 }
 
 static void
@@ -596,7 +607,8 @@ test_spec_regions(void **state)
 	bad(WITH("\"regions\": []"), "regions",
 	    "must not be empty; leave it out to allow every configured "
 	    "region");
-	bad(WITH("\"regions\": {}"), "regions", "must be a list, not an object");
+	bad(WITH("\"regions\": {}"), "regions",
+	    "must be a list, not an object");
 }
 
 static void
@@ -614,6 +626,23 @@ test_spec_regions_bad_items(void **state)
 	    "\"us\" is not a region name; regions look like us-central1");
 	bad(WITH("\"regions\": [1]"), "regions[0]",
 	    "must be a string; quote it");
+}
+
+static void
+test_spec_regions_too_many(void **state)
+{
+	char	*text = xstrdup("{" BASE ", \"regions\": ["), *t;
+	int	 i;
+
+	for (i = 0; i < 101; i++) {
+		t = xprintf("%s%s\"aa-bb%d\"", text, i ? ", " : "", i);
+		free(text);
+		text = t;
+	}
+	t = xprintf("%s]}", text);
+	bad(t, "regions", "has 101 items; at most 100 are allowed");
+	free(t);
+	free(text);
 }
 
 static void
@@ -799,6 +828,10 @@ test_spec_priority(void **state)
 	    "must be between -1000 and 1000");
 	bad(WITH("\"priority\": \"high\""), "priority",
 	    "must be an integer, not a string");
+	bad(WITH("\"priority\": \"nan\""), "priority",
+	    "must be an integer, not a string");
+	bad(WITH("\"priority\": \"-5\""), "priority",
+	    "must be an integer, not a string; remove the quotes");
 	bad(WITH("\"priority\": 0.5"), "priority", "must be a whole number");
 }
 
@@ -875,6 +908,7 @@ main(void)
 		cmocka_unit_test(test_spec_not_object),
 		cmocka_unit_test(test_spec_unknown_top_level),
 		cmocka_unit_test(test_spec_unknown_nested),
+		cmocka_unit_test(test_spec_unknown_empty_key),
 		cmocka_unit_test(test_spec_unknown_before_other_errors),
 		cmocka_unit_test(test_spec_first_error_in_field_order),
 		cmocka_unit_test(test_spec_missing_image),
@@ -901,6 +935,7 @@ main(void)
 		cmocka_unit_test(test_spec_machine_type_garbage),
 		cmocka_unit_test(test_spec_regions),
 		cmocka_unit_test(test_spec_regions_bad_items),
+		cmocka_unit_test(test_spec_regions_too_many),
 		cmocka_unit_test(test_spec_providers),
 		cmocka_unit_test(test_spec_spot),
 		cmocka_unit_test(test_spec_usd_limits),
