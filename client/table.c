@@ -178,9 +178,34 @@ table_ellipsis(size_t *ret_width)
 	return *ret_width == 1 ? "\xe2\x80\xa6" : "...";
 }
 
-/* Print the first bytes of S that fit in MAX columns, with an ellipsis. */
+/* One output line, built whole so trailing blanks can be dropped. */
+struct table_line {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+};
+
 static void
-table_cut(FILE *f, const char *s, size_t max)
+table_put(struct table_line *l, const char *s, size_t n)
+{
+	if (l->len + n + 1 > l->cap) {
+		l->cap = (l->len + n + 1) * 2;
+		l->buf = xrealloc(l->buf, l->cap);
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
+static void
+table_pad(struct table_line *l, size_t n)
+{
+	while (n-- > 0)
+		table_put(l, " ", 1);
+}
+
+/* Append the first bytes of S that fit in MAX columns, with an ellipsis. */
+static void
+table_cut(struct table_line *l, const char *s, size_t max)
 {
 	const unsigned char	*p = (const unsigned char *)s;
 	const char		*ell;
@@ -189,12 +214,12 @@ table_cut(FILE *f, const char *s, size_t max)
 	int			 cw;
 
 	if (cli_table_strwidth(s, len) <= max) {
-		fputs(s, f);
+		table_put(l, s, len);
 		return;
 	}
 	ell = table_ellipsis(&ew);
 	if (max <= ew) {
-		fputs(ell, f);
+		table_put(l, ell, strlen(ell));
 		return;
 	}
 	while (i < len) {
@@ -205,23 +230,17 @@ table_cut(FILE *f, const char *s, size_t max)
 		w += (size_t)cw;
 		i += n;
 	}
-	fwrite(s, 1, i, f);
-	fputs(ell, f);
-}
-
-static void
-table_pad(FILE *f, size_t n)
-{
-	while (n-- > 0)
-		putc(' ', f);
+	table_put(l, s, i);
+	table_put(l, ell, strlen(ell));
 }
 
 void
 cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 {
-	size_t		*w, rows, r, used = 0, cw, last;
-	const char	*s;
-	int		 c;
+	struct table_line	 l = { NULL, 0, 0 };
+	size_t			*w, rows, r, used = 0, cw, last;
+	const char		*s;
+	int			 c;
 
 	rows = cli_table_rows(t);
 	w = xcalloc((size_t)t->ncols, sizeof *w);
@@ -244,6 +263,7 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 		    (size_t)width - used : TABLE_MIN_LAST;
 	}
 	for (r = 0; r < rows + (header ? 1 : 0); r++) {
+		l.len = 0;
 		for (c = 0; c < t->ncols; c++) {
 			if (header && r == 0)
 				s = t->cols[c].header;
@@ -252,22 +272,25 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 				    (size_t)t->ncols + (size_t)c];
 			cw = cli_table_strwidth(s, strlen(s));
 			if (c == t->ncols - 1) {
-				/* No trailing blanks after the last column. */
 				if (t->cols[c].align == CLI_RIGHT &&
 				    cw < last)
-					table_pad(f, last - cw);
-				table_cut(f, s, last);
+					table_pad(&l, last - cw);
+				table_cut(&l, s, last);
 				break;
 			}
 			if (t->cols[c].align == CLI_RIGHT)
-				table_pad(f, w[c] - cw);
-			fputs(s, f);
+				table_pad(&l, w[c] - cw);
+			table_put(&l, s, strlen(s));
 			if (t->cols[c].align == CLI_LEFT)
-				table_pad(f, w[c] - cw);
-			table_pad(f, TABLE_GAP);
+				table_pad(&l, w[c] - cw);
+			table_pad(&l, TABLE_GAP);
 		}
-		putc('\n', f);
+		while (l.len > 0 && l.buf[l.len - 1] == ' ')
+			l.len--;
+		table_put(&l, "\n", 1);
+		fwrite(l.buf, 1, l.len, f);
 	}
+	free(l.buf);
 	free(w);
 }
 

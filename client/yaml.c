@@ -189,6 +189,7 @@ yaml_put(struct yaml_ctx *c, json_t *v, size_t weight, yaml_mark_t m)
 	struct yaml_frame	*f;
 	size_t			 i;
 	json_t			*e;
+	int			 rc;
 
 	if (c->depth == 0) {
 		json_decref(c->root);
@@ -220,17 +221,19 @@ yaml_put(struct yaml_ctx *c, json_t *v, size_t weight, yaml_mark_t m)
 		else if (json_is_array(v)) {
 			json_array_foreach(v, i, e) {
 				if (!json_is_object(e)) {
-					json_decref(v);
-					return yaml_fail(c, m, "'<<' merges "
+					rc = yaml_fail(c, m, "'<<' merges "
 					    "mappings, not %s",
 					    yaml_type_name(e));
+					json_decref(v);
+					return rc;
 				}
 				json_array_append(f->merges, e);
 			}
 		} else {
-			json_decref(v);
-			return yaml_fail(c, m, "'<<' merges mappings, not %s",
+			rc = yaml_fail(c, m, "'<<' merges mappings, not %s",
 			    yaml_type_name(v));
+			json_decref(v);
+			return rc;
 		}
 		json_decref(v);
 	} else {

@@ -1,0 +1,222 @@
+/*
+ * test-table.c: gpuq's tables and value formats (client/table.c,
+ * client/fmt.c): columns sized to content, alignment, no trailing
+ * blanks, the last column cut to a width, control characters made
+ * harmless, and the cells gpuq status builds from a job.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "client/cli.h"
+
+static const struct cli_col cols[] = {
+	{ "ID", CLI_RIGHT },
+	{ "NAME", CLI_LEFT },
+	{ "WHY", CLI_LEFT },
+};
+
+/* Print T into a new string. */
+static char *
+render(struct cli_table *t, int width, int header)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+	FILE	*f;
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	cli_table_print(t, f, width, header);
+	fclose(f);
+	return buf;
+}
+
+static void
+test_table_widths(void **state)
+{
+	struct cli_table	*t;
+	char			*s;
+
+	(void)state;
+	t = cli_table_new(cols, 3);
+	cli_table_add(t, "7");
+	cli_table_add(t, "resnet");
+	cli_table_add(t, "no quota");
+	cli_table_add(t, "142");
+	cli_table_add(t, "a");
+	cli_table_add(t, "");
+	assert_int_equal(cli_table_rows(t), 2);
+	s = render(t, 0, 1);
+	assert_string_equal(s,
+	    " ID  NAME    WHY\n"
+	    "  7  resnet  no quota\n"
+	    "142  a\n");
+	free(s);
+	cli_table_free(t);
+}
+
+static void
+test_table_null_cell_is_dash(void **state)
+{
+	struct cli_table	*t;
+	char			*s;
+
+	(void)state;
+	t = cli_table_new(cols, 3);
+	cli_table_addf(t, "%d", 5);
+	cli_table_add(t, NULL);
+	cli_table_add(t, "x");
+	s = render(t, 0, 0);
+	assert_string_equal(s, "5  -  x\n");
+	free(s);
+	cli_table_free(t);
+}
+
+static void
+test_table_cut_last_column(void **state)
+{
+	struct cli_table	*t;
+	char			*s;
+
+	(void)state;
+	t = cli_table_new(cols, 3);
+	cli_table_add(t, "1");
+	cli_table_add(t, "job");
+	cli_table_add(t, "waiting for quota in us-central1 and europe-west4");
+	/* "ID  NAME" takes 2+2+4+2 = 10 columns; 30 leaves 20 for WHY. */
+	s = render(t, 30, 1);
+	assert_string_equal(s,
+	    "ID  NAME  WHY\n"
+	    " 1  job   waiting for quota...\n");
+	free(s);
+	/* Never below a few characters, however narrow. */
+	s = render(t, 5, 0);
+	assert_string_equal(s, "1  job  waiti...\n");
+	free(s);
+	/* Wide enough: nothing cut. */
+	s = render(t, 200, 0);
+	assert_string_equal(s, "1  job  waiting for quota in us-central1 "
+	    "and europe-west4\n");
+	free(s);
+	cli_table_free(t);
+}
+
+static void
+test_table_clean_controls(void **state)
+{
+	char	*s;
+
+	(void)state;
+	s = cli_table_clean("a\x1b[31mred\x07\n\tb\x7f");
+	assert_string_equal(s, "a?[31mred???b?");
+	free(s);
+	/* UTF-8 stays; C1 controls and broken sequences do not. */
+	s = cli_table_clean("caf\xc3\xa9 \xc2\x9b \xff \xe2\x82");
+	assert_string_equal(s, "caf\xc3\xa9 ? ? ??");
+	free(s);
+}
+
+static void
+test_table_utf8_width(void **state)
+{
+	struct cli_table	*t;
+	char			*s;
+
+	(void)state;
+	assert_int_equal(cli_table_strwidth("caf\xc3\xa9", 5), 4);
+	t = cli_table_new(cols, 3);
+	cli_table_add(t, "1");
+	cli_table_add(t, "caf\xc3\xa9");
+	cli_table_add(t, "x");
+	cli_table_add(t, "2");
+	cli_table_add(t, "tea");
+	cli_table_add(t, "y");
+	s = render(t, 0, 0);
+	assert_string_equal(s, "1  caf\xc3\xa9  x\n2  tea   y\n");
+	free(s);
+	cli_table_free(t);
+}
+
+static void
+test_table_formats(void **state)
+{
+	json_t	*acc, *att;
+	char	 buf[64];
+
+	(void)state;
+	acc = json_pack("{s:s, s:i}", "type", "nvidia-tesla-t4", "count", 2);
+	assert_string_equal(cli_fmt_gpu(acc, buf, sizeof buf), "2xT4");
+	json_decref(acc);
+	acc = json_pack("{s:s, s:i}", "type", "NVIDIA_L4", "count", 1);
+	assert_string_equal(cli_fmt_gpu(acc, buf, sizeof buf), "1xL4");
+	json_decref(acc);
+	acc = json_pack("{s:s}", "type", "tpu-v9");
+	assert_string_equal(cli_fmt_gpu(acc, buf, sizeof buf), "tpu-v9");
+	json_decref(acc);
+	assert_string_equal(cli_fmt_gpu(NULL, buf, sizeof buf), "-");
+
+	att = json_pack("{s:s, s:s, s:s}", "provider", "gce", "region",
+	    "us-central1", "zone", "us-central1-a");
+	assert_string_equal(cli_fmt_where(att, buf, sizeof buf),
+	    "gce/us-central1-a");
+	json_decref(att);
+	att = json_pack("{s:s, s:s, s:n}", "provider", "vertex", "region",
+	    "europe-west4", "zone");
+	assert_string_equal(cli_fmt_where(att, buf, sizeof buf),
+	    "vertex/europe-west4");
+	json_decref(att);
+	assert_string_equal(cli_fmt_where(NULL, buf, sizeof buf), "-");
+
+	assert_string_equal(cli_fmt_usd(1.234, buf, sizeof buf), "$1.23");
+	assert_string_equal(cli_fmt_usd(0, buf, sizeof buf), "$0.00");
+	assert_string_equal(cli_fmt_age(3725, buf, sizeof buf), "1h02m");
+	assert_string_equal(cli_fmt_time(0, buf, sizeof buf), "-");
+	assert_string_equal(cli_fmt_user(0, buf, sizeof buf), "root");
+	assert_string_equal(cli_fmt_user(4000000000LL, buf, sizeof buf),
+	    "4000000000");
+}
+
+static void
+test_table_json_getters(void **state)
+{
+	json_t	*o;
+
+	(void)state;
+	o = json_pack("{s:i, s:f, s:s, s:n}", "i", 7, "r", 2.5, "s", "x",
+	    "z");
+	assert_int_equal(cli_json_int(o, "i", -1), 7);
+	assert_int_equal(cli_json_int(o, "r", -1), 2);
+	assert_int_equal(cli_json_int(o, "s", -1), -1);
+	assert_int_equal(cli_json_int(o, "missing", -1), -1);
+	assert_string_equal(cli_json_str(o, "s"), "x");
+	assert_null(cli_json_str(o, "z"));
+	assert_null(cli_json_str(NULL, "s"));
+	assert_true(cli_json_num(o, "i", 0) == 7.0);
+	assert_true(cli_json_num(o, "z", 1.5) == 1.5);
+	json_decref(o);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_widths),
+		cmocka_unit_test(test_table_null_cell_is_dash),
+		cmocka_unit_test(test_table_cut_last_column),
+		cmocka_unit_test(test_table_clean_controls),
+		cmocka_unit_test(test_table_utf8_width),
+		cmocka_unit_test(test_table_formats),
+		cmocka_unit_test(test_table_json_getters),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
