@@ -51,6 +51,7 @@ enum store_stmt {
 	STMT_JOB_SET_NOT_BEFORE,
 	STMT_JOB_SET_CHECKPOINT,
 	STMT_JOB_COUNTS,
+	STMT_DATA_VERSION,
 	STMT_JOB_BUMP_ATTEMPTS,
 	STMT_JOB_ADD_END,
 	STMT_EVENT_INSERT,
@@ -90,6 +91,15 @@ struct store {
 	char		 install_id[9];
 	sqlite3_stmt	*stmt[STMT_COUNT];
 	sqlite3_stmt	*list[STORE_LIST_COUNT];
+
+	/*
+	 * Jobs per state, kept by our own writes so STATUS= costs nothing.
+	 * Recounted when another connection changed the file (data_version)
+	 * or when counts_valid is 0.
+	 */
+	int64_t		 counts[JOB_NSTATES];
+	int		 counts_valid;
+	int64_t		 data_version;
 };
 
 /* Bring the schema to store_schema_version() (store-schema.c). */

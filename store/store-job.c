@@ -115,6 +115,8 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 	}
 	if ((rc = store_tx_commit(st, cause, "insert jobs: commit")) != 0)
 		goto fail;
+	for (i = 0; i < n; i++)
+		st->counts[jobs[i].held ? JOB_HELD : JOB_QUEUED]++;
 	return 0;
 
 fail:
@@ -334,6 +336,8 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 		goto fail;
 	if ((rc = store_tx_commit(st, cause, "change job state: commit")) != 0)
 		goto fail;
+	st->counts[cur]--;
+	st->counts[to]++;
 	if (ret_state != NULL)
 		*ret_state = to;
 	return 0;
@@ -397,15 +401,43 @@ store_job_set_checkpoint(struct store *st, int64_t id, const char *uri,
 	return store_job_update(st, s, id, cause, "set job checkpoint");
 }
 
-/* Number of jobs in each state, into COUNTS. */
+/* PRAGMA data_version: changes when another connection commits. */
+static int
+store_data_version(struct store *st, int64_t *ret, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_DATA_VERSION];
+	int		 rc;
+
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		rc = store_fail(st, rc, cause, "read data version");
+		sqlite3_reset(s);
+		return rc;
+	}
+	*ret = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return 0;
+}
+
+/*
+ * Number of jobs in each state, into COUNTS. Served from counts our own
+ * writes keep; recounted (one index walk) only when another connection
+ * wrote the file.
+ */
 int
 store_job_counts(struct store *st, int64_t counts[JOB_NSTATES],
     char **cause)
 {
 	sqlite3_stmt	*s = st->stmt[STMT_JOB_COUNTS];
-	int64_t		 c[JOB_NSTATES];
+	int64_t		 c[JOB_NSTATES], dv = 0;
 	int		 rc, state;
 
+	if ((rc = store_data_version(st, &dv, cause)) != 0)
+		return rc;
+	if (st->counts_valid && dv == st->data_version) {
+		memcpy(counts, st->counts, sizeof st->counts);
+		return 0;
+	}
 	memset(c, 0, sizeof c);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		state = sqlite3_column_int(s, 0);
@@ -418,6 +450,9 @@ store_job_counts(struct store *st, int64_t counts[JOB_NSTATES],
 		return rc;
 	}
 	sqlite3_reset(s);
+	memcpy(st->counts, c, sizeof c);
+	st->counts_valid = 1;
+	st->data_version = dv;
 	memcpy(counts, c, sizeof c);
 	return 0;
 }

@@ -48,6 +48,7 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_JOB_SET_CHECKPOINT] = "UPDATE jobs SET checkpoint = ?2,"
 	    " checkpoint_at = ?3 WHERE id = ?1",
 	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+	[STMT_DATA_VERSION] = "PRAGMA data_version",
 	[STMT_JOB_BUMP_ATTEMPTS] = "UPDATE jobs SET attempts = attempts + 1,"
 	    " updated = ?2 WHERE id = ?1 RETURNING attempts",
 	[STMT_JOB_ADD_END] = "UPDATE jobs SET cost_usd = cost_usd + ?2,"
@@ -199,7 +200,12 @@ store_tx_begin(struct store *st, char **cause, const char *what)
 int
 store_tx_commit(struct store *st, char **cause, const char *what)
 {
-	return store_step_done(st, st->stmt[STMT_COMMIT], cause, what);
+	int	rc;
+
+	rc = store_step_done(st, st->stmt[STMT_COMMIT], cause, what);
+	if (rc != 0)
+		st->counts_valid = 0;	/* an I/O error leaves doubt */
+	return rc;
 }
 
 /* Roll back the open transaction, if any. */
@@ -254,7 +260,17 @@ store_list_sql(int k)
 {
 	const char	*states, *from;
 
+	/*
+	 * Without a live-state filter, an owner or name filter walks its own
+	 * index in id order; with one, the live index is smaller.
+	 */
 	from = "jobs";
+	if ((k >> 2) == STORE_LIST_ANY || (k >> 2) == STORE_LIST_MASK) {
+		if (k & STORE_LIST_NAME)
+			from = "jobs INDEXED BY jobs_name";
+		else if (k & STORE_LIST_OWNER)
+			from = "jobs INDEXED BY jobs_owner";
+	}
 	switch (k >> 2) {
 	case STORE_LIST_LIVE:
 		from = "jobs INDEXED BY jobs_live";

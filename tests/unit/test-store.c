@@ -688,6 +688,7 @@ test_store_counts(void **state)
 {
 	struct fixture	*fx = *state;
 	int64_t		 counts[JOB_NSTATES], ids[6], h;
+	sqlite3		*db;
 	char		*cause = NULL;
 
 	insert_n(fx->st, 6, "c", 1000, 0, 0, ids);
@@ -702,6 +703,25 @@ test_store_counts(void **state)
 	assert_int_equal(counts[JOB_RUNNING], 1);
 	assert_int_equal(counts[JOB_FAILED], 1);
 	assert_int_equal(counts[JOB_SUCCEEDED], 0);
+
+	/* Kept by our writes, without a recount... */
+	assert_int_equal(store_job_transition(fx->st, ids[0], JOB_MASK_ALL,
+	    JOB_SUCCEEDED, NULL, NULL, &cause), 0);
+	insert_n(fx->st, 2, "c", 1000, 0, 1, ids);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_RUNNING], 0);
+	assert_int_equal(counts[JOB_SUCCEEDED], 1);
+	assert_int_equal(counts[JOB_HELD], 3);
+	assert_int_equal(counts[JOB_QUEUED], 4);
+
+	/* ...and recounted when another connection wrote the file. */
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET state = 6 "
+	    "WHERE state = 1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_QUEUED], 0);
+	assert_int_equal(counts[JOB_FAILED], 5);
 }
 
 static void
@@ -1449,6 +1469,12 @@ test_store_query_plans(void **state)
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE) |
 	    STORE_LIST_OWNER | STORE_LIST_NAME], "USING INDEX jobs_live");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
+	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_name "
+	    "(name=? AND id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_MASK) |
+	    STORE_LIST_OWNER], "SEARCH jobs USING INDEX jobs_owner "
+	    "(owner=? AND id>?)");
 	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE],
 	    "SCAN jobs USING INDEX jobs_runnable");
 	assert_plan(st, st->stmt[STMT_ATTEMPT_LIVE],
