@@ -78,7 +78,7 @@ class Client:
 
 @pytest.fixture
 def fake(tmp_path):
-    f = FakeGCP.start(str(tmp_path / "state"), speed=1.0)
+    f = FakeGCP.start(str(tmp_path / "state"), speed=10.0)
     yield f
     assert f.stop() == 0
 

@@ -1,0 +1,270 @@
+"""Cloud Batch and Vertex AI custom jobs (API-NOTES D, E) and Cloud
+Quotas (B.2)."""
+import urllib.error
+import urllib.parse
+
+from conftest import batch_body, vertex_body
+
+B = "/v1/projects/gpuq-demo/locations/us-central1/jobs"
+V = "/v1/projects/gpuq-demo/locations/us-central1/customJobs"
+
+
+def env(job, **kw):
+    e = {"FAKEGCP_WORK_SECONDS": "120", "FAKEGCP_CKPT_EVERY": "30",
+         "GPUQ_JOB_ID": job, "GPUQ_ATTEMPT": "1",
+         "GPUQ_CHECKPOINT_DIR": "gs://ck/jobs/%s/checkpoints/" % job}
+    e.update({k: str(v) for k, v in kw.items()})
+    return e
+
+
+def test_batch_create_run_succeed_and_tasks(gcp):
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    st, j, _ = gcp.post(B + "?jobId=b1", batch_body(env("b1")))
+    assert st == 200 and j["name"].endswith("/jobs/b1")
+    assert j["status"]["state"] == "QUEUED"
+    assert j["taskGroups"][0]["name"].endswith("/taskGroups/group0")
+    st, e, _ = gcp.post(B + "?jobId=b1", batch_body(env("b1")))
+    assert st == 409 and e["error"]["status"] == "ALREADY_EXISTS"
+    gcp.wait_for(lambda: gcp.get(B + "/b1")[1]["status"]["state"] ==
+                 "SUCCEEDED", timeout=10)
+    ev = [x["description"] for x in gcp.get(B + "/b1")[1]["status"][
+        "statusEvents"]]
+    assert ev[0].startswith("Job state is set from QUEUED to SCHEDULED")
+    assert "from RUNNING to SUCCEEDED" in ev[-1]
+    t = gcp.get(B + "/b1/taskGroups/group0/tasks")[1]["tasks"]
+    assert t[0]["status"]["state"] == "SUCCEEDED"
+    assert gcp.ctl("/_fake/work?job=b1")["work_done"] == 120
+
+
+def test_batch_schema_checks(gcp):
+    b = batch_body()
+    b["taskGroups"][0]["taskSpec"]["computeResource"] = {"cpuMilli": "abc"}
+    st, e, _ = gcp.post(B + "?jobId=x1", b)
+    assert st == 400 and e["error"]["status"] == "INVALID_ARGUMENT"
+    assert "job.task_groups[0].task_spec.compute_resource.cpu_milli" in \
+        e["error"]["message"]
+    assert e["error"]["details"][0]["@type"].endswith("BadRequest")
+    b = batch_body()
+    b["allocationPolicy"]["instances"][0]["policy"]["provisioningModel"] = \
+        "CHEAP"
+    assert gcp.post(B + "?jobId=x1", b)[0] == 400
+    b = batch_body()
+    b["taskGroups"][0]["taskSpec"]["runnables"][0]["container"] = {}
+    st, e, _ = gcp.post(B + "?jobId=x1", b)
+    assert st == 400 and "image_uri" in e["error"]["message"]
+    st, e, _ = gcp.post(B + "?jobId=x1", {"labels": {}})
+    assert st == 400 and "task_groups" in e["error"]["message"]
+    b = batch_body()
+    b["bogus"] = True
+    st, e, _ = gcp.post(B + "?jobId=x1", b)
+    assert 'Unknown name "bogus"' in e["error"]["message"]
+    assert gcp.post(B + "?jobId=Bad_Id", batch_body())[0] == 400
+
+
+def test_batch_list_filter_paging(gcp):
+    gcp.ctl("/_fake/instances", {"service": "batch", "count": 130,
+                                 "labels": {"gpuq-install": "z"}})
+    gcp.ctl("/_fake/instances", {"service": "batch", "count": 5,
+                                 "labels": {"gpuq-install": "other"},
+                                 "state": "SUCCEEDED"})
+    names, tok, pages = [], None, 0
+    f = urllib.parse.quote('labels."gpuq-install"="z"')
+    while True:
+        st, l, _ = gcp.get(B + "?filter=" + f + (
+            "&pageToken=" + tok if tok else ""))
+        pages += 1
+        names += [j["name"] for j in l["jobs"]]
+        tok = l.get("nextPageToken")
+        if not tok:
+            break
+    assert pages == 2 and len(set(names)) == 130
+    l = gcp.get(B + "?pageSize=10&filter=" + urllib.parse.quote(
+        'status.state="SUCCEEDED" AND labels.gpuq-install="other"'))[1]
+    assert len(l["jobs"]) == 5
+
+
+def test_batch_preempt_maintenance_retry_cancel_delete(gcp):
+    gcp.ctl("/_fake/speed", {"factor": 50})
+    long_env = env("b2", FAKEGCP_WORK_SECONDS=100000)
+    gcp.post(B + "?jobId=b2", batch_body(long_env))
+    gcp.wait_for(lambda: gcp.get(B + "/b2")[1]["status"]["state"] ==
+                 "RUNNING")
+    gcp.ctl("/_fake/preempt", {"name": "b2"})
+    j = gcp.get(B + "/b2")[1]
+    assert j["status"]["state"] == "FAILED"
+    last = j["status"]["statusEvents"][-1]
+    assert "due to Spot Preemption with exit code 50001" in \
+        last["description"]
+    assert last["taskExecution"]["exitCode"] == 50001
+    t = gcp.get(B + "/b2/taskGroups/group0/tasks?filter=State%3DFAILED")[1]
+    assert t["tasks"][0]["status"]["statusEvents"][-1]["taskExecution"] == {
+        "exitCode": 50001}
+    # retry policy: maintenance (50006) retried once, then fails
+    pol = [{"action": "RETRY_TASK",
+            "actionCondition": {"exitCodes": [50001, 50006]}}]
+    gcp.post(B + "?jobId=b3", batch_body(env("b3", FAKEGCP_WORK_SECONDS=1e5),
+                                         maxRetryCount=1,
+                                         lifecyclePolicies=pol))
+    gcp.wait_for(lambda: gcp.get(B + "/b3")[1]["status"]["state"] ==
+                 "RUNNING")
+    gcp.ctl("/_fake/maintenance", {"name": "b3"})
+    assert gcp.get(B + "/b3")[1]["status"]["state"] == "RUNNING"
+    gcp.wait_for(lambda: gcp.resource("b3")["runs"][-1]["state"] ==
+                 "running" and len(gcp.resource("b3")["runs"]) == 2)
+    gcp.ctl("/_fake/maintenance", {"name": "b3"})
+    j = gcp.get(B + "/b3")[1]
+    assert j["status"]["state"] == "FAILED"
+    assert "exit code 50006" in j["status"]["statusEvents"][-1]["description"]
+    # user exit code, not retried by RETRY_TASK policy
+    gcp.post(B + "?jobId=b4", batch_body(env("b4", FAKEGCP_EXIT=7),
+                                         maxRetryCount=3,
+                                         lifecyclePolicies=pol))
+    gcp.wait_for(lambda: gcp.get(B + "/b4")[1]["status"]["state"] ==
+                 "FAILED", timeout=10)
+    assert gcp.resource("b4")["exit_code"] == 7
+    # cancel and delete return long-running operations
+    gcp.post(B + "?jobId=b5", batch_body(long_env))
+    st, op, _ = gcp.post(B + "/b5:cancel", {})
+    assert st == 200 and op["metadata"]["verb"] == "cancel"
+    gcp.wait_for(lambda: gcp.get(B + "/b5")[1]["status"]["state"] ==
+                 "CANCELLED")
+    assert gcp.get("/v1/" + op["name"])[1]["done"] is True
+    assert gcp.post(B + "/b5:cancel", {})[0] == 400
+    st, op, _ = gcp.delete(B + "/b5")
+    assert op["metadata"]["verb"] == "delete"
+    gcp.wait_for(lambda: gcp.get(B + "/b5")[0] == 404)
+
+
+def test_batch_stockout_and_quota_after_acceptance(gcp):
+    gcp.ctl("/_fake/stockout", {"zone": "us-central1", "gpu":
+                                "nvidia-tesla-t4", "provisioning": "SPOT"})
+    assert gcp.post(B + "?jobId=s1", batch_body(env("s1")))[0] == 200
+    gcp.wait_for(lambda: gcp.get(B + "/s1")[1]["status"]["state"] ==
+                 "FAILED")
+    ev = [e["description"] for e in gcp.get(B + "/s1")[1]["status"][
+        "statusEvents"]]
+    assert any("CODE_GCE_ZONE_RESOURCE_POOL_EXHAUSTED" in e for e in ev)
+    gcp.ctl("/_fake/quota", {"region": "us-central1",
+                             "metric": "NVIDIA_T4_GPUS", "limit": 0})
+    gcp.post(B + "?jobId=s2", batch_body(env("s2"), spot=False))
+    gcp.wait_for(lambda: gcp.get(B + "/s2")[1]["status"]["state"] ==
+                 "FAILED")
+    ev = gcp.get(B + "/s2")[1]["status"]["statusEvents"]
+    assert any("CODE_GCE_QUOTA_EXCEEDED" in e["description"] for e in ev)
+
+
+def test_vertex_lifecycle_and_errors(gcp):
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    st, j, _ = gcp.post(V, vertex_body("v1", env("v1", FAKEGCP_EXIT=2)))
+    assert st == 200 and j["state"] == "JOB_STATE_QUEUED"
+    jid = j["name"].rsplit("/", 1)[1]
+    assert jid.isdigit()
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                 "JOB_STATE_FAILED", timeout=10)
+    err = gcp.get(V + "/" + jid)[1]["error"]
+    assert err["code"] == 3 and err["message"].startswith(
+        "The replica workerpool0-0 exited with a non-zero status of 2.")
+    # AIP_CHECKPOINT_DIR used when GPUQ_CHECKPOINT_DIR is absent
+    e = env("v2")
+    del e["GPUQ_CHECKPOINT_DIR"]
+    j = gcp.post(V, vertex_body("v2", e, base="gs://out/runs/v2/"))[1]
+    jid2 = j["name"].rsplit("/", 1)[1]
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid2)[1]["state"] ==
+                 "JOB_STATE_SUCCEEDED", timeout=10)
+    objs = gcp.get("/storage/v1/b/out/o?prefix=runs/v2/checkpoints/")[1]
+    assert [o["name"] for o in objs["items"]][-1] == \
+        "runs/v2/checkpoints/ckpt-00000120"
+    # list by label, both filter spellings, and paging
+    for f in ['labels.gpuq-install="t"', "labels.gpuq-install=t"]:
+        l = gcp.get(V + "?filter=" + urllib.parse.quote(f))[1]
+        assert len(l["customJobs"]) == 2
+    l = gcp.get(V + "?pageSize=1")[1]
+    assert len(l["customJobs"]) == 1 and l["nextPageToken"]
+    l2 = gcp.get(V + "?pageSize=1&pageToken=" + l["nextPageToken"])[1]
+    assert "nextPageToken" not in l2
+    # delete a finished job -> LRO; unknown -> 404
+    st, op, _ = gcp.delete(V + "/" + jid)
+    assert st == 200 and op["done"] is True
+    assert gcp.get(V + "/" + jid)[0] == 404
+
+
+def test_vertex_host_required_quota_cancel(gcp):
+    st, e, _ = gcp.post(V, vertex_body("h"), headers={
+        "Host": "europe-west4-aiplatform.googleapis.com"})
+    assert st == 400 and e["error"]["status"] == "INVALID_ARGUMENT"
+    assert gcp.post(V, vertex_body("h"), headers={
+        "Host": "us-central1-aiplatform.googleapis.com"})[0] == 200
+    st, e, _ = gcp.post(V, {"jobSpec": {"workerPoolSpecs": [
+        {"machineSpec": {"machineType": "n1-standard-4"},
+         "containerSpec": {}}]}})
+    assert st == 400 and "custom_job.display_name" in e["error"]["message"]
+    assert "container_spec.image_uri" in e["error"]["message"]
+    b = vertex_body("h")
+    b["jobSpec"]["scheduling"]["strategy"] = "CHEAPEST"
+    assert gcp.post(V, b)[0] == 400
+    gcp.ctl("/_fake/quota", {"service": "aiplatform", "region":
+                             "us-central1", "metric":
+                             "custom_model_training_nvidia_l4_gpus",
+                             "limit": 1})
+    ok = gcp.post(V, vertex_body("q1", strategy="STANDARD", acc="NVIDIA_L4"))
+    assert ok[0] == 200
+    st, e, _ = gcp.post(V, vertex_body("q2", strategy="STANDARD",
+                                       acc="NVIDIA_L4"))
+    assert st == 429 and e["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert e["error"]["message"] == (
+        "The following quota metrics exceed quota limits: "
+        "aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus")
+    # SPOT uses the preemptible metric, so it is not blocked
+    assert gcp.post(V, vertex_body("q3", acc="NVIDIA_L4"))[0] == 200
+    jid = ok[1]["name"].rsplit("/", 1)[1]
+    assert gcp.post(V + "/" + jid + ":cancel", {})[1] == {}
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                 "JOB_STATE_CANCELLED")
+    assert gcp.get(V + "/" + jid)[1]["error"]["code"] == 1
+    assert gcp.post(V, vertex_body("q4", strategy="STANDARD",
+                                   acc="NVIDIA_L4"))[0] == 200
+    qi = gcp.get("/v1/projects/gpuq-demo/locations/global/services/"
+                 "aiplatform.googleapis.com/quotaInfos?pageSize=5")[1]
+    assert len(qi["quotaInfos"]) == 5 and qi["nextPageToken"]
+    all_q, tok = [], None
+    while True:
+        r = gcp.get("/v1/projects/gpuq-demo/locations/global/services/"
+                    "aiplatform.googleapis.com/quotaInfos?pageSize=7" +
+                    ("&pageToken=" + tok if tok else ""))[1]
+        all_q += r["quotaInfos"]
+        tok = r.get("nextPageToken")
+        if not tok:
+            break
+    l4 = [q for q in all_q if q["metric"].endswith(
+        "/custom_model_training_nvidia_l4_gpus")][0]
+    d = {tuple(x["dimensions"].items()): x["details"]["value"]
+         for x in l4["dimensionsInfos"]}
+    assert d[(("region", "us-central1"),)] == "1" and d[()] == "16"
+
+
+def test_vertex_preempt_restart_and_stockout(gcp):
+    gcp.ctl("/_fake/speed", {"factor": 50})
+    j = gcp.post(V, vertex_body("p1", env("p1", FAKEGCP_WORK_SECONDS=1e5)))[1]
+    jid = j["name"].rsplit("/", 1)[1]
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                 "JOB_STATE_RUNNING")
+    gcp.ctl("/_fake/preempt", {"name": "p1"})
+    assert gcp.get(V + "/" + jid)[1]["state"] == "JOB_STATE_RUNNING"
+    gcp.wait_for(lambda: len(gcp.resource("p1")["runs"]) == 2)
+    gcp.ctl("/_fake/preempt", {"name": jid, "vertex_restart": False})
+    j = gcp.get(V + "/" + jid)[1]
+    assert j["state"] == "JOB_STATE_FAILED" and j["error"]["code"] == 14
+    gcp.ctl("/_fake/stockout", {"zone": "us-central1", "gpu":
+                                "nvidia-tesla-t4"})
+    j = gcp.post(V, vertex_body("s1"))[1]
+    jid = j["name"].rsplit("/", 1)[1]
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                 "JOB_STATE_FAILED")
+    err = gcp.get(V + "/" + jid)[1]["error"]
+    assert err["code"] == 8 and "Resources are insufficient" in \
+        err["message"]
+    try:
+        gcp.ctl("/_fake/preempt", {"name": jid})
+        assert False
+    except urllib.error.HTTPError as e:
+        assert e.code == 409
