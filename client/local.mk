@@ -23,6 +23,7 @@ gpuq_SOURCES = \
 	client/cli-submit.c
 gpuq_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 gpuq_LDADD = client/libcli.a common/libcommon.a $(JANSSON_LIBS) $(YAML_LIBS)
+dist_man_MANS += man/gpuq.1
 
 # Unit tests of the parts above (cmocka).
 check_PROGRAMS += tests/unit/test-yaml tests/unit/test-table
