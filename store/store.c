@@ -9,11 +9,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -132,19 +134,18 @@ store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 		err = -EIO;
 		break;
 	}
-	if (cause != NULL) {
-		va_start(ap, fmt);
-		if (vasprintf(&what, fmt, ap) == -1)
-			fatal("store_fail: vasprintf");
-		va_end(ap);
-		if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
-			msg = sqlite3_errmsg(st->db);
-		else
-			msg = sqlite3_errstr(rc);
+	va_start(ap, fmt);
+	if (vasprintf(&what, fmt, ap) == -1)
+		fatal("store_fail: vasprintf");
+	va_end(ap);
+	if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
+		msg = sqlite3_errmsg(st->db);
+	else
+		msg = sqlite3_errstr(rc);
+	log_debug("store: %s: %s (%d)", what, msg, rc);
+	if (cause != NULL)
 		*cause = xprintf("%s: %s", what, msg);
-		free(what);
-	}
-	log_debug("store: %s: error %d", fmt, rc);
+	free(what);
 	return err;
 }
 
@@ -389,11 +390,24 @@ int
 store_open(const char *path, struct store **ret, char **cause)
 {
 	struct store	*st;
-	int		 rc;
+	int		 rc, fd;
 
 	store_check_live();
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
+	/*
+	 * Specs may hold secrets in their environment: make a new file
+	 * private before SQLite creates it (its -wal and -shm files copy
+	 * the database's mode).
+	 */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		rc = -errno;
+		if (cause != NULL)
+			*cause = xprintf("open %s: %s", path, strerror(-rc));
+		goto fail;
+	}
+	close(fd);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {

@@ -157,8 +157,13 @@ struct store_filter {
 	const char	*name;		/* exact name */
 };
 
-/* Borrowed-row callbacks: the row is valid only during the call. Return
- * non-zero to stop the walk early (that value is returned). */
+/*
+ * Borrowed-row callbacks: the row is valid only during the call. Return
+ * non-zero to stop the walk early (that value is returned). A callback
+ * may call other store functions, writes included (rows it changes may
+ * or may not come up again in the walk), but not the function whose walk
+ * it is in: that walk's statement is busy.
+ */
 typedef int (*store_job_cb)(const struct store_job *, void *);
 typedef int (*store_attempt_cb)(const struct store_attempt *, void *);
 typedef int (*store_event_cb)(const struct store_event *, void *);

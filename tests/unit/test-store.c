@@ -165,6 +165,7 @@ test_store_open_creates(void **state)
 	struct stat	 sb;
 
 	assert_int_equal(stat(fx->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
 	id = store_install_id(fx->st);
 	assert_int_equal(strlen(id), 8);
 	assert_int_equal(strspn(id, "0123456789abcdef"), 8);
