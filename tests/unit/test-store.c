@@ -1341,6 +1341,42 @@ test_store_busy(void **state)
 	assert_int_equal(id, 1);
 }
 
+static void
+test_store_full(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 jobs[64];
+	int64_t			 ids[64], pages, id;
+	char			*cause = NULL, *big;
+	int			 i, rc = 0;
+
+	/* A database that may not grow: SQLITE_FULL, as on a full disk. */
+	pages = sql_int(fx->st, "PRAGMA page_count");
+	assert_int_equal(sql_int(fx->st, "PRAGMA max_page_count = %lld",
+	    (long long)pages + 4), pages + 4);
+	big = xcalloc(1, 8192);
+	memset(big, 'x', 8191);
+	memset(jobs, 0, sizeof jobs);
+	for (i = 0; i < 64; i++) {
+		jobs[i].name = "big";
+		jobs[i].spec = big;
+	}
+	for (i = 0; i < 10 && rc == 0; i++)
+		rc = store_jobs_insert(fx->st, jobs, 64, ids, &cause);
+	assert_int_equal(rc, -ENOSPC);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "full"));
+	free(cause);
+	free(big);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs"), 0);
+
+	/* Room again: the store carries on. */
+	sql_int(fx->st, "PRAGMA max_page_count = 1000000");
+	id = insert_one(fx->st, "small", 0);
+	assert_int_equal(id, 1);
+}
+
 /*
  * Kill a writer mid-way. The child reports each committed batch's first
  * id through a pipe after store_jobs_insert() returned; the parent kills
@@ -1570,6 +1606,7 @@ main(void)
 		TN(test_store_migrate_from_v1),
 		TN(test_store_refuses_newer_schema),
 		T(test_store_busy),
+		T(test_store_full),
 		TN(test_store_crash_safety),
 		T(test_store_query_plans),
 		cmocka_unit_test(test_store_names),
