@@ -109,15 +109,12 @@ class Validator:
                 if alt in props and alt not in value:
                     self._check_value(props[alt], v, self._join(path, alt))
                     continue
-                where = (" at '%s'" % path) if path and "." in path or (
-                    path and path not in self._roots) else ""
                 raise SchemaError(
                     'Invalid JSON payload received. Unknown name "%s"%s: '
                     'Cannot find field.' % (k, (" at '%s'" % path)
                                             if path else ""), path)
             self._check_value(props[k], v, self._join(path, k))
 
-    _roots = ()
 
     def _check_value(self, prop, v, path):
         if v is None:
