@@ -1,0 +1,135 @@
+/*
+ * null.c: the provider that runs nothing, for tests of the daemon (as
+ * OpenSMTPD's scheduler_null.c): every launch succeeds, every poll sees
+ * no resource, every cancel is accepted. Callbacks still come later,
+ * from the loop, as provider.h promises, so callers are exercised the
+ * way the real providers exercise them.
+ *
+ * Knows the loop (through providers/gcp) and nothing of any cloud API.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include <uv.h>
+
+#include "common/gpu.h"
+#include "common/xmalloc.h"
+#include "providers/provider.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
+#include "providers/gcp/quota.h"
+
+/* One pending callback. */
+struct null_call {
+	uv_timer_t	 timer;		/* timer.data == this */
+	prov_launch_cb	 launch_cb;	/* exactly one of these three */
+	prov_poll_cb	 poll_cb;
+	prov_done_cb	 done_cb;
+	void		*arg;
+};
+
+static void
+null_on_close(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void
+null_on_timer(uv_timer_t *t)
+{
+	struct null_call	*c = t->data;
+	struct prov_result	 r = { .fail = PROV_FAIL_NONE };
+
+	uv_close((uv_handle_t *)&c->timer, null_on_close);
+	if (c->poll_cb != NULL)
+		c->poll_cb(NULL, c->arg);
+	if (c->launch_cb != NULL)
+		c->launch_cb(&r, c->arg);
+	else
+		c->done_cb(&r, c->arg);
+}
+
+/* Schedule the callback on G's loop: 0, or -errno and no callback. */
+static int
+null_later(struct gcp *g, struct null_call *c)
+{
+	int	rc;
+
+	if (g == NULL) {
+		free(c);
+		return -EINVAL;
+	}
+	c->timer.data = c;
+	if ((rc = uv_timer_init(http_loop(gcp_http(g)), &c->timer)) != 0) {
+		free(c);
+		return rc;
+	}
+	if ((rc = uv_timer_start(&c->timer, null_on_timer, 0, 0)) != 0) {
+		uv_close((uv_handle_t *)&c->timer, null_on_close);
+		return rc;
+	}
+	return 0;
+}
+
+/* The quota a Compute Engine launch would draw on, so quota checks in
+ * the daemon run as they do for real providers. */
+static char *
+null_quota_metric(struct gcp *g, const char *region,
+    const struct gpu_type *gpu, int spot, const char **ret_service)
+{
+	char		 buf[QUOTA_METRIC_MAX];
+	const char	*m;
+
+	*ret_service = "compute";
+	if (g == NULL || gpu == NULL)
+		return NULL;
+	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region,
+	    gpu->name, spot, buf);
+	return m != NULL ? xstrdup(m) : NULL;
+}
+
+static int
+null_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
+    void *arg)
+{
+	struct null_call	*c = xcalloc(1, sizeof *c);
+
+	c->launch_cb = cb;
+	c->arg = arg;
+	return null_later(g, c);
+}
+
+static int
+null_poll(struct gcp *g, const char *install, const char *region,
+    prov_poll_cb cb, prov_done_cb done, void *arg)
+{
+	struct null_call	*c = xcalloc(1, sizeof *c);
+
+	c->poll_cb = cb;
+	c->done_cb = done;
+	c->arg = arg;
+	return null_later(g, c);
+}
+
+static int
+null_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
+    void *arg)
+{
+	struct null_call	*c = xcalloc(1, sizeof *c);
+
+	c->done_cb = done;
+	c->arg = arg;
+	return null_later(g, c);
+}
+
+const struct provider prov_null = {
+	.name = "null",
+	.quota_metric = null_quota_metric,
+	.picks_zone = 1,
+	.poll_global = 1,
+	.launch = null_launch,
+	.poll = null_poll,
+	.cancel = null_cancel,
+};

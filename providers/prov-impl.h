@@ -1,0 +1,122 @@
+/*
+ * prov-impl.h: what the provider files (provider.c, vertex.c, batch.c,
+ * gce.c, null.c) share with each other and with their unit tests: the
+ * label keys, the pure request builders and response mappers, and a few
+ * helpers. The daemon never includes this file: it sees provider.h.
+ *
+ * Builders take a struct prov_launch and return a NEW jansson object, the
+ * exact body the service's create method takes. Mappers take one resource
+ * as the service lists it (borrowed) and fill a struct prov_observed whose
+ * strings are borrowed from that resource or from a struct prov_text the
+ * caller provides: valid while both live.
+ */
+#ifndef GPUQ_PROV_IMPL_H
+#define GPUQ_PROV_IMPL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct prov_launch;
+struct prov_observed;
+struct prov_result;
+
+/*
+ * Labels gpuq puts on every resource it creates. Keys and values follow
+ * Google's label rules (lowercase letters, digits, '_' and '-', at most 63
+ * characters), so they are the same on Compute Engine, Batch and Vertex AI.
+ * The poll of every service filters on PROV_LABEL_INSTALL.
+ */
+#define PROV_LABEL_INSTALL	"gpuq-install"	/* the daemon's install id */
+#define PROV_LABEL_JOB		"gpuq-job"	/* job id, decimal */
+#define PROV_LABEL_ATTEMPT	"gpuq-attempt"	/* attempt number, decimal */
+#define PROV_LABEL_RESOURCE	"gpuq-resource"	/* resource name (Vertex) */
+
+/* Text a mapper derives rather than borrows from the resource. */
+struct prov_text {
+	char	zone[64];
+	char	message[512];
+};
+
+/* provider.c */
+/* RFC 3339 ("2024-06-26T11:42:22.006-07:00") to unix seconds: 0 or
+ * -EINVAL. Fractions are dropped; 'Z' and numeric offsets are honoured. */
+int		 prov_time_parse(const char *, int64_t *ret);
+/* Unix seconds of OBJ's string member KEY; 0 when absent or bad. */
+int64_t		 prov_json_time(json_t *obj, const char *key);
+/* Last '/'-separated part of S (borrowed from S); S itself if none. */
+const char	*prov_last_segment(const char *s);
+/* "<seconds>s", the google-duration form. New string. */
+char		*prov_duration(int64_t sec);
+/* Labels object for L: the user's labels, then gpuq's (which win); with
+ * WITH_RESOURCE also gpuq-resource. New object. */
+json_t		*prov_labels_new(const struct prov_launch *l,
+		    int with_resource);
+/* labels.gpuq-install="INSTALL": the list filter every poll uses.
+ * New string. */
+char		*prov_filter_install(const char *install);
+/* Check that L is complete enough to build any body: 0, or -EINVAL
+ * and *cause naming the missing or bad field. */
+int		 prov_launch_check(const struct prov_launch *l, char **cause);
+/* Reset O: unknown everywhere (exit -1, times 0, strings NULL). */
+void		 prov_observed_init(struct prov_observed *o);
+/* Fill O's job_id and attempt from a labels object (borrowed). */
+void		 prov_observed_labels(struct prov_observed *o, json_t *labels);
+/* OBJ[KEY] = V, taking V (NULL: out of memory, fatal). */
+void		 prov_set(json_t *obj, const char *key, json_t *v);
+/* V, or fatal if NULL: for jansson constructors, which fail only on
+ * OOM. */
+json_t		*prov_checked(json_t *v);
+/* Copy at most SIZE-1 bytes of S into DST, NUL-terminated; DST. */
+char		*prov_strlcpy(char *dst, const char *s, size_t size);
+
+/* vertex.c */
+/* The customJobs.create body for L: 0 and *ret (new), or -EINVAL and
+ * *cause. */
+int		 vertex_job_body(const struct prov_launch *l, json_t **ret,
+		    char **cause);
+/* Map one CustomJob (borrowed) onto *O: 0, or -EINVAL if it is not a
+ * CustomJob gpuq could have made. */
+int		 vertex_job_map(json_t *job, struct prov_observed *o,
+		    struct prov_text *t);
+
+/* batch.c */
+/* The jobs.create body for L (jobId goes in the URL): 0 and *ret (new),
+ * or -EINVAL and *cause. */
+int		 batch_job_body(const struct prov_launch *l, json_t **ret,
+		    char **cause);
+/* Map one Batch Job (borrowed) onto *O: 0, or -EINVAL. */
+int		 batch_job_map(json_t *job, struct prov_observed *o,
+		    struct prov_text *t);
+/* The prov_state for a task exit code; *ret_why gets a static reason
+ * for the reserved codes 5000x, NULL for the user's own codes. */
+int		 batch_exit_state(int code, const char **ret_why);
+/* Memory of a machine type in MiB, or -1 if gpuq does not know it. */
+int64_t		 batch_machine_mib(const char *machine_type);
+
+/* gce.c */
+/* The fixed startup script (providers/gce-startup.sh). */
+extern const char	 gce_startup_script[];
+/* The boot image every gpuq VM starts from. */
+extern const char	 gce_boot_image[];
+/* Does MACHINE_TYPE come with its own GPUs (a2, a3, a4, g2)? */
+int		 gce_machine_has_gpus(const char *machine_type);
+/* The instances.insert body for L (requestId goes in the URL): 0 and
+ * *ret (new), or -EINVAL and *cause. */
+int		 gce_instance_body(const struct prov_launch *l, json_t **ret,
+		    char **cause);
+/* Has INST stopped, so that the exit code or the reason must be looked
+ * up (guest attributes, zone operations) before mapping it? */
+int		 gce_instance_stopped(json_t *inst);
+/*
+ * Map one Instance (borrowed) onto *O. GUEST is the instance's
+ * getGuestAttributes answer for queryPath "gpuq/" (or NULL), OP_TYPE the
+ * operationType of the system operation that stopped it
+ * ("compute.instances.preempted", ...) or NULL; both matter only once
+ * gce_instance_stopped(). 0, or -EINVAL if INST is not an instance.
+ */
+int		 gce_instance_map(json_t *inst, json_t *guest,
+		    const char *op_type, struct prov_observed *o,
+		    struct prov_text *t);
+
+#endif

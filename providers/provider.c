@@ -1,0 +1,386 @@
+/*
+ * provider.c: the table of providers (lookup by name, the names for error
+ * messages, state names) and the helpers every provider file shares:
+ * RFC 3339 time parsing, labels, launch checks.
+ *
+ * Knows the providers by their struct only; nothing here talks HTTP or
+ * knows one service's JSON.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+
+/* The ways to run a job, in the order prov_names() lists them. */
+static const struct provider *const prov_table[] = {
+	&prov_vertex,
+	&prov_batch,
+	&prov_gce,
+};
+#define PROV_NTABLE	(sizeof prov_table / sizeof prov_table[0])
+
+/* Lookup by name: "vertex", "batch", "gce", and "null" for tests. */
+const struct provider *
+prov_lookup(const char *name)
+{
+	size_t	i;
+
+	if (name == NULL)
+		return NULL;
+	for (i = 0; i < PROV_NTABLE; i++)
+		if (strcmp(name, prov_table[i]->name) == 0)
+			return prov_table[i];
+	if (strcmp(name, prov_null.name) == 0)
+		return &prov_null;
+	return NULL;
+}
+
+/* "vertex, batch, gce": the names a user may configure. Static string. */
+const char *
+prov_names(void)
+{
+	static char	buf[64];
+	size_t		i;
+
+	if (buf[0] != '\0')
+		return buf;
+	for (i = 0; i < PROV_NTABLE; i++) {
+		if (i > 0)
+			(void)strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+		(void)strncat(buf, prov_table[i]->name,
+		    sizeof buf - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+static const char *const prov_state_names[] = {
+	[PROV_PENDING] = "pending",
+	[PROV_RUNNING] = "running",
+	[PROV_SUCCEEDED] = "succeeded",
+	[PROV_FAILED] = "failed",
+	[PROV_PREEMPTED] = "preempted",
+	[PROV_MAINTENANCE] = "maintenance",
+	[PROV_STOCKOUT] = "stockout",
+	[PROV_CANCELLED] = "cancelled",
+	[PROV_LOST] = "lost",
+	[PROV_ERROR] = "error",
+};
+
+/* Name of an enum prov_state, "unknown" if out of range. Static. */
+const char *
+prov_state_name(int state)
+{
+	if (state < 0 || (size_t)state >=
+	    sizeof prov_state_names / sizeof prov_state_names[0])
+		return "unknown";
+	return prov_state_names[state];
+}
+
+/* Read exactly N digits at *P into *RET and advance; -1 if not digits. */
+static int
+prov_digits(const char **p, int n, int *ret)
+{
+	int	v = 0;
+
+	while (n-- > 0) {
+		if (**p < '0' || **p > '9')
+			return -1;
+		v = v * 10 + (**p - '0');
+		(*p)++;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t
+prov_days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/*
+ * RFC 3339 date-time (section 5.6): Compute Engine prints local time with
+ * an offset and milliseconds ("2024-06-26T11:42:22.006-07:00"); Batch and
+ * Vertex print UTC with up to nine fractional digits ("...22.123456789Z").
+ */
+int
+prov_time_parse(const char *s, int64_t *ret)
+{
+	const char	*p = s;
+	int		 y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	int64_t		 t;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (prov_digits(&p, 4, &y) != 0 || *p++ != '-' ||
+	    prov_digits(&p, 2, &mo) != 0 || *p++ != '-' ||
+	    prov_digits(&p, 2, &d) != 0 ||
+	    (*p != 'T' && *p != 't' && *p != ' '))
+		return -EINVAL;
+	p++;
+	if (prov_digits(&p, 2, &h) != 0 || *p++ != ':' ||
+	    prov_digits(&p, 2, &mi) != 0 || *p++ != ':' ||
+	    prov_digits(&p, 2, &sec) != 0)
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if (*p == '+' || *p == '-') {
+		sign = *p++ == '-' ? -1 : 1;
+		if (prov_digits(&p, 2, &oh) != 0 || *p++ != ':' ||
+		    prov_digits(&p, 2, &om) != 0 || oh > 23 || om > 59)
+			return -EINVAL;
+	} else
+		return -EINVAL;
+	if (*p != '\0')
+		return -EINVAL;
+	t = prov_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
+	    sec;
+	t -= (int64_t)sign * (oh * 3600 + om * 60);
+	*ret = t;
+	return 0;
+}
+
+/* Unix seconds of OBJ[KEY], or 0 when absent or not a time. */
+int64_t
+prov_json_time(json_t *obj, const char *key)
+{
+	int64_t	t;
+
+	if (prov_time_parse(json_string_value(json_object_get(obj, key)),
+	    &t) != 0)
+		return 0;
+	return t;
+}
+
+/* "https://.../zones/us-central1-a" -> "us-central1-a" (borrowed). */
+const char *
+prov_last_segment(const char *s)
+{
+	const char	*slash;
+
+	if (s == NULL)
+		return NULL;
+	slash = strrchr(s, '/');
+	return slash != NULL ? slash + 1 : s;
+}
+
+/* "3600s". New string. */
+char *
+prov_duration(int64_t sec)
+{
+	return xprintf("%llds", (long long)sec);
+}
+
+/* Copy S into DST of SIZE bytes, truncating; DST. */
+char *
+prov_strlcpy(char *dst, const char *s, size_t size)
+{
+	size_t	n;
+
+	if (size == 0)
+		return dst;
+	n = s != NULL ? strlen(s) : 0;
+	if (n >= size)
+		n = size - 1;
+	if (n > 0)
+		memcpy(dst, s, n);
+	dst[n] = '\0';
+	return dst;
+}
+
+/* OBJ[KEY] = V, taking V; jansson fails only when memory runs out. */
+void
+prov_set(json_t *obj, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(obj, key, v) != 0)
+		fatalx("provider: out of memory building a request");
+}
+
+/* V itself, or die if jansson could not allocate it. */
+json_t *
+prov_checked(json_t *v)
+{
+	if (v == NULL)
+		fatalx("provider: out of memory building a request");
+	return v;
+}
+
+/* OBJ[KEY] = the string VALUE. */
+static void
+prov_set_str(json_t *obj, const char *key, const char *value)
+{
+	prov_set(obj, key, json_string(value));
+}
+
+/*
+ * The user's labels first, then gpuq's on top: spec.c refuses user keys
+ * starting with "gpuq", so nothing is lost, and a label gpuq relies on can
+ * never be overwritten.
+ */
+json_t *
+prov_labels_new(const struct prov_launch *l, int with_resource)
+{
+	json_t		*labels, *v;
+	const char	*key;
+	char		 num[32];
+
+	labels = prov_checked(json_object());
+	if (json_is_object(l->labels)) {
+		json_object_foreach(l->labels, key, v) {
+			if (json_is_string(v))
+				prov_set_str(labels, key, json_string_value(v));
+		}
+	}
+	prov_set_str(labels, PROV_LABEL_INSTALL, l->install);
+	(void)snprintf(num, sizeof num, "%lld", (long long)l->job_id);
+	prov_set_str(labels, PROV_LABEL_JOB, num);
+	(void)snprintf(num, sizeof num, "%d", l->attempt);
+	prov_set_str(labels, PROV_LABEL_ATTEMPT, num);
+	if (with_resource)
+		prov_set_str(labels, PROV_LABEL_RESOURCE, l->resource);
+	return labels;
+}
+
+/*
+ * The label filter of every poll. Compute Engine (API-NOTES 0.3), Batch
+ * and Vertex AI all take `labels.KEY="VALUE"`; a '-' inside a label key
+ * needs no quoting there (Google's own filters use labels.goog-... keys the
+ * same way), and the value is quoted so any label value is one token.
+ */
+char *
+prov_filter_install(const char *install)
+{
+	return xprintf("labels.%s=\"%s\"", PROV_LABEL_INSTALL, install);
+}
+
+/* Is V NULL or an array of strings? */
+static int
+prov_is_strings(json_t *v)
+{
+	size_t	 i;
+	json_t	*s;
+
+	if (v == NULL)
+		return 1;
+	if (!json_is_array(v))
+		return 0;
+	json_array_foreach(v, i, s) {
+		if (!json_is_string(s))
+			return 0;
+	}
+	return 1;
+}
+
+/* Is V NULL or an object of strings? */
+static int
+prov_is_string_map(json_t *v)
+{
+	const char	*k;
+	json_t		*s;
+
+	if (v == NULL)
+		return 1;
+	if (!json_is_object(v))
+		return 0;
+	json_object_foreach(v, k, s) {
+		if (!json_is_string(s))
+			return 0;
+	}
+	return 1;
+}
+
+int
+prov_launch_check(const struct prov_launch *l, char **cause)
+{
+	const char	*what = NULL;
+
+	if (l->install == NULL || *l->install == '\0')
+		what = "install id is empty";
+	else if (l->resource == NULL || *l->resource == '\0')
+		what = "resource name is empty";
+	else if (l->region == NULL || *l->region == '\0')
+		what = "region is empty";
+	else if (l->machine_type == NULL || *l->machine_type == '\0')
+		what = "machine type is empty";
+	else if (l->image == NULL || *l->image == '\0')
+		what = "container image is empty";
+	else if (l->gpu != NULL && l->gpu_count < 1)
+		what = "GPU count must be at least 1";
+	else if (!prov_is_strings(l->command))
+		what = "command must be an array of strings";
+	else if (!prov_is_strings(l->args))
+		what = "args must be an array of strings";
+	else if (!prov_is_string_map(l->env))
+		what = "env must map names to strings";
+	else if (!prov_is_string_map(l->labels))
+		what = "labels must map keys to strings";
+	if (what == NULL)
+		return 0;
+	if (cause != NULL)
+		*cause = xprintf("launch of %s: %s", l->resource != NULL &&
+		    *l->resource != '\0' ? l->resource : "(unnamed)", what);
+	return -EINVAL;
+}
+
+void
+prov_observed_init(struct prov_observed *o)
+{
+	memset(o, 0, sizeof *o);
+	o->state = PROV_PENDING;
+	o->exit_code = -1;
+}
+
+/* Decimal label value, or 0 when absent or not a plain number. */
+static int64_t
+prov_label_number(json_t *labels, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(labels, key));
+	char		*end;
+	long long	 n;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 0)
+		return 0;
+	return n;
+}
+
+void
+prov_observed_labels(struct prov_observed *o, json_t *labels)
+{
+	int64_t	a;
+
+	o->job_id = prov_label_number(labels, PROV_LABEL_JOB);
+	a = prov_label_number(labels, PROV_LABEL_ATTEMPT);
+	o->attempt = a <= 0x7fffffff ? (int)a : 0;
+}

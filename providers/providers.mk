@@ -1,0 +1,49 @@
+# providers/providers.mk: the ways to run a job (Vertex AI, Cloud Batch,
+# Compute Engine), the null provider for tests, and their unit tests.
+# Included from providers/local.mk after providers/libproviders.a is
+# defined there: this file only appends to it.
+
+providers_libproviders_a_SOURCES += \
+	providers/provider.c providers/provider.h providers/prov-impl.h \
+	providers/vertex.c providers/batch.c providers/gce.c \
+	providers/null.c
+
+# The VM startup script lives in one place, gce-startup.sh; gce.c sees
+# it as the C string gce_startup_script, generated at build time.
+nodist_providers_libproviders_a_SOURCES = providers/gce-startup.c
+EXTRA_DIST += providers/gce-startup.sh
+CLEANFILES += providers/gce-startup.c
+
+providers/gce-startup.c: $(srcdir)/providers/gce-startup.sh
+	$(AM_V_GEN)$(MKDIR_P) providers && { \
+	  echo '/* Generated from providers/gce-startup.sh: do not edit. */'; \
+	  echo '#include "providers/prov-impl.h"'; \
+	  echo 'const char gce_startup_script[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/	/\\t/g' \
+	      -e 's/^/"/' -e 's/$$/\\n"/' $(srcdir)/providers/gce-startup.sh; \
+	  echo ';'; \
+	} > $@.tmp && mv $@.tmp $@
+
+PROV_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
+	$(UV_CFLAGS)
+PROV_TEST_LDADD = providers/libproviders.a common/libcommon.a \
+	$(CMOCKA_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(UV_LIBS) \
+	$(OPENSSL_LIBS)
+
+check_PROGRAMS += tests/unit/test-provider tests/unit/test-vertex \
+	tests/unit/test-batch tests/unit/test-gce
+TESTS += tests/unit/test-provider tests/unit/test-vertex \
+	tests/unit/test-batch tests/unit/test-gce
+
+tests_unit_test_provider_SOURCES = tests/unit/test-provider.c
+tests_unit_test_provider_CFLAGS = $(PROV_TEST_CFLAGS)
+tests_unit_test_provider_LDADD = $(PROV_TEST_LDADD)
+tests_unit_test_vertex_SOURCES = tests/unit/test-vertex.c
+tests_unit_test_vertex_CFLAGS = $(PROV_TEST_CFLAGS)
+tests_unit_test_vertex_LDADD = $(PROV_TEST_LDADD)
+tests_unit_test_batch_SOURCES = tests/unit/test-batch.c
+tests_unit_test_batch_CFLAGS = $(PROV_TEST_CFLAGS)
+tests_unit_test_batch_LDADD = $(PROV_TEST_LDADD)
+tests_unit_test_gce_SOURCES = tests/unit/test-gce.c
+tests_unit_test_gce_CFLAGS = $(PROV_TEST_CFLAGS)
+tests_unit_test_gce_LDADD = $(PROV_TEST_LDADD)

@@ -1,0 +1,517 @@
+/*
+ * test-batch.c: the Cloud Batch jobs.create body and the mapping of a Job
+ * -- state, status events, reserved exit codes -- onto prov_state
+ * (providers/batch.c), field by field.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+
+struct fixture {
+	struct prov_launch	 l;
+	json_t			*command, *args, *env, *labels;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*f = calloc(1, sizeof *f);
+
+	f->command = json_pack("[s, s, s]", "python", "-u", "train.py");
+	f->args = json_pack("[s, s]", "--epochs", "10");
+	f->env = json_pack("{s:s, s:s}", "LR", "0.1", "GPUQ_ATTEMPT", "2");
+	f->labels = json_pack("{s:s}", "team", "vision");
+	f->l.install = "i1";
+	f->l.job_id = 42;
+	f->l.attempt = 2;
+	f->l.resource = "gpuq-i1-42-2";
+	f->l.region = "us-central1";
+	f->l.machine_type = "n1-highmem-8";
+	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
+	f->l.gpu_count = 2;
+	f->l.spot = 1;
+	f->l.image = "us-docker.pkg.dev/p/r/train:1";
+	f->l.command = f->command;
+	f->l.args = f->args;
+	f->l.env = f->env;
+	f->l.output_dir = "gs://b/runs/42/";
+	f->l.max_runtime = 7200;
+	f->l.labels = f->labels;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	json_decref(f->command);
+	json_decref(f->args);
+	json_decref(f->env);
+	json_decref(f->labels);
+	free(f);
+	return 0;
+}
+
+/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
+static json_t *
+at(json_t *j, const char *path)
+{
+	char	*copy = strdup(path), *p, *save = NULL;
+	char	*end;
+	long	 i;
+
+	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
+	    p = strtok_r(NULL, ".", &save)) {
+		i = strtol(p, &end, 10);
+		j = *end == '\0' ? json_array_get(j, (size_t)i) :
+		    json_object_get(j, p);
+	}
+	free(copy);
+	return j;
+}
+
+static const char *
+str_at(json_t *j, const char *path)
+{
+	return json_string_value(at(j, path));
+}
+
+static void
+test_batch_body_fields(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *ts, *c, *pol, *want;
+	char		*cause = NULL;
+
+	assert_int_equal(batch_job_body(&f->l, &b, &cause), 0);
+	assert_null(cause);
+	assert_int_equal(json_object_size(b), 4);
+	assert_int_equal(json_array_size(at(b, "taskGroups")), 1);
+	assert_string_equal(str_at(b, "taskGroups.0.taskCount"), "1");
+	ts = at(b, "taskGroups.0.taskSpec");
+	assert_int_equal(json_array_size(at(ts, "runnables")), 1);
+	c = at(ts, "runnables.0.container");
+	assert_string_equal(str_at(c, "imageUri"),
+	    "us-docker.pkg.dev/p/r/train:1");
+	assert_string_equal(str_at(c, "entrypoint"), "python");
+	want = json_pack("[s, s, s, s]", "-u", "train.py", "--epochs", "10");
+	assert_true(json_equal(at(c, "commands"), want));
+	json_decref(want);
+	assert_null(at(c, "options"));
+	assert_true(json_equal(at(ts, "runnables.0.environment.variables"),
+	    f->env));
+	assert_string_equal(str_at(ts, "computeResource.cpuMilli"), "8000");
+	/* n1-highmem-8: 52 GB = 53248 MiB, asked for nine tenths. */
+	assert_string_equal(str_at(ts, "computeResource.memoryMib"),
+	    "47923");
+	assert_int_equal(json_integer_value(at(ts, "maxRetryCount")), 0);
+	assert_null(at(ts, "lifecyclePolicies"));
+	assert_string_equal(str_at(ts, "maxRunDuration"), "7200s");
+
+	assert_int_equal(json_array_size(at(b,
+	    "allocationPolicy.location.allowedLocations")), 1);
+	assert_string_equal(str_at(b,
+	    "allocationPolicy.location.allowedLocations.0"),
+	    "regions/us-central1");
+	assert_true(json_is_true(at(b,
+	    "allocationPolicy.instances.0.installGpuDrivers")));
+	pol = at(b, "allocationPolicy.instances.0.policy");
+	assert_string_equal(str_at(pol, "machineType"), "n1-highmem-8");
+	assert_string_equal(str_at(pol, "provisioningModel"), "SPOT");
+	assert_string_equal(str_at(pol, "accelerators.0.type"),
+	    "nvidia-tesla-t4");
+	assert_string_equal(str_at(pol, "accelerators.0.count"), "2");
+	assert_string_equal(str_at(pol, "bootDisk.sizeGb"), "100");
+	assert_string_equal(str_at(b, "allocationPolicy.labels.gpuq-job"),
+	    "42");
+
+	assert_int_equal(json_object_size(at(b, "labels")), 4);
+	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
+	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(str_at(b, "labels.team"), "vision");
+	assert_null(at(b, "labels.gpuq-resource"));
+	assert_string_equal(str_at(b, "logsPolicy.destination"),
+	    "CLOUD_LOGGING");
+	json_decref(b);
+}
+
+static void
+test_batch_body_zone_standard_implicit_gpu(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *c;
+
+	f->l.zone = "us-central1-b";
+	f->l.spot = 0;
+	f->l.machine_type = "a2-highgpu-1g";
+	f->l.gpu = gpu_lookup("nvidia-tesla-a100");
+	f->l.gpu_count = 1;
+	f->l.command = NULL;
+	f->l.max_runtime = 0;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(str_at(b,
+	    "allocationPolicy.location.allowedLocations.0"),
+	    "zones/us-central1-b");
+	assert_string_equal(str_at(b,
+	    "allocationPolicy.instances.0.policy.provisioningModel"),
+	    "STANDARD");
+	/* a2 machines carry their A100s: no accelerators block. */
+	assert_null(at(b, "allocationPolicy.instances.0.policy."
+	    "accelerators"));
+	c = at(b, "taskGroups.0.taskSpec.runnables.0.container");
+	assert_null(json_object_get(c, "entrypoint"));
+	assert_true(json_equal(json_object_get(c, "commands"), f->args));
+	assert_null(at(b, "taskGroups.0.taskSpec.maxRunDuration"));
+	assert_string_equal(str_at(b,
+	    "taskGroups.0.taskSpec.computeResource.cpuMilli"), "12000");
+	assert_string_equal(str_at(b,
+	    "taskGroups.0.taskSpec.computeResource.memoryMib"), "78336");
+	json_decref(b);
+
+	f->l.args = NULL;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	c = at(b, "taskGroups.0.taskSpec.runnables.0.container");
+	assert_null(json_object_get(c, "commands"));
+	json_decref(b);
+}
+
+static void
+test_batch_body_invalid(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL;
+	char		*cause = NULL;
+
+	f->l.machine_type = NULL;
+	assert_int_equal(batch_job_body(&f->l, &b, &cause), -EINVAL);
+	assert_null(b);
+	assert_string_equal(cause, "launch of gpuq-i1-42-2: machine type is "
+	    "empty");
+	free(cause);
+}
+
+static void
+test_batch_machine_mib_table(void **state)
+{
+	(void)state;
+	assert_int_equal(batch_machine_mib("n1-standard-8"), 30720);
+	assert_int_equal(batch_machine_mib("n1-highmem-4"), 26624);
+	assert_int_equal(batch_machine_mib("g2-standard-24"), 98304);
+	assert_int_equal(batch_machine_mib("a3-highgpu-8g"), 1872 * 1024);
+	assert_int_equal(batch_machine_mib("e2-standard-4"), -1);
+	assert_int_equal(batch_machine_mib("n1-standard-x"), -1);
+	assert_int_equal(batch_machine_mib(NULL), -1);
+}
+
+static void
+test_batch_exit_codes(void **state)
+{
+	const char	*why = "x";
+
+	(void)state;
+	assert_int_equal(batch_exit_state(0, &why), PROV_SUCCEEDED);
+	assert_null(why);
+	assert_int_equal(batch_exit_state(3, &why), PROV_FAILED);
+	assert_null(why);
+	assert_int_equal(batch_exit_state(50001, &why), PROV_PREEMPTED);
+	assert_non_null(strstr(why, "preempted"));
+	assert_int_equal(batch_exit_state(50002, &why), PROV_LOST);
+	assert_int_equal(batch_exit_state(50003, &why), PROV_MAINTENANCE);
+	assert_int_equal(batch_exit_state(50004, &why), PROV_LOST);
+	assert_int_equal(batch_exit_state(50005, &why), PROV_ERROR);
+	assert_string_equal(why, "the task ran past its max_runtime "
+	    "(exit code 50005)");
+	assert_int_equal(batch_exit_state(50006, &why), PROV_MAINTENANCE);
+	assert_int_equal(batch_exit_state(50000, &why), PROV_ERROR);
+	assert_int_equal(batch_exit_state(50007, NULL), PROV_FAILED);
+}
+
+/* Parse TEXT, map it, keep the JSON alive in *RET_J. */
+static int
+map(const char *text, json_t **ret_j, struct prov_observed *o,
+    struct prov_text *t)
+{
+	json_error_t	err;
+
+	*ret_j = json_loads(text, 0, &err);
+	if (*ret_j == NULL)
+		fail_msg("bad test JSON: %s", err.text);
+	return batch_job_map(*ret_j, o, t);
+}
+
+#define NAME "projects/p/locations/us-central1/jobs/gpuq-i1-42-2"
+#define JOB_HEAD \
+	"{\"name\":\"" NAME "\",\"uid\":\"gpuq-i1-42-2-abc\"," \
+	"\"labels\":{\"gpuq-install\":\"i1\",\"gpuq-job\":\"42\"," \
+	"\"gpuq-attempt\":\"2\"}," \
+	"\"createTime\":\"2024-06-26T18:42:22.5Z\"," \
+	"\"updateTime\":\"2024-06-26T19:42:22Z\","
+#define EV(t, d) "{\"type\":\"STATUS_CHANGED\",\"eventTime\":\"" t "\"," \
+	"\"description\":\"" d "\"}"
+#define EV_SCHED EV("2024-06-26T18:42:30Z", "Job state is set from QUEUED " \
+	"to SCHEDULED for job " NAME ".")
+#define EV_RUN EV("2024-06-26T18:43:22Z", "Job state is set from " \
+	"SCHEDULED to RUNNING for job " NAME ".")
+
+static void
+test_batch_map_pending_running(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"QUEUED\"}}",
+	    &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	assert_string_equal(o.resource, "gpuq-i1-42-2");
+	assert_string_equal(o.cloud_id, NAME);
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	assert_int_equal(o.created, 1719427342);
+	assert_int_equal(o.started, 0);
+	assert_int_equal(o.ended, 0);
+	assert_null(o.zone);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"SCHEDULED\","
+	    "\"statusEvents\":[" EV_SCHED "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_int_equal(o.started, 1719427402);
+	assert_int_equal(o.ended, 0);
+	json_decref(j);
+}
+
+static void
+test_batch_map_succeeded(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"SUCCEEDED\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN ","
+	    EV("2024-06-26T19:40:00Z", "Job state is set from RUNNING to "
+	    "SUCCEEDED for job " NAME ".") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_SUCCEEDED);
+	assert_int_equal(o.exit_code, 0);
+	assert_int_equal(o.ended, 1719430800);
+	json_decref(j);
+}
+
+/* The job-level FAILED event as Batch writes it after a task failure. */
+#define EV_FAILED(code, why) \
+	"{\"type\":\"STATUS_CHANGED\",\"eventTime\":\"2024-06-26T19:00:00Z\"," \
+	"\"description\":\"Job state is set from RUNNING to FAILED for job " \
+	NAME ". Job failed due to task failure. Specifically, task with " \
+	"index 0 failed due to the following task event: \\\"Task state is " \
+	"updated from RUNNING to FAILED on zones/us-central1-c/instances/" \
+	"4242" why " with exit code " #code ".\\\"\"," \
+	"\"taskState\":\"FAILED\",\"taskExecution\":{\"exitCode\":" #code "}}"
+
+static void
+test_batch_map_failed_exit(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "," EV_FAILED(3, "")
+	    "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 3);
+	assert_string_equal(o.zone, "us-central1-c");
+	assert_int_equal(o.ended, 1719428400);
+	assert_non_null(strstr(o.message, "with exit code 3."));
+	json_decref(j);
+}
+
+static void
+test_batch_map_reserved_codes(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV_FAILED(50001,
+	    " due to Spot Preemption") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	assert_int_equal(o.exit_code, -1);
+	assert_string_equal(o.message, "the Spot VM was preempted "
+	    "(exit code 50001)");
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV_FAILED(50002, " due to Batch "
+	    "no longer receives VM updates") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV_FAILED(50003, " due to VM is "
+	    "rebooted during task execution") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV_FAILED(50005, " due to task "
+	    "runs over the maximum runtime") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_string_equal(o.message, "the task ran past its max_runtime "
+	    "(exit code 50005)");
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV_FAILED(50006, " due to VM is "
+	    "recreated during task execution") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
+	json_decref(j);
+}
+
+static void
+test_batch_map_exit_from_text(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	/* An event without taskExecution: the description says it. */
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_RUN "," EV("2024-06-26T19:00:00Z",
+	    "Job state is set from RUNNING to FAILED for job " NAME ". Job "
+	    "failed due to task failure. Specifically, task with index 0 "
+	    "failed due to the following task event: \\\"Task state is "
+	    "updated from RUNNING to FAILED on zones/us-west1-a/instances/1 "
+	    "due to Spot VM preemption with exit code 50001.\\\"") "]}}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	assert_string_equal(o.zone, "us-west1-a");
+	json_decref(j);
+}
+
+static void
+test_batch_map_resource_errors(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV_SCHED ",{\"eventTime\":"
+	    "\"2024-06-26T18:42:31Z\",\"description\":\"Batch Error: code - "
+	    "CODE_GCE_ZONE_RESOURCE_POOL_EXHAUSTED, description - error count "
+	    "is 1, latest message example: Instance 'x' creation failed: The "
+	    "zone 'projects/p/zones/us-central1-a' does not have enough "
+	    "resources available to fulfill the request.\"},"
+	    EV("2024-06-26T18:42:31Z", "Job state is set from SCHEDULED to "
+	    "FAILED for job " NAME ". Job failed due to "
+	    "CODE_GCE_ZONE_RESOURCE_POOL_EXHAUSTED: ...") "]}}", &j, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_STOCKOUT);
+	assert_int_equal(o.exit_code, -1);
+	assert_non_null(strstr(o.message, "does not have enough resources"));
+	assert_int_equal(o.started, 0);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[{\"description\":\"Batch Error: code - "
+	    "CODE_GCE_QUOTA_EXCEEDED, description - Quota 'NVIDIA_T4_GPUS' "
+	    "exceeded.\"}]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_STOCKOUT);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
+	    "\"statusEvents\":[" EV("2024-06-26T18:42:31Z", "Job state is set "
+	    "from SCHEDULED to FAILED for job " NAME ". Job failed due to "
+	    "CODE_GCE_INVALID_VALUE: bad accelerator") "]}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_non_null(strstr(o.message, "CODE_GCE_INVALID_VALUE"));
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\"}}",
+	    &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_string_equal(o.message, "the Batch job failed without a "
+	    "status event saying why");
+	json_decref(j);
+}
+
+static void
+test_batch_map_cancel_delete(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":"
+	    "\"CANCELLATION_IN_PROGRESS\",\"statusEvents\":[" EV_RUN "]}}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"CANCELLED\"}}",
+	    &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_CANCELLED);
+	assert_int_equal(o.ended, 1719430942);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":"
+	    "\"DELETION_IN_PROGRESS\"}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_CANCELLED);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"WEIRD\"}}",
+	    &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_string_equal(o.message, "Batch job in unknown state WEIRD");
+	json_decref(j);
+	assert_int_equal(map("{\"status\":{}}", &j, &o, &t), -EINVAL);
+	json_decref(j);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_batch_body_fields,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_batch_body_zone_standard_implicit_gpu, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_batch_body_invalid,
+		    setup, teardown),
+		cmocka_unit_test(test_batch_machine_mib_table),
+		cmocka_unit_test(test_batch_exit_codes),
+		cmocka_unit_test(test_batch_map_pending_running),
+		cmocka_unit_test(test_batch_map_succeeded),
+		cmocka_unit_test(test_batch_map_failed_exit),
+		cmocka_unit_test(test_batch_map_reserved_codes),
+		cmocka_unit_test(test_batch_map_exit_from_text),
+		cmocka_unit_test(test_batch_map_resource_errors),
+		cmocka_unit_test(test_batch_map_cancel_delete),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

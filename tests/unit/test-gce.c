@@ -1,0 +1,455 @@
+/*
+ * test-gce.c: the Compute Engine instances.insert body, the embedded
+ * startup script, and the mapping of an Instance (plus its guest
+ * attributes and the operation that stopped it) onto prov_state
+ * (providers/gce.c), field by field.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+
+struct fixture {
+	struct prov_launch	 l;
+	json_t			*command, *args, *env, *labels;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*f = calloc(1, sizeof *f);
+
+	f->command = json_pack("[s]", "python");
+	f->args = json_pack("[s, s]", "train.py", "--name=it's \"$(rm -rf)\"");
+	f->env = json_pack("{s:s, s:s}", "LR", "0.1", "NOTE",
+	    "line one\nline 'two' $HOME");
+	f->labels = json_pack("{s:s}", "team", "vision");
+	f->l.install = "i1";
+	f->l.job_id = 42;
+	f->l.attempt = 2;
+	f->l.resource = "gpuq-i1-42-2";
+	f->l.request_id = "0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00";
+	f->l.region = "us-central1";
+	f->l.zone = "us-central1-a";
+	f->l.machine_type = "n1-standard-8";
+	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
+	f->l.gpu_count = 1;
+	f->l.spot = 1;
+	f->l.image = "us-docker.pkg.dev/p/r/train:1";
+	f->l.command = f->command;
+	f->l.args = f->args;
+	f->l.env = f->env;
+	f->l.output_dir = "gs://b/runs/42/";
+	f->l.max_runtime = 600;
+	f->l.labels = f->labels;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	json_decref(f->command);
+	json_decref(f->args);
+	json_decref(f->env);
+	json_decref(f->labels);
+	free(f);
+	return 0;
+}
+
+/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
+static json_t *
+at(json_t *j, const char *path)
+{
+	char	*copy = strdup(path), *p, *save = NULL;
+	char	*end;
+	long	 i;
+
+	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
+	    p = strtok_r(NULL, ".", &save)) {
+		i = strtol(p, &end, 10);
+		j = *end == '\0' ? json_array_get(j, (size_t)i) :
+		    json_object_get(j, p);
+	}
+	free(copy);
+	return j;
+}
+
+static const char *
+str_at(json_t *j, const char *path)
+{
+	return json_string_value(at(j, path));
+}
+
+/* Value of metadata item KEY in an Instance body, or NULL. */
+static const char *
+metadata(json_t *b, const char *key)
+{
+	json_t	*it;
+	size_t	 i;
+
+	json_array_foreach(at(b, "metadata.items"), i, it) {
+		if (strcmp(str_at(it, "key"), key) == 0)
+			return str_at(it, "value");
+	}
+	return NULL;
+}
+
+static void
+test_gce_body_fields(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *job, *want;
+	json_error_t	 err;
+	char		*cause = NULL;
+
+	assert_int_equal(gce_instance_body(&f->l, &b, &cause), 0);
+	assert_null(cause);
+	assert_string_equal(str_at(b, "name"), "gpuq-i1-42-2");
+	assert_string_equal(str_at(b, "machineType"),
+	    "zones/us-central1-a/machineTypes/n1-standard-8");
+	assert_int_equal(json_array_size(at(b, "guestAccelerators")), 1);
+	assert_string_equal(str_at(b, "guestAccelerators.0.acceleratorType"),
+	    "zones/us-central1-a/acceleratorTypes/nvidia-tesla-t4");
+	assert_int_equal(json_integer_value(at(b,
+	    "guestAccelerators.0.acceleratorCount")), 1);
+
+	assert_string_equal(str_at(b, "scheduling.provisioningModel"),
+	    "SPOT");
+	assert_string_equal(str_at(b, "scheduling.onHostMaintenance"),
+	    "TERMINATE");
+	assert_true(json_is_false(at(b, "scheduling.automaticRestart")));
+	assert_string_equal(str_at(b, "scheduling.instanceTerminationAction"),
+	    "STOP");
+	assert_string_equal(str_at(b, "scheduling.maxRunDuration.seconds"),
+	    "4200");
+	assert_null(at(b, "scheduling.preemptible"));
+
+	assert_int_equal(json_array_size(at(b, "disks")), 1);
+	assert_true(json_is_true(at(b, "disks.0.boot")));
+	assert_true(json_is_true(at(b, "disks.0.autoDelete")));
+	assert_string_equal(str_at(b, "disks.0.initializeParams.sourceImage"),
+	    "projects/deeplearning-platform-release/global/images/family/"
+	    "common-cu128-ubuntu-2204-nvidia-570");
+	assert_string_equal(str_at(b, "disks.0.initializeParams.diskSizeGb"),
+	    "100");
+	assert_string_equal(str_at(b, "networkInterfaces.0.network"),
+	    "global/networks/default");
+	assert_string_equal(str_at(b,
+	    "networkInterfaces.0.accessConfigs.0.type"), "ONE_TO_ONE_NAT");
+	assert_string_equal(str_at(b, "serviceAccounts.0.email"), "default");
+	assert_string_equal(str_at(b, "serviceAccounts.0.scopes.0"),
+	    "https://www.googleapis.com/auth/cloud-platform");
+
+	assert_int_equal(json_object_size(at(b, "labels")), 4);
+	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
+	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(str_at(b, "labels.team"), "vision");
+
+	assert_int_equal(json_array_size(at(b, "metadata.items")), 4);
+	assert_string_equal(metadata(b, "startup-script"),
+	    gce_startup_script);
+	assert_string_equal(metadata(b, "enable-guest-attributes"), "TRUE");
+	assert_string_equal(metadata(b, "install-nvidia-driver"), "True");
+	/* The job travels as JSON, user strings untouched. */
+	job = json_loads(metadata(b, "gpuq-job"), 0, &err);
+	assert_non_null(job);
+	want = json_pack("{s:s, s:O, s:O, s:O, s:i}",
+	    "image", "us-docker.pkg.dev/p/r/train:1", "command", f->command,
+	    "args", f->args, "env", f->env, "max_runtime", 600);
+	assert_true(json_equal(job, want));
+	json_decref(want);
+	json_decref(job);
+	json_decref(b);
+}
+
+static void
+test_gce_body_standard_a2(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *job;
+
+	f->l.spot = 0;
+	f->l.machine_type = "a2-highgpu-2g";
+	f->l.gpu = gpu_lookup("nvidia-tesla-a100");
+	f->l.gpu_count = 2;
+	f->l.max_runtime = 0;
+	f->l.command = NULL;
+	f->l.args = NULL;
+	f->l.env = NULL;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_null(at(b, "guestAccelerators"));
+	assert_string_equal(str_at(b, "scheduling.provisioningModel"),
+	    "STANDARD");
+	assert_null(at(b, "scheduling.maxRunDuration"));
+	job = json_loads(metadata(b, "gpuq-job"), 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(job, "command")), 0);
+	assert_int_equal(json_object_size(json_object_get(job, "env")), 0);
+	assert_int_equal(json_integer_value(json_object_get(job,
+	    "max_runtime")), 0);
+	json_decref(job);
+	json_decref(b);
+}
+
+static void
+test_gce_body_needs_zone(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL;
+	char		*cause = NULL;
+
+	f->l.zone = NULL;
+	assert_int_equal(gce_instance_body(&f->l, &b, &cause), -EINVAL);
+	assert_null(b);
+	assert_string_equal(cause, "launch of gpuq-i1-42-2: Compute Engine "
+	    "needs a zone");
+	free(cause);
+}
+
+static void
+test_gce_machine_series(void **state)
+{
+	(void)state;
+	assert_true(gce_machine_has_gpus("a2-highgpu-1g"));
+	assert_true(gce_machine_has_gpus("a3-megagpu-8g"));
+	assert_true(gce_machine_has_gpus("a4-highgpu-8g"));
+	assert_true(gce_machine_has_gpus("g2-standard-8"));
+	assert_false(gce_machine_has_gpus("n1-standard-8"));
+	assert_false(gce_machine_has_gpus("n2-standard-8"));
+	assert_false(gce_machine_has_gpus(NULL));
+}
+
+/* The embedded script is providers/gce-startup.sh, byte for byte. */
+static void
+test_gce_startup_script_embedded(void **state)
+{
+	const char	*top = getenv("top_srcdir");
+	char		*path, buf[65536];
+	FILE		*fp;
+	size_t		 n;
+
+	(void)state;
+	assert_int_equal(strncmp(gce_startup_script, "#!/bin/bash\n", 12),
+	    0);
+	assert_non_null(strstr(gce_startup_script, "gpuq/exit-code"));
+	if (top == NULL)
+		skip();
+	assert_true(asprintf(&path, "%s/providers/gce-startup.sh", top) > 0);
+	fp = fopen(path, "r");
+	free(path);
+	assert_non_null(fp);
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	assert_string_equal(gce_startup_script, buf);
+}
+
+/* Parse INST (and GUEST), map them, keep the JSON in *RET_I, *RET_G. */
+static int
+map(const char *inst, const char *guest, const char *op, json_t **ret_i,
+    json_t **ret_g, struct prov_observed *o, struct prov_text *t)
+{
+	json_error_t	err;
+
+	*ret_i = json_loads(inst, 0, &err);
+	if (*ret_i == NULL)
+		fail_msg("bad test JSON: %s", err.text);
+	*ret_g = guest != NULL ? json_loads(guest, 0, &err) : NULL;
+	if (guest != NULL && *ret_g == NULL)
+		fail_msg("bad test JSON: %s", err.text);
+	return gce_instance_map(*ret_i, *ret_g, op, o, t);
+}
+
+#define ZL "https://www.googleapis.com/compute/v1/projects/p/zones/"
+#define INST(status, extra) \
+	"{\"name\":\"gpuq-i1-42-2\",\"id\":\"4000000000000000001\"," \
+	"\"zone\":\"" ZL "us-central1-a\",\"status\":\"" status "\"," \
+	"\"labels\":{\"gpuq-install\":\"i1\",\"gpuq-job\":\"42\"," \
+	"\"gpuq-attempt\":\"2\"}," \
+	"\"creationTimestamp\":\"2024-06-26T11:42:22.006-07:00\"" extra "}"
+#define STARTED ",\"lastStartTimestamp\":\"2024-06-26T11:43:22.000-07:00\""
+#define STOPPED STARTED \
+	",\"lastStopTimestamp\":\"2024-06-26T12:43:22.000-07:00\""
+#define GUEST(items) "{\"kind\":\"compute#guestAttributes\"," \
+	"\"queryPath\":\"gpuq/\",\"queryValue\":{\"items\":[" items "]}}"
+#define ITEM(k, v) "{\"namespace\":\"gpuq\",\"key\":\"" k "\"," \
+	"\"value\":\"" v "\"}"
+
+static void
+test_gce_map_live(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+
+	(void)state;
+	assert_int_equal(map(INST("PROVISIONING", ""), NULL, NULL, &i, &g,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	assert_string_equal(o.resource, "gpuq-i1-42-2");
+	assert_string_equal(o.cloud_id, "4000000000000000001");
+	assert_string_equal(o.zone, "us-central1-a");
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	assert_int_equal(o.created, 1719427342);
+	assert_int_equal(o.exit_code, -1);
+	assert_false(gce_instance_stopped(i));
+	json_decref(i);
+	assert_int_equal(map(INST("STAGING", ""), NULL, NULL, &i, &g, &o,
+	    &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	json_decref(i);
+	assert_int_equal(map(INST("RUNNING", STARTED), NULL, NULL, &i, &g,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_int_equal(o.started, 1719427402);
+	assert_null(o.message);
+	json_decref(i);
+	/* Still stopping: running until it has stopped. */
+	assert_int_equal(map(INST("STOPPING", STARTED), NULL, NULL, &i, &g,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_string_equal(o.message, "STOPPING");
+	assert_false(gce_instance_stopped(i));
+	json_decref(i);
+}
+
+static void
+test_gce_map_exit_codes(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+
+	(void)state;
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "0")), "compute.instances.guestTerminate",
+	    &i, &g, &o, &t), 0);
+	assert_true(gce_instance_stopped(i));
+	assert_int_equal(o.state, PROV_SUCCEEDED);
+	assert_int_equal(o.exit_code, 0);
+	assert_int_equal(o.ended, 1719431002);
+	json_decref(i);
+	json_decref(g);
+
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "3")), NULL, &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 3);
+	json_decref(i);
+	json_decref(g);
+
+	/* getGuestAttributes with variableKey answers one value. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    "{\"variableKey\":\"gpuq/exit-code\",\"variableValue\":\"7\"}",
+	    NULL, &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 7);
+	json_decref(i);
+	json_decref(g);
+
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "143") "," ITEM("limit", "max_runtime")),
+	    NULL, &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_int_equal(o.exit_code, 143);
+	assert_string_equal(o.message, "the job ran past its max_runtime "
+	    "and was stopped (exit code 143)");
+	json_decref(i);
+	json_decref(g);
+
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("error", "no working NVIDIA driver after 1200 "
+	    "seconds")), "compute.instances.guestTerminate", &i, &g, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_LOST);
+	assert_string_equal(o.message, "the VM could not run the job: no "
+	    "working NVIDIA driver after 1200 seconds");
+	json_decref(i);
+	json_decref(g);
+
+	/* An exit code that is not a number counts as none. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "x")), NULL, &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	assert_int_equal(o.exit_code, -1);
+	json_decref(i);
+	json_decref(g);
+}
+
+static void
+test_gce_map_system_events(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+
+	(void)state;
+	assert_int_equal(map(INST("TERMINATED", STOPPED), GUEST(""),
+	    "compute.instances.preempted", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	assert_int_equal(o.exit_code, -1);
+	json_decref(i);
+	json_decref(g);
+	assert_int_equal(map(INST("TERMINATED", STOPPED), NULL,
+	    "compute.instances.terminateOnHostMaintenance", &i, &g, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
+	json_decref(i);
+	assert_int_equal(map(INST("TERMINATED", STOPPED), NULL,
+	    "compute.instances.hostError", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
+	assert_string_equal(o.message, "the VM's host failed");
+	json_decref(i);
+	assert_int_equal(map(INST("TERMINATED", STOPPED), NULL,
+	    "compute.instances.guestTerminate", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	json_decref(i);
+	assert_int_equal(map(INST("TERMINATED", STOPPED), NULL, "delete",
+	    &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_CANCELLED);
+	json_decref(i);
+	assert_int_equal(map(INST("STOPPED", STOPPED), NULL, NULL, &i, &g,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	json_decref(i);
+	assert_int_equal(map("{\"name\":\"x\"}", NULL, NULL, &i, &g, &o, &t),
+	    -EINVAL);
+	json_decref(i);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_gce_body_fields, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_gce_body_standard_a2,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gce_body_needs_zone,
+		    setup, teardown),
+		cmocka_unit_test(test_gce_machine_series),
+		cmocka_unit_test(test_gce_startup_script_embedded),
+		cmocka_unit_test(test_gce_map_live),
+		cmocka_unit_test(test_gce_map_exit_codes),
+		cmocka_unit_test(test_gce_map_system_events),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/*
+ * test-provider.c: the provider table and the helpers every provider
+ * shares (providers/provider.c): lookup, names, state names, RFC 3339
+ * times, labels, the poll filter and launch checks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+
+static void
+test_prov_lookup_names(void **state)
+{
+	(void)state;
+	assert_ptr_equal(prov_lookup("vertex"), &prov_vertex);
+	assert_ptr_equal(prov_lookup("batch"), &prov_batch);
+	assert_ptr_equal(prov_lookup("gce"), &prov_gce);
+	assert_ptr_equal(prov_lookup("null"), &prov_null);
+	assert_null(prov_lookup("GCE"));
+	assert_null(prov_lookup("aws"));
+	assert_null(prov_lookup(NULL));
+	assert_string_equal(prov_names(), "vertex, batch, gce");
+	assert_string_equal(prov_names(), "vertex, batch, gce");
+	assert_string_equal(prov_vertex.name, "vertex");
+	assert_int_equal(prov_vertex.picks_zone, 1);
+	assert_int_equal(prov_batch.picks_zone, 1);
+	assert_int_equal(prov_gce.picks_zone, 0);
+	assert_int_equal(prov_gce.poll_global, 1);
+	assert_int_equal(prov_vertex.poll_global, 0);
+	assert_int_equal(prov_batch.poll_global, 0);
+}
+
+static void
+test_prov_state_names(void **state)
+{
+	(void)state;
+	assert_string_equal(prov_state_name(PROV_PENDING), "pending");
+	assert_string_equal(prov_state_name(PROV_RUNNING), "running");
+	assert_string_equal(prov_state_name(PROV_SUCCEEDED), "succeeded");
+	assert_string_equal(prov_state_name(PROV_FAILED), "failed");
+	assert_string_equal(prov_state_name(PROV_PREEMPTED), "preempted");
+	assert_string_equal(prov_state_name(PROV_MAINTENANCE),
+	    "maintenance");
+	assert_string_equal(prov_state_name(PROV_STOCKOUT), "stockout");
+	assert_string_equal(prov_state_name(PROV_CANCELLED), "cancelled");
+	assert_string_equal(prov_state_name(PROV_LOST), "lost");
+	assert_string_equal(prov_state_name(PROV_ERROR), "error");
+	assert_string_equal(prov_state_name(-1), "unknown");
+	assert_string_equal(prov_state_name(PROV_ERROR + 1), "unknown");
+}
+
+static void
+test_prov_time_parse_forms(void **state)
+{
+	int64_t	t = -1;
+
+	(void)state;
+	assert_int_equal(prov_time_parse("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(t, 0);
+	/* Batch / Vertex: UTC, up to nine fractional digits. */
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.123456789Z",
+	    &t), 0);
+	assert_int_equal(t, 1719427342);
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.5z", &t), 0);
+	assert_int_equal(t, 1719427342);
+	/* Compute Engine: local time with an offset. */
+	assert_int_equal(prov_time_parse("2024-06-26T11:42:22.006-07:00",
+	    &t), 0);
+	assert_int_equal(t, 1719427342);
+	assert_int_equal(prov_time_parse("2024-06-27T00:12:22+05:30", &t),
+	    0);
+	assert_int_equal(t, 1719427342);
+	/* Leap day, end of century rules. */
+	assert_int_equal(prov_time_parse("2000-02-29T00:00:00Z", &t), 0);
+	assert_int_equal(t, 951782400);
+	assert_int_equal(prov_time_parse("2100-03-01T00:00:00Z", &t), 0);
+	assert_int_equal(t, 4107542400LL);
+}
+
+static void
+test_prov_time_parse_bad(void **state)
+{
+	int64_t	t = 42;
+
+	(void)state;
+	assert_int_equal(prov_time_parse(NULL, &t), -EINVAL);
+	assert_int_equal(prov_time_parse("", &t), -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26", &t), -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse("2024-13-26T18:42:22Z", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26T24:42:22Z", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.Z", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22+0700", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse("2024-06-26T18:42:22Zjunk", &t),
+	    -EINVAL);
+	assert_int_equal(prov_time_parse(" 2024-06-26T18:42:22Z", &t),
+	    -EINVAL);
+	assert_int_equal(t, 42);
+}
+
+static void
+test_prov_json_time_and_segment(void **state)
+{
+	json_t	*o;
+
+	(void)state;
+	o = json_pack("{s:s, s:i}", "a", "1970-01-02T00:00:00Z", "b", 5);
+	assert_int_equal(prov_json_time(o, "a"), 86400);
+	assert_int_equal(prov_json_time(o, "b"), 0);
+	assert_int_equal(prov_json_time(o, "c"), 0);
+	assert_int_equal(prov_json_time(NULL, "a"), 0);
+	json_decref(o);
+	assert_string_equal(prov_last_segment("https://www.googleapis.com/"
+	    "compute/v1/projects/p/zones/us-central1-a"), "us-central1-a");
+	assert_string_equal(prov_last_segment("plain"), "plain");
+	assert_null(prov_last_segment(NULL));
+}
+
+static void
+test_prov_labels_and_filter(void **state)
+{
+	struct prov_launch	 l;
+	json_t			*user, *labels;
+	char			*f;
+
+	(void)state;
+	memset(&l, 0, sizeof l);
+	user = json_pack("{s:s, s:s}", "team", "vision", "gpuq-job", "9");
+	l.install = "abc123";
+	l.job_id = 42;
+	l.attempt = 3;
+	l.resource = "gpuq-abc123-42-3";
+	l.labels = user;
+	labels = prov_labels_new(&l, 0);
+	assert_int_equal(json_object_size(labels), 4);
+	assert_string_equal(json_string_value(json_object_get(labels,
+	    "team")), "vision");
+	assert_string_equal(json_string_value(json_object_get(labels,
+	    "gpuq-install")), "abc123");
+	/* gpuq's own labels win over a user label of the same key. */
+	assert_string_equal(json_string_value(json_object_get(labels,
+	    "gpuq-job")), "42");
+	assert_string_equal(json_string_value(json_object_get(labels,
+	    "gpuq-attempt")), "3");
+	assert_null(json_object_get(labels, "gpuq-resource"));
+	json_decref(labels);
+	labels = prov_labels_new(&l, 1);
+	assert_string_equal(json_string_value(json_object_get(labels,
+	    "gpuq-resource")), "gpuq-abc123-42-3");
+	json_decref(labels);
+	json_decref(user);
+
+	f = prov_filter_install("abc123");
+	assert_string_equal(f, "labels.gpuq-install=\"abc123\"");
+	free(f);
+	f = prov_duration(86400);
+	assert_string_equal(f, "86400s");
+	free(f);
+}
+
+static void
+test_prov_launch_check_fields(void **state)
+{
+	struct prov_launch	 l;
+	json_t			*bad;
+	char			*cause = NULL;
+
+	(void)state;
+	memset(&l, 0, sizeof l);
+	l.install = "abc";
+	l.resource = "gpuq-abc-1-1";
+	l.region = "us-central1";
+	l.machine_type = "n1-standard-8";
+	l.image = "us-docker.pkg.dev/p/r/train:1";
+	l.gpu = gpu_lookup("nvidia-tesla-t4");
+	l.gpu_count = 1;
+	assert_int_equal(prov_launch_check(&l, &cause), 0);
+	assert_null(cause);
+
+	l.image = "";
+	assert_int_equal(prov_launch_check(&l, &cause), -EINVAL);
+	assert_string_equal(cause, "launch of gpuq-abc-1-1: container "
+	    "image is empty");
+	free(cause);
+	l.image = "img";
+
+	l.gpu_count = 0;
+	assert_int_equal(prov_launch_check(&l, NULL), -EINVAL);
+	l.gpu_count = 1;
+
+	bad = json_pack("[s, i]", "python", 3);
+	l.command = bad;
+	assert_int_equal(prov_launch_check(&l, &cause), -EINVAL);
+	assert_string_equal(cause, "launch of gpuq-abc-1-1: command must be "
+	    "an array of strings");
+	free(cause);
+	l.command = NULL;
+	json_decref(bad);
+
+	bad = json_pack("{s:i}", "N", 1);
+	l.env = bad;
+	assert_int_equal(prov_launch_check(&l, &cause), -EINVAL);
+	assert_string_equal(cause, "launch of gpuq-abc-1-1: env must map "
+	    "names to strings");
+	free(cause);
+	json_decref(bad);
+}
+
+static void
+test_prov_observed_labels_numbers(void **state)
+{
+	struct prov_observed	 o;
+	json_t			*labels;
+
+	(void)state;
+	prov_observed_init(&o);
+	assert_int_equal(o.exit_code, -1);
+	assert_int_equal(o.state, PROV_PENDING);
+	labels = json_pack("{s:s, s:s}", "gpuq-job", "123456789012",
+	    "gpuq-attempt", "7");
+	prov_observed_labels(&o, labels);
+	assert_int_equal(o.job_id, 123456789012LL);
+	assert_int_equal(o.attempt, 7);
+	json_decref(labels);
+	labels = json_pack("{s:s, s:s}", "gpuq-job", "12x", "gpuq-attempt",
+	    "-1");
+	prov_observed_labels(&o, labels);
+	assert_int_equal(o.job_id, 0);
+	assert_int_equal(o.attempt, 0);
+	json_decref(labels);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prov_lookup_names),
+		cmocka_unit_test(test_prov_state_names),
+		cmocka_unit_test(test_prov_time_parse_forms),
+		cmocka_unit_test(test_prov_time_parse_bad),
+		cmocka_unit_test(test_prov_json_time_and_segment),
+		cmocka_unit_test(test_prov_labels_and_filter),
+		cmocka_unit_test(test_prov_launch_check_fields),
+		cmocka_unit_test(test_prov_observed_labels_numbers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

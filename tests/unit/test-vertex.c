@@ -1,0 +1,453 @@
+/*
+ * test-vertex.c: the Vertex AI customJobs.create body and the mapping of
+ * a CustomJob onto prov_state (providers/vertex.c), field by field.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+
+struct fixture {
+	struct prov_launch	 l;
+	json_t			*command, *args, *env, *labels;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*f = calloc(1, sizeof *f);
+
+	f->command = json_pack("[s, s]", "python", "train.py");
+	f->args = json_pack("[s]", "--epochs=10");
+	f->env = json_pack("{s:s, s:s, s:s}", "LR", "0.1",
+	    "GPUQ_CHECKPOINT_DIR", "gs://b/runs/42/checkpoints/",
+	    "GPUQ_JOB_ID", "42");
+	f->labels = json_pack("{s:s}", "team", "vision");
+	f->l.install = "i1";
+	f->l.job_id = 42;
+	f->l.attempt = 2;
+	f->l.resource = "gpuq-i1-42-2";
+	f->l.request_id = "0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00";
+	f->l.region = "us-central1";
+	f->l.machine_type = "n1-standard-8";
+	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
+	f->l.gpu_count = 2;
+	f->l.spot = 1;
+	f->l.image = "us-docker.pkg.dev/p/r/train:1";
+	f->l.command = f->command;
+	f->l.args = f->args;
+	f->l.env = f->env;
+	f->l.output_dir = "gs://b/runs/42/";
+	f->l.max_runtime = 3600;
+	f->l.labels = f->labels;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	json_decref(f->command);
+	json_decref(f->args);
+	json_decref(f->env);
+	json_decref(f->labels);
+	free(f);
+	return 0;
+}
+
+/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
+static json_t *
+at(json_t *j, const char *path)
+{
+	char	*copy = strdup(path), *p, *save = NULL;
+	char	*end;
+	long	 i;
+
+	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
+	    p = strtok_r(NULL, ".", &save)) {
+		i = strtol(p, &end, 10);
+		j = *end == '\0' ? json_array_get(j, (size_t)i) :
+		    json_object_get(j, p);
+	}
+	free(copy);
+	return j;
+}
+
+static const char *
+str_at(json_t *j, const char *path)
+{
+	return json_string_value(at(j, path));
+}
+
+static void
+test_vertex_body_fields(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *pool, *env;
+	char		*cause = NULL;
+
+	assert_int_equal(vertex_job_body(&f->l, &b, &cause), 0);
+	assert_null(cause);
+	assert_int_equal(json_object_size(b), 3);
+	assert_string_equal(str_at(b, "displayName"), "gpuq-i1-42-2");
+	assert_int_equal(json_object_size(at(b, "labels")), 5);
+	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
+	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(str_at(b, "labels.gpuq-resource"),
+	    "gpuq-i1-42-2");
+	assert_string_equal(str_at(b, "labels.team"), "vision");
+
+	assert_int_equal(json_array_size(at(b, "jobSpec.workerPoolSpecs")),
+	    1);
+	pool = at(b, "jobSpec.workerPoolSpecs.0");
+	assert_string_equal(str_at(pool, "machineSpec.machineType"),
+	    "n1-standard-8");
+	assert_string_equal(str_at(pool, "machineSpec.acceleratorType"),
+	    "NVIDIA_TESLA_T4");
+	assert_int_equal(json_integer_value(at(pool,
+	    "machineSpec.acceleratorCount")), 2);
+	assert_string_equal(str_at(pool, "replicaCount"), "1");
+	assert_string_equal(str_at(pool, "diskSpec.bootDiskType"), "pd-ssd");
+	assert_int_equal(json_integer_value(at(pool,
+	    "diskSpec.bootDiskSizeGb")), 100);
+	assert_string_equal(str_at(pool, "containerSpec.imageUri"),
+	    "us-docker.pkg.dev/p/r/train:1");
+	assert_true(json_equal(at(pool, "containerSpec.command"),
+	    f->command));
+	assert_true(json_equal(at(pool, "containerSpec.args"), f->args));
+	env = at(pool, "containerSpec.env");
+	assert_int_equal(json_array_size(env), 3);
+	assert_string_equal(str_at(env, "0.name"), "LR");
+	assert_string_equal(str_at(env, "0.value"), "0.1");
+	assert_string_equal(str_at(env, "1.name"), "GPUQ_CHECKPOINT_DIR");
+	assert_string_equal(str_at(env, "1.value"),
+	    "gs://b/runs/42/checkpoints/");
+	assert_string_equal(str_at(env, "2.name"), "GPUQ_JOB_ID");
+
+	/* AIP_CHECKPOINT_DIR = prefix + "/checkpoints/" = the env's. */
+	assert_string_equal(str_at(b,
+	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/runs/42");
+	assert_string_equal(str_at(b, "jobSpec.scheduling.strategy"),
+	    "SPOT");
+	assert_string_equal(str_at(b, "jobSpec.scheduling.timeout"),
+	    "3600s");
+	assert_true(json_is_false(at(b,
+	    "jobSpec.scheduling.restartJobOnWorkerRestart")));
+	json_decref(b);
+}
+
+static void
+test_vertex_body_standard_minimal(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL, *c;
+
+	f->l.spot = 0;
+	f->l.max_runtime = 0;
+	f->l.command = NULL;
+	f->l.args = json_array();
+	f->l.env = NULL;
+	f->l.labels = NULL;
+	f->l.output_dir = NULL;
+	f->l.gpu = gpu_lookup("nvidia-l4");
+	f->l.gpu_count = 1;
+	f->l.machine_type = "g2-standard-8";
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(str_at(b, "jobSpec.scheduling.strategy"),
+	    "STANDARD");
+	assert_null(at(b, "jobSpec.scheduling.timeout"));
+	assert_null(at(b, "jobSpec.baseOutputDirectory"));
+	assert_int_equal(json_object_size(at(b, "labels")), 4);
+	assert_string_equal(str_at(b, "jobSpec.workerPoolSpecs.0.machineSpec"
+	    ".acceleratorType"), "NVIDIA_L4");
+	c = at(b, "jobSpec.workerPoolSpecs.0.containerSpec");
+	assert_null(json_object_get(c, "command"));
+	assert_null(json_object_get(c, "args"));
+	assert_int_equal(json_array_size(json_object_get(c, "env")), 0);
+	json_decref((json_t *)f->l.args);
+	json_decref(b);
+}
+
+static void
+test_vertex_body_output_slashes(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.output_dir = "gs://b/x";
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(str_at(b,
+	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/x");
+	json_decref(b);
+	f->l.output_dir = "gs://b/x//";
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(str_at(b,
+	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/x");
+	json_decref(b);
+	f->l.output_dir = "gs://b/";
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(str_at(b,
+	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b");
+	json_decref(b);
+}
+
+static void
+test_vertex_body_invalid(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*b = NULL;
+	char		*cause = NULL;
+
+	f->l.region = NULL;
+	assert_int_equal(vertex_job_body(&f->l, &b, &cause), -EINVAL);
+	assert_null(b);
+	assert_string_equal(cause, "launch of gpuq-i1-42-2: region is "
+	    "empty");
+	free(cause);
+}
+
+/* Parse TEXT, map it, keep the JSON alive in *RET_J. */
+static int
+map(const char *text, json_t **ret_j, struct prov_observed *o,
+    struct prov_text *t)
+{
+	json_error_t	err;
+
+	*ret_j = json_loads(text, 0, &err);
+	assert_non_null(*ret_j);
+	return vertex_job_map(*ret_j, o, t);
+}
+
+#define JOB_HEAD \
+	"{\"name\":\"projects/123/locations/us-central1/customJobs/777\"," \
+	"\"displayName\":\"gpuq-i1-42-2\"," \
+	"\"labels\":{\"gpuq-install\":\"i1\",\"gpuq-job\":\"42\"," \
+	"\"gpuq-attempt\":\"2\",\"gpuq-resource\":\"gpuq-i1-42-2\"}," \
+	"\"jobSpec\":{\"workerPoolSpecs\":[]}," \
+	"\"createTime\":\"2024-06-26T18:42:22.123456Z\","
+
+static void
+test_vertex_map_pending_running(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_QUEUED\"}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	assert_string_equal(o.resource, "gpuq-i1-42-2");
+	assert_string_equal(o.cloud_id,
+	    "projects/123/locations/us-central1/customJobs/777");
+	assert_null(o.zone);
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	assert_int_equal(o.created, 1719427342);
+	assert_int_equal(o.started, 0);
+	assert_int_equal(o.exit_code, -1);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_PENDING\"}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	json_decref(j);
+
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_RUNNING\","
+	    "\"startTime\":\"2024-06-26T18:43:22Z\"}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_int_equal(o.started, 1719427402);
+	json_decref(j);
+}
+
+static void
+test_vertex_map_succeeded(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_SUCCEEDED\","
+	    "\"startTime\":\"2024-06-26T18:43:22Z\","
+	    "\"endTime\":\"2024-06-26T19:43:22Z\"}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_SUCCEEDED);
+	assert_int_equal(o.exit_code, 0);
+	assert_int_equal(o.ended, 1719431002);
+	json_decref(j);
+}
+
+static void
+test_vertex_map_failed_exit(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":3,\"message\":\"The replica workerpool0-0 "
+	    "exited with a non-zero status of 3. Termination reason: Error. "
+	    "To find out more ...\"}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 3);
+	assert_non_null(strstr(o.message, "non-zero status of 3"));
+	json_decref(j);
+}
+
+static void
+test_vertex_map_stockout_quota(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":8,\"message\":\"Resources are insufficient "
+	    "in region: us-central1. Please try a different region.\"}}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_STOCKOUT);
+	assert_int_equal(o.exit_code, -1);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":8,\"message\":\"The following quota metrics "
+	    "exceed quota limits: aiplatform.googleapis.com/"
+	    "custom_model_training_nvidia_l4_gpus\"}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_STOCKOUT);
+	json_decref(j);
+}
+
+static void
+test_vertex_map_preempted(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":14,\"message\":\"The replica workerpool0-0 "
+	    "was preempted (Spot VM preemption, STOCKOUT) and could not be "
+	    "restarted.\"}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	json_decref(j);
+}
+
+static void
+test_vertex_map_cloud_errors(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":13,\"message\":\"Internal error\"}}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":4,\"message\":\"Job timed out\"}}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_string_equal(o.message, "Job timed out");
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\"}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_EXPIRED\"}", &j,
+	    &o, &t), 0);
+	assert_int_equal(o.state, PROV_ERROR);
+	assert_string_equal(o.message, "Vertex AI job ended in state "
+	    "JOB_STATE_EXPIRED");
+	json_decref(j);
+}
+
+static void
+test_vertex_map_cancel(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_CANCELLING\","
+	    "\"startTime\":\"2024-06-26T18:43:22Z\"}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_CANCELLING\"}",
+	    &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_CANCELLED\","
+	    "\"error\":{\"code\":1,\"message\":\"CANCELED\"}}", &j, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_CANCELLED);
+	assert_string_equal(o.message, "CANCELED");
+	json_decref(j);
+}
+
+static void
+test_vertex_map_not_ours(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map("{\"name\":\"x\"}", &j, &o, &t), -EINVAL);
+	json_decref(j);
+	assert_int_equal(map("{\"state\":\"JOB_STATE_RUNNING\"}", &j, &o,
+	    &t), -EINVAL);
+	json_decref(j);
+	assert_int_equal(map("[]", &j, &o, &t), -EINVAL);
+	json_decref(j);
+	/* No gpuq-resource label: the displayName is the resource. */
+	assert_int_equal(map("{\"name\":\"n\",\"displayName\":\"gpuq-a-1-1\","
+	    "\"state\":\"JOB_STATE_RUNNING\"}", &j, &o, &t), 0);
+	assert_string_equal(o.resource, "gpuq-a-1-1");
+	assert_int_equal(o.job_id, 0);
+	json_decref(j);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_vertex_body_fields,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_vertex_body_standard_minimal, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_vertex_body_output_slashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vertex_body_invalid,
+		    setup, teardown),
+		cmocka_unit_test(test_vertex_map_pending_running),
+		cmocka_unit_test(test_vertex_map_succeeded),
+		cmocka_unit_test(test_vertex_map_failed_exit),
+		cmocka_unit_test(test_vertex_map_stockout_quota),
+		cmocka_unit_test(test_vertex_map_preempted),
+		cmocka_unit_test(test_vertex_map_cloud_errors),
+		cmocka_unit_test(test_vertex_map_cancel),
+		cmocka_unit_test(test_vertex_map_not_ours),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
