@@ -40,21 +40,26 @@ static const struct cli_col show_event_cols[] = {
 static int
 show_plain_ok(const char *s)
 {
-	json_t	*v;
-	size_t	 len = strlen(s);
-	int	 ok;
+	const unsigned char	*p;
+	json_t			*v;
+	size_t			 len = strlen(s);
+	int			 ok;
 
-	if (len == 0 || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0]) != NULL ||
-	    s[len - 1] == ' ' || strstr(s, ": ") != NULL ||
-	    strstr(s, " #") != NULL || s[len - 1] == ':')
+	if (len == 0 || s[len - 1] == ' ' || s[len - 1] == ':' ||
+	    strstr(s, ": ") != NULL || strstr(s, " #") != NULL)
 		return 0;
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f ||
-		    strchr(",[]{}", *s) != NULL)
+	/* "-x" is plain; "-", "- x", "?" and ":" start YAML syntax. */
+	if (s[0] == '-' ? (len == 1 || s[1] == ' ') :
+	    strchr("?:#&*!|>'\"%@` ", s[0]) != NULL)
+		return 0;
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		/* Flow indicators end a plain scalar inside [ ] and { }. */
+		if (*p < 0x20 || *p == 0x7f || strchr(",[]{}", *p) != NULL)
 			return 0;
-	s -= len;
-	if (strchr(s, '\xc2') != NULL)	/* C1 controls live behind 0xc2 */
-		return 0;
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			return 0;	/* C1 control */
+	}
+	/* Plain text that YAML would read as a number, bool or null. */
 	v = cli_yaml_plain(s, len);
 	ok = json_is_string(v);
 	json_decref(v);
@@ -269,6 +274,7 @@ show_attempts(json_t *attempts, int64_t now)
 		    buf, sizeof buf));
 		cli_table_add(t, cli_json_str(a, "resumed_from"));
 	}
+	cli_table_set_indent(t, 2);
 	cli_table_print(t, stdout, 0, 1);
 	cli_table_free(t);
 	/* Why each ended, in the attempt's own words. */
@@ -308,6 +314,7 @@ show_events(json_t *events)
 		from = cli_json_str(e, "message");
 		cli_table_add(t, from != NULL ? from : "");
 	}
+	cli_table_set_indent(t, 2);
 	cli_table_print(t, stdout, 0, 1);
 	cli_table_free(t);
 }

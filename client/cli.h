@@ -153,6 +153,8 @@ void	cli_table_free(struct cli_table *);
 void	cli_table_add(struct cli_table *, const char *);
 void	cli_table_addf(struct cli_table *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* Print N spaces before each line. */
+void	cli_table_set_indent(struct cli_table *, int n);
 /* Rows added so far. */
 size_t	cli_table_rows(const struct cli_table *);
 /*

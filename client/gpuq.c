@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -25,6 +27,8 @@
 #include "common/xmalloc.h"
 
 #define CLI_TIMEOUT_DEFAULT	30	/* seconds */
+#define CLI_BUSY_FIRST_MS	20	/* first wait after a "busy" reply */
+#define CLI_BUSY_MAX_MS		1000	/* longest wait between tries */
 
 /*
  * The commands. A new command is one line here plus its handler; the
@@ -228,32 +232,85 @@ cli_unreachable(struct cli *cli, int rc, char *cause)
 	exit(GPUQ_EXIT_UNREACHABLE);
 }
 
+/* 1 if REPLY says gpuqd is busy: nothing was done, asking again is safe. */
+static int
+cli_reply_busy(json_t *reply)
+{
+	const char	*code;
+
+	code = cli_json_str(json_object_get(reply, "error"), "code");
+	return !cli_reply_ok(reply) && code != NULL &&
+	    strcmp(code, GPUQ_ERR_BUSY) == 0;
+}
+
+static int64_t
+cli_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 json_t *
 cli_call(struct cli *cli, json_t *req)
 {
-	json_t	*reply = NULL;
-	char	*cause = NULL;
-	int	 rc;
+	struct timespec	 ts;
+	json_t		*reply = NULL;
+	char		*cause = NULL;
+	int64_t		 deadline, delay = CLI_BUSY_FIRST_MS, wait;
+	int		 rc;
 
-	if (cli->conn == NULL) {
-		rc = cli_conn_open(cli->socket, cli->timeout_ms, &cli->conn,
-		    &cause);
+	deadline = cli_now_ms() + (cli->timeout_ms > 0 ? cli->timeout_ms :
+	    CLI_TIMEOUT_DEFAULT * 1000);
+	for (;;) {
+		if (cli->conn == NULL) {
+			rc = cli_conn_open(cli->socket, cli->timeout_ms,
+			    &cli->conn, &cause);
+			if (rc != 0) {
+				json_decref(req);
+				cli_unreachable(cli, rc, cause);
+			}
+		}
+		rc = cli_conn_send(cli->conn, req, &cause);
+		if (rc == -EMSGSIZE || rc == -EINVAL) {
+			json_decref(req);
+			cli_warnx("%s", cause);
+			free(cause);
+			return NULL;
+		}
+		if (rc == -EPIPE) {
+			/* It may have said why before it hung up ("busy"). */
+			free(cause);
+			cause = NULL;
+			rc = 0;
+		}
+		if (rc == 0)
+			rc = cli_conn_recv(cli->conn, &reply, &cause);
 		if (rc != 0) {
 			json_decref(req);
 			cli_unreachable(cli, rc, cause);
 		}
+		/*
+		 * Busy (too many connections, the store locked): nothing was
+		 * done. Ask again on a fresh connection, backing off with
+		 * jitter so a crowd of clients does not come back at once.
+		 */
+		if (!cli_reply_busy(reply) || cli_now_ms() + delay >= deadline)
+			break;
+		json_decref(reply);
+		reply = NULL;
+		cli_conn_free(cli->conn);
+		cli->conn = NULL;
+		wait = delay / 2 + random() % (delay / 2 + 1);
+		ts.tv_sec = wait / 1000;
+		ts.tv_nsec = (wait % 1000) * 1000000;
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		if (delay < CLI_BUSY_MAX_MS)
+			delay *= 2;
 	}
-	rc = cli_conn_send(cli->conn, req, &cause);
 	json_decref(req);
-	if (rc == -EMSGSIZE || rc == -EINVAL) {
-		cli_warnx("%s", cause);
-		free(cause);
-		return NULL;
-	}
-	if (rc == 0)
-		rc = cli_conn_recv(cli->conn, &reply, &cause);
-	if (rc != 0)
-		cli_unreachable(cli, rc, cause);
 	return reply;
 }
 
@@ -303,8 +360,14 @@ cli_reply_warn(json_t *reply, const char *what, ...)
 		    strstr(msg, cli_codes[i].words) == NULL)
 			words = cli_codes[i].words;
 	}
-	/* The field, unless the message already starts with it. */
-	if (field != NULL && *field != '\0') {
+	/*
+	 * The field, for a refused job or request (for the others it is
+	 * the id the caller named already), unless the message starts
+	 * with it.
+	 */
+	if (field != NULL && *field != '\0' && code != NULL &&
+	    (strcmp(code, GPUQ_ERR_INVALID_JOB) == 0 ||
+	    strcmp(code, GPUQ_ERR_BAD_REQUEST) == 0)) {
 		flen = strlen(field);
 		if (strncmp(msg, field, flen) != 0 || msg[flen] != ':')
 			fl = xstrdup(field);
@@ -351,7 +414,9 @@ main(int argc, char **argv)
 	int				 ch, rc;
 	char				*name;
 
+	argv[0] = (char *)"gpuq";	/* for getopt's messages */
 	(void)setlocale(LC_CTYPE, "");
+	srandom((unsigned)getpid() ^ (unsigned)cli_now_ms());
 	memset(&cli, 0, sizeof cli);
 	cli.timeout_ms = CLI_TIMEOUT_DEFAULT * 1000;
 	if ((cli.socket = getenv(GPUQ_SOCKET_ENV)) == NULL ||

@@ -180,6 +180,21 @@ jobfile_yaml(const char *name, const char *buf, size_t len,
 	return rc;
 }
 
+/* Does text starting with '{' or '[' open a JSON object: {"key"? */
+static int
+jobfile_looks_json(const char *p, size_t len)
+{
+	size_t	i = 0;
+
+	while (i < len && (p[i] == '[' || strchr(" \t\r\n", p[i]) != NULL))
+		i++;
+	if (i >= len || p[i] != '{')
+		return 0;
+	for (i++; i < len && strchr(" \t\r\n", p[i]) != NULL; i++)
+		;
+	return i < len && (p[i] == '"' || p[i] == '}');
+}
+
 int
 cli_jobfile_parse(const char *name, const char *buf, size_t len,
     struct cli_docs *ret, char **cause)
@@ -189,25 +204,32 @@ cli_jobfile_parse(const char *name, const char *buf, size_t len,
 	char		*jcause = NULL;
 	int		 rc;
 
-	/* Skip a UTF-8 byte order mark and leading space. */
-	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
-		off = 3;
+	/* Skip a UTF-8 byte order mark (jansson does not) and space. */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
 	while (off < len && strchr(" \t\r\n", buf[off]) != NULL)
 		off++;
 	if (off < len && (buf[off] == '{' || buf[off] == '[')) {
 		/*
 		 * JSON, or YAML in flow style ({name: x}). Try JSON first;
-		 * when both fail, the JSON error is the one that helps.
+		 * if that fails and the text does not look like JSON (a
+		 * quoted first key), try YAML; when both fail, the JSON
+		 * error is the one that helps.
 		 */
 		rc = jobfile_json(name, buf, len, &d, &jcause);
-		if (rc != 0) {
+		if (rc != 0 && !jobfile_looks_json(buf + off, len - off)) {
 			cli_docs_done(&d);
 			rc = jobfile_yaml(name, buf, len, &d, cause);
 			if (rc != 0) {
 				free(*cause);
-				*cause = jcause;
-				jcause = NULL;
+				*cause = NULL;
 			}
+		}
+		if (rc != 0) {
+			*cause = jcause;
+			jcause = NULL;
 		}
 		free(jcause);
 	} else

@@ -28,6 +28,7 @@ struct cli_table {
 	char			**cells;	/* row-major, cleaned copies */
 	size_t			 ncells;
 	size_t			 cap;
+	size_t			 indent;	/* spaces before each line */
 };
 
 struct cli_table *
@@ -162,6 +163,12 @@ cli_table_addf(struct cli_table *t, const char *fmt, ...)
 	free(s);
 }
 
+void
+cli_table_set_indent(struct cli_table *t, int n)
+{
+	t->indent = n > 0 ? (size_t)n : 0;
+}
+
 size_t
 cli_table_rows(const struct cli_table *t)
 {
@@ -255,6 +262,7 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 				w[c] = cw;
 		}
 	}
+	used = t->indent;
 	for (c = 0; c < t->ncols - 1; c++)
 		used += w[c] + TABLE_GAP;
 	last = w[t->ncols - 1];
@@ -264,6 +272,7 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 	}
 	for (r = 0; r < rows + (header ? 1 : 0); r++) {
 		l.len = 0;
+		table_pad(&l, t->indent);
 		for (c = 0; c < t->ncols; c++) {
 			if (header && r == 0)
 				s = t->cols[c].header;
