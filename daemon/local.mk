@@ -1,1 +1,34 @@
-# daemon/local.mk: filled in by the owner of daemon/.
+# daemon/local.mk: gpuqd, the daemon (sbin), its manual pages and the
+# unit tests of its framing and configuration.
+include $(srcdir)/daemon/spec.mk
+
+sbin_PROGRAMS += gpuqd
+gpuqd_SOURCES = \
+	daemon/gpuqd.c \
+	daemon/conf.c daemon/conf.h \
+	daemon/server.c daemon/server.h \
+	daemon/api.c daemon/api.h \
+	daemon/spec.c daemon/spec.h
+gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) \
+	$(OPENSSL_CFLAGS)
+gpuqd_LDADD = store/libstore.a common/libcommon.a \
+	$(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS) \
+	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS)
+
+# Unit tests: common/frame.c as the server uses it, and gpuqd.conf.
+check_PROGRAMS += tests/unit/test-frame tests/unit/test-conf
+TESTS += tests/unit/test-frame tests/unit/test-conf
+tests_unit_test_frame_SOURCES = tests/unit/test-frame.c
+tests_unit_test_frame_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_frame_LDADD = common/libcommon.a $(CMOCKA_LIBS)
+tests_unit_test_conf_SOURCES = tests/unit/test-conf.c \
+	daemon/conf.c daemon/conf.h
+tests_unit_test_conf_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_conf_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DGPUQ_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_conf_LDADD = common/libcommon.a $(INIH_LIBS) $(CMOCKA_LIBS)
+
+# Manual pages of the daemon and its configuration (man/local.mk lints
+# every page in man/).
+dist_man_MANS += man/gpuqd.8 man/gpuqd.conf.5

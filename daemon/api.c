@@ -1,0 +1,1096 @@
+/*
+ * api.c: the ops of the wire, one const table, and the group commit.
+ *
+ * api_request() parses a request line, looks its op up in api_ops[],
+ * checks the fields the op allows, and runs the handler. Ops flagged
+ * API_OWNER act on one job: the table finds it by "id" and lets only
+ * its owner, root or a member of [daemon] admin_group through. Ops
+ * flagged API_CLOUD need a provider and answer "unavailable" without
+ * one.
+ *
+ * submit is the only op answered later: its validated job joins the
+ * batch, and api_on_check() (once per turn of the loop) writes the
+ * whole batch with one store_jobs_insert() — one transaction, one fsync
+ * — before any of its replies leaves. A client that pipelines thousands
+ * of submits gets them all in one commit; a request of the same client
+ * behind them waits (-EAGAIN to the server) until their replies are out.
+ *
+ * Knows the store and the server's client handle; nothing of sockets,
+ * and nothing of the cloud but the cancel hook.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "daemon/api.h"
+#include "daemon/conf.h"
+#include "daemon/server.h"
+#include "daemon/spec.h"
+#include "store/store.h"
+
+#define API_WHY_NO_PROVIDER	"no provider configured"
+#define API_NO_PROVIDER_MSG	\
+	"no provider configured; set [gcp] project in gpuqd.conf"
+
+/* One submit waiting for the group commit. */
+struct api_submit {
+	struct server_client	*client;	/* owed the reply */
+	json_t			*spec;		/* normalized; new */
+	char			*text;		/* spec as JSON; new */
+	char			*labels;	/* labels as JSON or NULL; new */
+	int			 held;
+};
+
+struct api {
+	uv_loop_t		*loop;
+	struct store		*store;		/* borrowed */
+	const struct conf	*conf;		/* borrowed */
+	struct api_hooks	 hooks;
+	uv_check_t		 check;		/* check.data == this */
+	uv_idle_t		 idle;		/* idle.data == this */
+	int			 closes;	/* handles still open */
+
+	/* The batch filling now, and the one being committed (reused). */
+	struct api_submit	*batch;
+	size_t			 nbatch;
+	size_t			 capbatch;
+	struct api_submit	*spare;
+	size_t			 capspare;
+	struct store_job_new	*rows;		/* store_jobs_insert args */
+	int64_t			*ids;
+	size_t			 caprows;
+
+	gid_t			 admin_gid;	/* of [daemon] admin_group */
+	int			 admin_ok;	/* the group exists */
+	char			*known_ops;	/* "submit, list, ..." */
+};
+
+/* One request being answered. */
+struct api_req {
+	struct api		*api;
+	struct server_client	*client;
+	json_t			*req;		/* the parsed line; borrowed */
+	const struct api_op	*op;
+};
+
+#define API_OWNER	0x1	/* acts on one job: "id", owner check */
+#define API_CLOUD	0x2	/* needs [gcp] project and providers */
+#define API_DEFER	0x4	/* may answer after the group commit */
+
+struct api_op {
+	const char	*name;
+	/* Reply, or defer; -EAGAIN to wait for owed replies. JOB: API_OWNER */
+	int		(*handler)(struct api_req *, struct store_job *job);
+	int		 flags;
+	const char	*fields;	/* allowed besides "op", comma list */
+};
+
+static int	api_op_submit(struct api_req *, struct store_job *);
+static int	api_op_list(struct api_req *, struct store_job *);
+static int	api_op_show(struct api_req *, struct store_job *);
+static int	api_op_cancel(struct api_req *, struct store_job *);
+static int	api_op_hold(struct api_req *, struct store_job *);
+static int	api_op_release(struct api_req *, struct store_job *);
+static int	api_op_ping(struct api_req *, struct store_job *);
+
+/*
+ * Every op of the wire. plan, quotas and prices wait for the providers:
+ * a NULL handler answers "unavailable"; giving it a handler is the whole
+ * change that brings one in.
+ */
+static const struct api_op api_ops[] = {
+	{ "submit",	api_op_submit,	API_DEFER, "job,hold,name,priority" },
+	{ "list",	api_op_list,	0, "state,owner,name,limit,after" },
+	{ "show",	api_op_show,	0, "id" },
+	{ "cancel",	api_op_cancel,	API_OWNER, "id" },
+	{ "hold",	api_op_hold,	API_OWNER, "id" },
+	{ "release",	api_op_release,	API_OWNER, "id" },
+	{ "plan",	NULL,		API_CLOUD, "job" },
+	{ "quotas",	NULL,		API_CLOUD, "region,gpu" },
+	{ "prices",	NULL,		API_CLOUD, "region,gpu" },
+	{ "ping",	api_op_ping,	0, "" },
+};
+#define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
+
+static void
+api_reply(struct api_req *r, json_t *reply)
+{
+	server_client_reply_json(r->client, reply);
+	json_decref(reply);
+}
+
+/* {"ok":true} plus "state": the reply of cancel, hold and release. */
+static void
+api_reply_state(struct api_req *r, int state)
+{
+	char	buf[64];
+	int	n;
+
+	n = snprintf(buf, sizeof buf, "{\"ok\":true,\"state\":\"%s\"}",
+	    job_state_name(state));
+	server_client_reply(r->client, buf, (size_t)n);
+}
+
+/* Reply with a store failure: busy when the database is locked. */
+static void
+api_store_error(struct api_req *r, int rc, char *cause, const char *what)
+{
+	const char	*why = cause != NULL ? cause : strerror(-rc);
+
+	log_warnx("%s: %s", what, why);
+	server_client_error(r->client, rc == -EBUSY ? GPUQ_ERR_BUSY :
+	    GPUQ_ERR_INTERNAL, NULL, "%s: %s%s", what, why,
+	    rc == -EBUSY ? "; try again" : "");
+	free(cause);
+}
+
+static void
+api_changed(struct api *a)
+{
+	if (a->hooks.changed != NULL)
+		a->hooks.changed(a->hooks.arg);
+}
+
+/*
+ * Job ID went to cancelling: its cloud resource must be stopped and
+ * deleted. The reconciler (through the cancel hook) does that and then
+ * moves the job to cancelled; with no hook the job waits in cancelling
+ * for the reconciler's next pass over live attempts.
+ */
+static void
+api_cancel_cloud(struct api *a, int64_t id)
+{
+	if (a->hooks.cancel != NULL)
+		a->hooks.cancel(a->hooks.arg, id);
+	else
+		log_debug("job %" PRId64 ": cancelling; the reconciler will "
+		    "delete its resource", id);
+}
+
+/* Optional integer field: 1 and *ret, 0 absent, -1 bad (replied). */
+static int
+api_field_int(struct api_req *r, const char *name, json_int_t lo,
+    json_int_t hi, json_int_t *ret)
+{
+	json_t		*v = json_object_get(r->req, name);
+	json_int_t	 n;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
+		    "\"%s\" must be an integer", name);
+		return -1;
+	}
+	n = json_integer_value(v);
+	if (n < lo || n > hi) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
+		    "\"%s\" must be between %" JSON_INTEGER_FORMAT " and %"
+		    JSON_INTEGER_FORMAT, name, lo, hi);
+		return -1;
+	}
+	*ret = n;
+	return 1;
+}
+
+/* Optional string field: 1 and *ret (borrowed), 0 absent, -1 bad. */
+static int
+api_field_string(struct api_req *r, const char *name, const char **ret)
+{
+	json_t	*v = json_object_get(r->req, name);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_string(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
+		    "\"%s\" must be a string", name);
+		return -1;
+	}
+	*ret = json_string_value(v);
+	return 1;
+}
+
+/* 1 if the comma list LIST holds NAME. */
+static int
+api_list_has(const char *list, const char *name)
+{
+	size_t		 n = strlen(name);
+	const char	*p = list, *e;
+
+	while (*p != '\0') {
+		e = strchr(p, ',');
+		if (e == NULL)
+			e = p + strlen(p);
+		if ((size_t)(e - p) == n && strncmp(p, name, n) == 0)
+			return 1;
+		p = *e == ',' ? e + 1 : e;
+	}
+	return 0;
+}
+
+/*
+ * Every field of the request must be one the op knows: 0, else -1 and
+ * (unless QUIET) the error is replied.
+ */
+static int
+api_check_fields(struct api_req *r, int quiet)
+{
+	const char	*key;
+	json_t		*v;
+	char		*allowed, *p;
+
+	json_object_foreach(r->req, key, v) {
+		if (strcmp(key, "op") == 0 || api_list_has(r->op->fields, key))
+			continue;
+		if (quiet)
+			return -1;
+		if (*r->op->fields == '\0') {
+			server_client_error(r->client, GPUQ_ERR_BAD_REQUEST,
+			    key, "unknown field \"%s\": op \"%s\" takes no "
+			    "fields", key, r->op->name);
+			return -1;
+		}
+		allowed = xstrdup(r->op->fields);
+		for (p = allowed; (p = strchr(p, ',')) != NULL; p++)
+			*p = '/';
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, key,
+		    "unknown field \"%s\" for op \"%s\"; allowed: %s", key,
+		    r->op->name, allowed);
+		free(allowed);
+		return -1;
+	}
+	return 0;
+}
+
+/* May the client change job J? Owner, root and the admin group may. */
+static int
+api_may_change(struct api_req *r, const struct store_job *j)
+{
+	const struct server_peer	*p = server_client_peer(r->client);
+
+	if (p->uid == 0 || p->uid == j->owner)
+		return 1;
+	return r->api->admin_ok &&
+	    server_client_in_group(r->client, r->api->admin_gid);
+}
+
+/* Required "id": 1 and *ret, else replied and -1. */
+static int
+api_field_id(struct api_req *r, int64_t *ret)
+{
+	json_int_t	id;
+	int		rc;
+
+	rc = api_field_int(r, "id", 1, INT64_MAX, &id);
+	if (rc == 0)
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "id",
+		    "missing \"id\": the job number");
+	if (rc <= 0)
+		return -1;
+	*ret = id;
+	return 0;
+}
+
+/*
+ * Fetch the job named by "id" for an API_OWNER op and check the caller
+ * may change it. 0 and *ret (new), else replied and -1.
+ */
+static int
+api_owned_job(struct api_req *r, struct store_job **ret)
+{
+	struct store_job	*j;
+	char			*cause = NULL;
+	int64_t			 id;
+	int			 rc;
+
+	if (api_field_id(r, &id) != 0)
+		return -1;
+	rc = store_job_get(r->api->store, id, &j, &cause);
+	if (rc == -ENOENT) {
+		free(cause);
+		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
+		    "no job %" PRId64, id);
+		return -1;
+	}
+	if (rc != 0) {
+		api_store_error(r, rc, cause, "cannot read the job");
+		return -1;
+	}
+	if (!api_may_change(r, j)) {
+		server_client_error(r->client, GPUQ_ERR_FORBIDDEN, "id",
+		    "job %" PRId64 " belongs to uid %u; only its owner, root "
+		    "or members of group \"%s\" may %s it", id,
+		    (unsigned)j->owner, r->api->conf->admin_group,
+		    r->op->name);
+		store_job_free(j);
+		return -1;
+	}
+	*ret = j;
+	return 0;
+}
+
+int
+api_request(void *arg, struct server_client *c, const char *line,
+    size_t len)
+{
+	struct api		*a = arg;
+	struct api_req		 r;
+	struct store_job	*job = NULL;
+	json_error_t		 jerr;
+	json_t			*op;
+	const char		*name;
+	size_t			 i;
+	int			 owed = server_client_owed(c) > 0, rc;
+
+	memset(&r, 0, sizeof r);
+	r.api = a;
+	r.client = c;
+	r.req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (r.req == NULL || !json_is_object(r.req)) {
+		if (owed) {
+			json_decref(r.req);
+			return -EAGAIN;
+		}
+		if (r.req == NULL)
+			server_client_error(c, GPUQ_ERR_BAD_JSON, NULL,
+			    "request is not JSON: %s (column %d)", jerr.text,
+			    jerr.column);
+		else
+			server_client_error(c, GPUQ_ERR_BAD_JSON, NULL,
+			    "request must be a JSON object, one per line");
+		json_decref(r.req);
+		return 0;
+	}
+
+	op = json_object_get(r.req, "op");
+	name = json_string_value(op);
+	for (i = 0; name != NULL && i < API_NOPS; i++)
+		if (strcmp(api_ops[i].name, name) == 0)
+			break;
+	r.op = name != NULL && i < API_NOPS ? &api_ops[i] : NULL;
+	/*
+	 * Only a well-formed submit may join the batch ahead of owed
+	 * replies; anything else waits for them.
+	 */
+	if (owed && (r.op == NULL || !(r.op->flags & API_DEFER) ||
+	    api_check_fields(&r, 1) != 0)) {
+		json_decref(r.req);
+		return -EAGAIN;
+	}
+	rc = 0;
+	if (op == NULL)
+		server_client_error(c, GPUQ_ERR_BAD_REQUEST, "op",
+		    "missing \"op\"; known ops: %s", a->known_ops);
+	else if (name == NULL)
+		server_client_error(c, GPUQ_ERR_BAD_REQUEST, "op",
+		    "\"op\" must be a string; known ops: %s", a->known_ops);
+	else if (r.op == NULL)
+		server_client_error(c, GPUQ_ERR_UNKNOWN_OP, "op",
+		    "unknown op \"%s\"; known ops: %s", name, a->known_ops);
+	else if ((r.op->flags & API_CLOUD) && *a->conf->project == '\0')
+		server_client_error(c, GPUQ_ERR_UNAVAILABLE, NULL, "%s",
+		    API_NO_PROVIDER_MSG);
+	else if (r.op->handler == NULL)
+		server_client_error(c, GPUQ_ERR_UNAVAILABLE, NULL,
+		    "\"%s\" needs the cloud providers, which this gpuqd "
+		    "does not run yet", name);
+	else if (api_check_fields(&r, 0) != 0)
+		;
+	else if ((r.op->flags & API_OWNER) && api_owned_job(&r, &job) != 0)
+		;
+	else
+		rc = r.op->handler(&r, job);
+	store_job_free(job);
+	json_decref(r.req);
+	return rc;
+}
+
+/*
+ * An active idle handle keeps the loop from sleeping in poll while a
+ * batch waits for the check handle; it has nothing else to do.
+ */
+static void
+api_on_idle(uv_idle_t *h)
+{
+}
+
+/*
+ * submit: validate now, answer after the group commit. A bad submit
+ * behind owed replies waits its turn like any immediate answer.
+ */
+static int
+api_op_submit(struct api_req *r, struct store_job *unused)
+{
+	struct api		*a = r->api;
+	struct api_submit	*s;
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*job, *v, *norm, *labels;
+	int			 owed = server_client_owed(r->client) > 0;
+
+	job = json_object_get(r->req, "job");
+	v = json_object_get(r->req, "hold");
+	if (owed && (!json_is_object(job) || (v != NULL &&
+	    !json_is_boolean(v))))
+		return -EAGAIN;
+	if (job == NULL) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "job",
+		    "missing \"job\": the job spec, an object");
+		return 0;
+	}
+	if (!json_is_object(job)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "job",
+		    "\"job\" must be an object");
+		return 0;
+	}
+	if (v != NULL && !json_is_boolean(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "hold",
+		    "\"hold\" must be true or false");
+		return 0;
+	}
+	/* "name" and "priority" override the file; the spec checks them. */
+	if ((v = json_object_get(r->req, "name")) != NULL)
+		(void)json_object_set(job, "name", v);
+	if ((v = json_object_get(r->req, "priority")) != NULL)
+		(void)json_object_set(job, "priority", v);
+	if (spec_validate(job, &norm, &err) != 0) {
+		if (owed) {
+			spec_error_done(&err);
+			return -EAGAIN;
+		}
+		server_client_error(r->client, GPUQ_ERR_INVALID_JOB,
+		    err.field != NULL && *err.field != '\0' ? err.field : NULL,
+		    "%s", err.message != NULL ? err.message : "invalid job");
+		spec_error_done(&err);
+		return 0;
+	}
+
+	if (a->nbatch == a->capbatch) {
+		a->capbatch = a->capbatch ? a->capbatch * 2 : 64;
+		a->batch = xreallocarray(a->batch, a->capbatch,
+		    sizeof *a->batch);
+	}
+	s = &a->batch[a->nbatch];
+	s->client = r->client;
+	s->spec = norm;
+	s->text = json_dumps(norm, JSON_COMPACT);
+	if (s->text == NULL)
+		fatalx("submit: cannot encode a spec");
+	labels = json_object_get(norm, "labels");
+	s->labels = json_object_size(labels) > 0 ?
+	    json_dumps(labels, JSON_COMPACT) : NULL;
+	s->held = json_is_true(json_object_get(r->req, "hold"));
+	if (a->nbatch++ == 0)
+		(void)uv_idle_start(&a->idle, api_on_idle);
+	server_client_defer(r->client);
+	return 0;
+}
+
+/*
+ * The group commit, once per turn of the loop after I/O (valkey's
+ * beforeSleep). It does, in order:
+ *  1. take the batch of submits gathered this turn; submits from now
+ *     on (clients going on below) fill a fresh one;
+ *  2. write them all with ONE store_jobs_insert(): one transaction, one
+ *     fsync, each job with its "submitted" event;
+ *  3. queue each client's reply in arrival order, {"ok":true,"id":N}, or
+ *     the store's error for all of them if the transaction failed;
+ *  4. settle each reply, which lets a client whose replies are all out
+ *     flush them and go on with the lines it held back;
+ *  5. log the batch at debug and fire the "changed" hook (STATUS=, the
+ *     scheduler);
+ *  6. stop the idle handle when no new batch waits, so the loop sleeps.
+ */
+void
+api_commit(struct api *a)
+{
+	struct api_submit	*b = a->batch;
+	size_t			 n = a->nbatch, i, cap = a->capbatch;
+	char			*cause = NULL, buf[64];
+	int			 rc, len;
+
+	if (n == 0) {
+		(void)uv_idle_stop(&a->idle);
+		return;
+	}
+	a->batch = a->spare;
+	a->capbatch = a->capspare;
+	a->nbatch = 0;
+	a->spare = b;
+	a->capspare = cap;
+
+	if (n > a->caprows) {
+		a->caprows = n;
+		a->rows = xreallocarray(a->rows, n, sizeof *a->rows);
+		a->ids = xreallocarray(a->ids, n, sizeof *a->ids);
+	}
+	for (i = 0; i < n; i++) {
+		struct store_job_new	*row = &a->rows[i];
+		json_t			*v;
+
+		row->name = json_string_value(json_object_get(b[i].spec,
+		    "name"));
+		if (row->name == NULL)
+			row->name = "job";
+		v = json_object_get(b[i].spec, "priority");
+		row->priority = json_is_integer(v) ?
+		    (int)json_integer_value(v) : 0;
+		row->owner = server_client_peer(b[i].client)->uid;
+		row->spec = b[i].text;
+		row->labels = b[i].labels;
+		row->held = b[i].held;
+	}
+	rc = store_jobs_insert(a->store, a->rows, n, a->ids, &cause);
+	if (rc != 0)
+		log_warnx("submit: %zu job(s) not stored: %s", n,
+		    cause != NULL ? cause : strerror(-rc));
+	else
+		log_debug("submit: %zu job(s) committed, ids %" PRId64
+		    "-%" PRId64, n, a->ids[0], a->ids[n - 1]);
+
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && a->conf->log_submits)
+			log_info("job %" PRId64 ": submitted by uid %u pid "
+			    "%d, name \"%s\"%s", a->ids[i],
+			    (unsigned)a->rows[i].owner,
+			    (int)server_client_peer(b[i].client)->pid,
+			    a->rows[i].name, a->rows[i].held ? ", held" : "");
+		if (rc == 0) {
+			len = snprintf(buf, sizeof buf,
+			    "{\"ok\":true,\"id\":%" PRId64 "}", a->ids[i]);
+			server_client_reply(b[i].client, buf, (size_t)len);
+		} else
+			server_client_error(b[i].client, rc == -EBUSY ?
+			    GPUQ_ERR_BUSY : GPUQ_ERR_INTERNAL, NULL,
+			    "the job was not stored: %s%s",
+			    cause != NULL ? cause : strerror(-rc),
+			    rc == -EBUSY ? "; try again" : "");
+		json_decref(b[i].spec);
+		free(b[i].text);
+		free(b[i].labels);
+		server_client_settle(b[i].client);
+	}
+	free(cause);
+	if (rc == 0)
+		api_changed(a);
+	if (a->nbatch == 0)
+		(void)uv_idle_stop(&a->idle);
+}
+
+static void
+api_on_check(uv_check_t *h)
+{
+	api_commit(h->data);
+}
+
+/* proto.h's attempt shape. */
+static json_t *
+api_attempt_json(const struct store_attempt *t)
+{
+	json_t	*o;
+
+	o = json_pack("{s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:i,"
+	    " s:b, s:f, s:I, s:I, s:I, s:s?, s:i, s:s?, s:s?, s:f}",
+	    "number", t->number,
+	    "state", attempt_state_name(t->state),
+	    "provider", t->provider,
+	    "region", t->region,
+	    "zone", t->zone,
+	    "resource", t->resource,
+	    "machine_type", t->machine_type,
+	    "gpu", t->gpu,
+	    "gpu_count", t->gpu_count,
+	    "spot", t->spot,
+	    "hourly_usd", t->hourly_usd,
+	    "created", (json_int_t)t->created,
+	    "started", (json_int_t)t->started,
+	    "ended", (json_int_t)t->ended,
+	    "end_reason", t->end_reason == END_NONE ? NULL :
+	    attempt_end_name(t->end_reason),
+	    "exit_code", t->exit_code,
+	    "message", t->message,
+	    "resumed_from", t->resumed_from,
+	    "cost_usd", t->cost_usd);
+	if (o == NULL)
+		fatalx("api: cannot build an attempt");
+	return o;
+}
+
+/*
+ * proto.h's job shape, without "current". SPEC, if given, is the
+ * parsed spec (borrowed); else the accelerator is read from J->spec.
+ */
+static json_t *
+api_job_json(struct api *a, const struct store_job *j, json_t *spec)
+{
+	json_t		*o, *parsed = NULL, *acc;
+	const char	*why = j->why;
+
+	if (why == NULL && j->state == JOB_QUEUED && *a->conf->project == '\0')
+		why = API_WHY_NO_PROVIDER;
+	o = json_pack("{s:I, s:s?, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:i,"
+	    " s:f, s:s?, s:I, s:s?, s:i, s:s?}",
+	    "id", (json_int_t)j->id,
+	    "name", j->name,
+	    "state", job_state_name(j->state),
+	    "priority", j->priority,
+	    "owner", (json_int_t)j->owner,
+	    "created", (json_int_t)j->created,
+	    "updated", (json_int_t)j->updated,
+	    "attempts", j->attempts,
+	    "failures", j->failures,
+	    "interruptions", j->interruptions,
+	    "cost_usd", j->cost_usd,
+	    "checkpoint", j->checkpoint,
+	    "checkpoint_at", (json_int_t)j->checkpoint_at,
+	    "why", why,
+	    "exit_code", j->exit_code,
+	    "message", j->message);
+	if (o == NULL)
+		fatalx("api: cannot build a job");
+	if (spec == NULL && j->spec != NULL)
+		spec = parsed = json_loads(j->spec, 0, NULL);
+	acc = json_object_get(spec, "accelerator");
+	(void)json_object_set_new(o, "accelerator",
+	    acc != NULL ? json_incref(acc) : json_null());
+	if (j->not_before > 0 && j->state == JOB_QUEUED)
+		(void)json_object_set_new(o, "not_before",
+		    json_integer(j->not_before));
+	(void)json_object_set_new(o, "current", json_null());
+	json_decref(parsed);
+	return o;
+}
+
+static json_t *
+api_counts_json(struct api_req *r)
+{
+	int64_t	 counts[JOB_NSTATES];
+	json_t	*o;
+	char	*cause = NULL;
+	int	 i, rc;
+
+	rc = store_job_counts(r->api->store, counts, &cause);
+	if (rc < 0) {
+		api_store_error(r, rc, cause, "cannot count jobs");
+		return NULL;
+	}
+	o = json_object();
+	for (i = 0; i < JOB_NSTATES; i++)
+		(void)json_object_set_new(o, job_state_name(i),
+		    json_integer(counts[i]));
+	return o;
+}
+
+/* A page being listed: jobs in id order, to attach live attempts. */
+struct api_page {
+	struct api	*api;
+	json_t		*jobs;		/* array, borrowed */
+	int64_t		*ids;		/* ascending */
+	size_t		 n;
+	int64_t		 last;
+	int		 cloud;		/* some job may have an attempt */
+};
+
+static int
+api_list_on_job(const struct store_job *j, void *arg)
+{
+	struct api_page	*p = arg;
+
+	(void)json_array_append_new(p->jobs, api_job_json(p->api, j, NULL));
+	p->ids = xreallocarray(p->ids, p->n + 1, sizeof *p->ids);
+	p->ids[p->n++] = j->id;
+	p->last = j->id;
+	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING)))
+		p->cloud = 1;
+	return 0;
+}
+
+static int
+api_list_on_attempt(const struct store_attempt *t, void *arg)
+{
+	struct api_page	*p = arg;
+	size_t		 lo = 0, hi = p->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->ids[mid] < t->job_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->n && p->ids[lo] == t->job_id)
+		(void)json_object_set_new(json_array_get(p->jobs, lo),
+		    "current", api_attempt_json(t));
+	return 0;
+}
+
+/* "state": absent (live), "all", a name, or a list of names. */
+static int
+api_list_states(struct api_req *r, unsigned *ret)
+{
+	json_t		*v = json_object_get(r->req, "state"), *e;
+	const char	*s;
+	unsigned	 mask = 0;
+	size_t		 i;
+	int		 st;
+
+	if (v == NULL) {
+		*ret = JOB_MASK_LIVE;
+		return 0;
+	}
+	if (json_is_string(v) || (json_is_array(v) && json_array_size(v))) {
+		for (i = 0; i < (json_is_array(v) ? json_array_size(v) : 1);
+		    i++) {
+			e = json_is_array(v) ? json_array_get(v, i) : v;
+			if ((s = json_string_value(e)) == NULL)
+				goto bad;
+			if (strcmp(s, "all") == 0) {
+				*ret = 0;
+				return 0;
+			}
+			if ((st = job_state_parse(s)) < 0) {
+				server_client_error(r->client,
+				    GPUQ_ERR_BAD_REQUEST, "state",
+				    "unknown state \"%s\"; use held, queued, "
+				    "launching, pending, running, succeeded, "
+				    "failed, cancelling, cancelled or all", s);
+				return -1;
+			}
+			mask |= JOB_MASK(st);
+		}
+		*ret = mask;
+		return 0;
+	}
+bad:
+	server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "state",
+	    "\"state\" must be a state name, \"all\", or a non-empty list of "
+	    "state names");
+	return -1;
+}
+
+/* list: a keyset page of jobs, "next" when more follow, and counts. */
+static int
+api_op_list(struct api_req *r, struct store_job *unused)
+{
+	struct api		*a = r->api;
+	struct store_filter	 f;
+	struct api_page		 p;
+	json_int_t		 owner, limit = GPUQ_LIST_DEFAULT, after = 0;
+	json_t			*reply, *counts;
+	char			*cause = NULL;
+	int			 more = 0, rc;
+
+	memset(&f, 0, sizeof f);
+	if (api_list_states(r, &f.states) != 0)
+		return 0;
+	if ((rc = api_field_int(r, "owner", 0, UINT32_MAX - 1, &owner)) < 0)
+		return 0;
+	if (rc > 0) {
+		f.owner_set = 1;
+		f.owner = (uid_t)owner;
+	}
+	if (api_field_string(r, "name", &f.name) < 0 ||
+	    api_field_int(r, "limit", 1, GPUQ_LIST_MAX, &limit) < 0 ||
+	    api_field_int(r, "after", 0, INT64_MAX, &after) < 0)
+		return 0;
+
+	memset(&p, 0, sizeof p);
+	p.api = a;
+	p.jobs = json_array();
+	rc = store_job_list(a->store, &f, after, (int)limit, api_list_on_job,
+	    &p, &more, &cause);
+	if (rc >= 0 && p.cloud)
+		rc = store_attempt_list_live(a->store, api_list_on_attempt, &p,
+		    &cause);
+	if (rc < 0) {
+		api_store_error(r, rc, cause, "cannot list jobs");
+		goto out;
+	}
+	if ((counts = api_counts_json(r)) == NULL)
+		goto out;
+	reply = json_pack("{s:b, s:O}", "ok", 1, "jobs", p.jobs);
+	if (more)
+		(void)json_object_set_new(reply, "next", json_integer(p.last));
+	(void)json_object_set_new(reply, "counts", counts);
+	api_reply(r, reply);
+out:
+	json_decref(p.jobs);
+	free(p.ids);
+	return 0;
+}
+
+static int
+api_show_on_attempt(const struct store_attempt *t, void *arg)
+{
+	json_t	*list = arg;
+
+	(void)json_array_append_new(list, api_attempt_json(t));
+	return 0;
+}
+
+static int
+api_show_on_event(const struct store_event *e, void *arg)
+{
+	json_t	*list = arg;
+	json_t	*o;
+
+	o = json_pack("{s:I, s:s?, s:s, s:s?}",
+	    "time", (json_int_t)e->time,
+	    "from", e->from_state < 0 ? NULL : job_state_name(e->from_state),
+	    "to", job_state_name(e->to_state),
+	    "message", e->message);
+	if (o == NULL)
+		fatalx("api: cannot build an event");
+	(void)json_array_append_new(list, o);
+	return 0;
+}
+
+/*
+ * show: the job with, inside it, "spec", "attempts_list" (oldest first)
+ * and "events" (oldest first); "current" is its live attempt.
+ */
+static int
+api_op_show(struct api_req *r, struct store_job *unused)
+{
+	struct api		*a = r->api;
+	struct store_job	*j;
+	json_t			*job, *spec, *attempts, *events, *last;
+	char			*cause = NULL;
+	int64_t			 id;
+	int			 rc;
+
+	if (api_field_id(r, &id) != 0)
+		return 0;
+	rc = store_job_get(a->store, id, &j, &cause);
+	if (rc == -ENOENT) {
+		free(cause);
+		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
+		    "no job %" PRId64, id);
+		return 0;
+	}
+	if (rc != 0) {
+		api_store_error(r, rc, cause, "cannot read the job");
+		return 0;
+	}
+	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	job = api_job_json(a, j, spec);
+	attempts = json_array();
+	events = json_array();
+	rc = store_attempt_list(a->store, id, api_show_on_attempt, attempts,
+	    &cause);
+	if (rc >= 0)
+		rc = store_event_list(a->store, id, api_show_on_event, events,
+		    &cause);
+	if (rc < 0) {
+		api_store_error(r, rc, cause, "cannot read the job's history");
+		goto out;
+	}
+	last = json_array_get(attempts, json_array_size(attempts) - 1);
+	if (last != NULL && strcmp(json_string_value(json_object_get(last,
+	    "state")), attempt_state_name(ATTEMPT_ENDED)) != 0)
+		(void)json_object_set(job, "current", last);
+	(void)json_object_set_new(job, "spec", spec != NULL ?
+	    json_incref(spec) : json_null());
+	(void)json_object_set(job, "attempts_list", attempts);
+	(void)json_object_set(job, "events", events);
+	api_reply(r, json_pack("{s:b, s:O}", "ok", 1, "job", job));
+out:
+	json_decref(attempts);
+	json_decref(events);
+	json_decref(job);
+	json_decref(spec);
+	store_job_free(j);
+	return 0;
+}
+
+/*
+ * Move job J to TO if it is still in FROM, with an event; reply the new
+ * state. Returns 0 (replied either way).
+ */
+static int
+api_transition(struct api_req *r, struct store_job *j, int to,
+    const char *verb)
+{
+	struct api	*a = r->api;
+	char		*cause = NULL, *msg;
+	unsigned	 uid = (unsigned)server_client_peer(r->client)->uid;
+	int		 rc, now;
+
+	msg = xprintf("%s by uid %u", verb, uid);
+	rc = store_job_transition(a->store, j->id, JOB_MASK(j->state), to,
+	    msg, &now, &cause);
+	free(msg);
+	if (rc == -EALREADY) {
+		free(cause);
+		server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
+		    "job %" PRId64 " went from %s to %s meanwhile; try again",
+		    j->id, job_state_name(j->state), job_state_name(now));
+		return 0;
+	}
+	if (rc != 0) {
+		api_store_error(r, rc, cause, "cannot change the job");
+		return 0;
+	}
+	log_info("job %" PRId64 ": %s -> %s, %s by uid %u", j->id,
+	    job_state_name(j->state), job_state_name(to), verb, uid);
+	if (to == JOB_CANCELLING)
+		api_cancel_cloud(a, j->id);
+	api_changed(a);
+	api_reply_state(r, to);
+	return 0;
+}
+
+/*
+ * cancel: held or queued jobs end at once; jobs in the cloud go to
+ * cancelling and the reconciler finishes them. Cancelling twice is fine;
+ * a finished job is a conflict.
+ */
+static int
+api_op_cancel(struct api_req *r, struct store_job *j)
+{
+	switch (j->state) {
+	case JOB_HELD:
+	case JOB_QUEUED:
+		return api_transition(r, j, JOB_CANCELLED, "cancelled");
+	case JOB_LAUNCHING:
+	case JOB_PENDING:
+	case JOB_RUNNING:
+		return api_transition(r, j, JOB_CANCELLING,
+		    "cancel requested");
+	case JOB_CANCELLING:
+		api_reply_state(r, j->state);
+		return 0;
+	default:
+		server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
+		    "job %" PRId64 " is already %s; there is nothing to "
+		    "cancel", j->id, job_state_name(j->state));
+		return 0;
+	}
+}
+
+/* hold: a queued job stays put until released. Holding twice is fine. */
+static int
+api_op_hold(struct api_req *r, struct store_job *j)
+{
+	if (j->state == JOB_QUEUED)
+		return api_transition(r, j, JOB_HELD, "held");
+	if (j->state == JOB_HELD) {
+		api_reply_state(r, j->state);
+		return 0;
+	}
+	server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
+	    "job %" PRId64 " is %s; only a queued job can be held", j->id,
+	    job_state_name(j->state));
+	return 0;
+}
+
+/* release: a held job queues again. Releasing a queued job is fine. */
+static int
+api_op_release(struct api_req *r, struct store_job *j)
+{
+	if (j->state == JOB_HELD)
+		return api_transition(r, j, JOB_QUEUED, "released");
+	if (j->state == JOB_QUEUED) {
+		api_reply_state(r, j->state);
+		return 0;
+	}
+	server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
+	    "job %" PRId64 " is %s; only a held job can be released", j->id,
+	    job_state_name(j->state));
+	return 0;
+}
+
+/* ping: who we are. */
+static int
+api_op_ping(struct api_req *r, struct store_job *unused)
+{
+	api_reply(r, json_pack("{s:b, s:s, s:i, s:s}", "ok", 1,
+	    "version", PACKAGE_VERSION, "proto", GPUQ_PROTO_VERSION,
+	    "install", store_install_id(r->api->store)));
+	return 0;
+}
+
+void
+api_conf_changed(struct api *a)
+{
+	struct group	*gr;
+
+	a->admin_ok = 0;
+	if (*a->conf->admin_group == '\0')
+		return;
+	gr = getgrnam(a->conf->admin_group);
+	if (gr == NULL) {
+		log_info("admin group \"%s\" does not exist; only owners and "
+		    "root may change jobs", a->conf->admin_group);
+		return;
+	}
+	a->admin_gid = gr->gr_gid;
+	a->admin_ok = 1;
+}
+
+struct api *
+api_new(uv_loop_t *loop, struct store *store, const struct conf *conf)
+{
+	struct api	*a;
+	char		*t;
+	size_t		 i;
+
+	a = xcalloc(1, sizeof *a);
+	a->loop = loop;
+	a->store = store;
+	a->conf = conf;
+	a->known_ops = xstrdup(api_ops[0].name);
+	for (i = 1; i < API_NOPS; i++) {
+		t = xprintf("%s, %s", a->known_ops, api_ops[i].name);
+		free(a->known_ops);
+		a->known_ops = t;
+	}
+	api_conf_changed(a);
+	(void)uv_check_init(loop, &a->check);
+	(void)uv_idle_init(loop, &a->idle);
+	a->check.data = a->idle.data = a;
+	a->closes = 2;
+	(void)uv_check_start(&a->check, api_on_check);
+	return a;
+}
+
+void
+api_set_hooks(struct api *a, const struct api_hooks *h)
+{
+	a->hooks = *h;
+}
+
+static void
+api_on_close(uv_handle_t *h)
+{
+	struct api	*a = h->data;
+
+	if (--a->closes > 0)
+		return;
+	free(a->batch);
+	free(a->spare);
+	free(a->rows);
+	free(a->ids);
+	free(a->known_ops);
+	free(a);
+}
+
+void
+api_close(struct api *a)
+{
+	while (a->nbatch > 0)
+		api_commit(a);
+	uv_close((uv_handle_t *)&a->check, api_on_close);
+	uv_close((uv_handle_t *)&a->idle, api_on_close);
+}

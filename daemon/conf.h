@@ -1,0 +1,132 @@
+/*
+ * conf.h: gpuqd.conf, the daemon's configuration (gpuqd.conf(5)).
+ *
+ * struct conf is plain data every daemon module reads: the server its
+ * limits, the scheduler its timings, the providers their endpoints. One
+ * table in conf.c names every key once (section, name, type, default,
+ * field, one-line doc); parsing, defaults, the effective-configuration
+ * log line and reload all walk that table. Durations are whole seconds,
+ * sizes whole bytes. Strings and lists are owned by the struct.
+ *
+ * SIGHUP replaces the values in place (conf_load into a new struct, then
+ * a move into the live one): read fields when you need them and do not
+ * keep pointers to conf strings across turns of the loop.
+ *
+ * Knows nothing of the loop, the socket or the store.
+ */
+#ifndef GPUQ_CONF_H
+#define GPUQ_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A comma-separated list: "us-central1, us-east1" -> {"us-central1",...}. */
+struct conf_list {
+	char	**v;		/* n strings, each owned */
+	size_t	  n;
+};
+
+struct conf {
+	/* [daemon] */
+	char		*socket;		/* control socket path */
+	char		*state_dir;		/* gpuq.db, gpuqd.lock */
+	char		*admin_group;		/* may act on every job */
+	int		 log_level;		/* LOG_LEVEL_* */
+	int		 log_submits;		/* bool: audit each submit */
+	int		 max_connections;	/* clients at once */
+	int		 max_connections_per_uid;
+	int64_t		 idle_timeout;		/* s; close idle clients */
+	int64_t		 max_pending_output;	/* bytes queued to one client */
+
+	/* [gcp] */
+	char		*project;		/* empty: no provider runs */
+	struct conf_list regions;		/* empty: every region */
+	struct conf_list providers;		/* vertex, batch, gce */
+	char		*checkpoint_root;	/* gs://bucket/prefix */
+	char		*credentials;		/* key file; empty: ADC */
+	char		*endpoint;		/* one base URL for all APIs */
+	char		*compute_endpoint;
+	char		*batch_endpoint;
+	char		*vertex_endpoint;	/* may hold "{region}" */
+	char		*billing_endpoint;
+	char		*storage_endpoint;
+	char		*token_endpoint;
+	char		*metadata_endpoint;
+	char		*quotas_endpoint;
+	int64_t		 price_refresh;		/* s between catalog reads */
+
+	/* [scheduler] */
+	int64_t		 poll_interval;		/* s between reconciler polls */
+	int64_t		 quota_ttl;		/* s a quota reading is trusted */
+	double		 preemptions_per_hour;	/* prior for lambda */
+	int64_t		 restart_overhead;	/* s lost per interruption */
+	int64_t		 backoff_base;		/* s, first retry delay */
+	int64_t		 backoff_max;		/* s, longest retry delay */
+	int64_t		 stockout_cooldown;	/* s, first zone cool-down */
+	int64_t		 stockout_cooldown_max;	/* s, longest cool-down */
+};
+
+enum conf_type {
+	CONF_STRING,		/* text as written */
+	CONF_LIST,		/* comma-separated strings */
+	CONF_DURATION,		/* "90s", "15m", "2h30m": int64_t seconds */
+	CONF_SIZE,		/* "4MiB", "512KiB", "1048576": int64_t bytes */
+	CONF_INT,		/* int */
+	CONF_DOUBLE,		/* double */
+	CONF_BOOL,		/* yes/no, true/false, on/off, 1/0: int */
+	CONF_LOG_LEVEL,		/* error, warning, info, debug: int */
+};
+
+#define CONF_RESTART	0x1	/* a change needs a restart, not SIGHUP */
+
+/* One row of the key table. */
+struct conf_key {
+	const char	*section;
+	const char	*name;
+	enum conf_type	 type;
+	const char	*def;		/* default, as a config file writes it */
+	size_t		 offset;	/* of the field in struct conf */
+	int		 flags;		/* CONF_RESTART */
+	double		 min;		/* numeric types: allowed range, */
+	double		 max;		/* inclusive; none when max <= min */
+	const char	*choices;	/* lists: allowed items, "a,b,c" */
+	const char	*doc;		/* one line for humans */
+};
+
+/* Fill C with every default. Returns 0; C must later go to conf_done. */
+int		 conf_init(struct conf *c);
+/* Free what C owns and zero it. Accepts a zeroed struct. */
+void		 conf_done(struct conf *c);
+/*
+ * Defaults, then PATH on top of them, into *C (which the callee
+ * initializes; on failure it is left zeroed). A missing PATH is fine
+ * when MUST_EXIST is 0. Errors: -ENOENT missing file, -EINVAL bad
+ * content ("FILE:LINE: ..." in *cause), other -errno from reading.
+ */
+int		 conf_load(struct conf *c, const char *path, int must_exist,
+		    char **cause);
+/*
+ * Set one key from its text form, as a config line would: -ENOENT for
+ * an unknown section or key, -EINVAL for a bad value; *cause says which
+ * and lists what is allowed.
+ */
+int		 conf_set(struct conf *c, const char *section,
+		    const char *name, const char *value, char **cause);
+/* The key table; *ret_n gets its length. Borrowed, static. */
+const struct conf_key *conf_keys(size_t *ret_n);
+/* The row for SECTION/NAME, or NULL. */
+const struct conf_key *conf_key_find(const char *section, const char *name);
+/* Value of K in C as a config file would write it. New string. */
+char		*conf_value_text(const struct conf *c,
+		    const struct conf_key *k);
+/* Log the effective configuration: one info line per section. */
+void		 conf_log(const struct conf *c);
+/*
+ * Move the reloadable values of NEW into CUR, logging each change;
+ * keys flagged CONF_RESTART keep their value in CUR, with a warning
+ * when they differ. Takes NEW's contents (NEW is left zeroed). Returns
+ * the number of keys that changed.
+ */
+int		 conf_apply(struct conf *cur, struct conf *next);
+
+#endif

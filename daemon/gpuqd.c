@@ -1,0 +1,474 @@
+/*
+ * gpuqd.c: main of the gpuq daemon. It only wires (systemd's homed.c):
+ * options -> gpuqd.conf -> log -> lock the state directory -> open the
+ * store -> api and server -> listen (sockets from systemd first) ->
+ * READY=1 and STATUS= -> uv_run. Signals: SIGTERM/SIGINT stop cleanly
+ * (the pending group commit is committed and answered, every handle
+ * closed, uv_loop_close() returns 0), SIGHUP reloads gpuqd.conf.
+ *
+ * gpuqd never forks: systemd (Type=notify) or a terminal runs it.
+ * Must not know how requests are answered or how the store works.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "daemon/api.h"
+#include "daemon/conf.h"
+#include "daemon/server.h"
+#include "store/store.h"
+
+#ifndef GPUQ_SYSCONFDIR
+#define GPUQ_SYSCONFDIR		"/etc"
+#endif
+#define GPUQD_CONF_DEFAULT	GPUQ_SYSCONFDIR "/gpuq/gpuqd.conf"
+#define GPUQD_NOFILE_WANT	65536	/* raise the soft fd limit to this */
+#define GPUQD_STATUS_MS		1000	/* STATUS= at most this often */
+
+struct gpuqd {
+	uv_loop_t	 loop;
+	struct conf	 conf;
+	const char	*config;	/* gpuqd.conf path */
+	int		 config_given;	/* --config: the file must exist */
+	const char	*opt_state_dir;	/* command-line overrides or NULL */
+	const char	*opt_socket;
+	const char	*opt_log_level;
+	int		 lock_fd;
+	struct store	*store;
+	struct api	*api;
+	struct server	*server;
+	uv_signal_t	 sigterm;
+	uv_signal_t	 sigint;
+	uv_signal_t	 sighup;
+	uv_timer_t	 watchdog;	/* WATCHDOG=1 at half the period */
+	uv_timer_t	 status;	/* throttles STATUS= */
+	int		 notify;	/* NOTIFY_SOCKET is set */
+	int		 stopping;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: gpuqd [options]\n"
+"\n"
+"The gpuq daemon: a durable queue of GPU training jobs, run on Google\n"
+"Cloud at the lowest cost. It does not fork; run it from systemd\n"
+"(gpuqd.service) or a terminal. Options override gpuqd.conf(5).\n"
+"\n"
+"  -c, --config FILE      configuration file\n"
+"                         (default " GPUQD_CONF_DEFAULT ")\n"
+"  -d, --state-dir DIR    directory of the queue database and lock\n"
+"                         ([daemon] state_dir, default /var/lib/gpuq)\n"
+"  -s, --socket PATH      control socket ([daemon] socket,\n"
+"                         default " GPUQ_SOCKET_DEFAULT ")\n"
+"  -f, --foreground       accepted for compatibility; gpuqd never forks\n"
+"  -l, --log-level LEVEL  error, warning, info or debug\n"
+"                         ([daemon] log_level, default info)\n"
+"  -V, --version          print the version and exit\n"
+"  -h, --help             print this help and exit\n"
+"\n"
+"Signals: SIGTERM or SIGINT stop, SIGHUP reloads the configuration.\n"
+"See gpuqd(8) and gpuqd.conf(5).\n");
+}
+
+/* Apply the command-line overrides to C. */
+static void
+gpuqd_overrides(struct gpuqd *g, struct conf *c)
+{
+	char	*cause = NULL;
+
+	if ((g->opt_state_dir != NULL && conf_set(c, "daemon", "state_dir",
+	    g->opt_state_dir, &cause) != 0) ||
+	    (g->opt_socket != NULL && conf_set(c, "daemon", "socket",
+	    g->opt_socket, &cause) != 0) ||
+	    (g->opt_log_level != NULL && conf_set(c, "daemon", "log_level",
+	    g->opt_log_level, &cause) != 0))
+		fatalx("%s", cause);
+}
+
+/* "3 queued, 1 running": the live part of the queue, for STATUS=. */
+static char *
+gpuqd_status_text(struct gpuqd *g)
+{
+	static const int	 shown[] = { JOB_QUEUED, JOB_HELD,
+	    JOB_LAUNCHING, JOB_PENDING, JOB_RUNNING, JOB_CANCELLING };
+	int64_t			 counts[JOB_NSTATES];
+	char			*cause = NULL, *s, *t;
+	size_t			 i;
+
+	if (store_job_counts(g->store, counts, &cause) != 0) {
+		log_warnx("status: %s", cause);
+		free(cause);
+		return xstrdup("queue unreadable");
+	}
+	s = NULL;
+	for (i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+		if (counts[shown[i]] == 0)
+			continue;
+		t = xprintf("%s%s%lld %s", s ? s : "", s ? ", " : "",
+		    (long long)counts[shown[i]], job_state_name(shown[i]));
+		free(s);
+		s = t;
+	}
+	t = xprintf("%s; %d client(s)", s ? s : "no live jobs",
+	    g->server ? server_client_count(g->server) : 0);
+	free(s);
+	return t;
+}
+
+static void
+gpuqd_on_status(uv_timer_t *t)
+{
+	struct gpuqd	*g = t->data;
+	char		*s;
+
+	s = gpuqd_status_text(g);
+	(void)sd_notifyf(0, "STATUS=%s", s);
+	free(s);
+}
+
+/* The queue changed: send STATUS= within a second, at most once. */
+static void
+gpuqd_on_changed(void *arg)
+{
+	struct gpuqd	*g = arg;
+
+	if (g->notify && !g->stopping && !uv_is_active((uv_handle_t *)
+	    &g->status))
+		(void)uv_timer_start(&g->status, gpuqd_on_status,
+		    GPUQD_STATUS_MS, 0);
+}
+
+static void
+gpuqd_on_watchdog(uv_timer_t *t)
+{
+	(void)sd_notify(0, "WATCHDOG=1");
+}
+
+static void
+gpuqd_reload(struct gpuqd *g)
+{
+	struct conf	 next;
+	char		*cause = NULL;
+	int		 n;
+
+	log_info("reload: reading %s", g->config);
+	if (conf_load(&next, g->config, g->config_given, &cause) != 0) {
+		log_warnx("reload: %s; keeping the running configuration",
+		    cause);
+		free(cause);
+		return;
+	}
+	gpuqd_overrides(g, &next);
+	n = conf_apply(&g->conf, &next);
+	log_verbosity = g->conf.log_level;
+	server_conf_changed(g->server);
+	api_conf_changed(g->api);
+	log_info("reload: done, %d key(s) changed", n);
+	gpuqd_on_changed(g);
+}
+
+static void
+gpuqd_on_server_closed(void *arg)
+{
+	struct gpuqd	*g = arg;
+
+	server_free(g->server);
+	g->server = NULL;
+}
+
+/*
+ * Stop: tell systemd, stop taking requests, commit and answer the
+ * waiting batch, then close every client and handle; uv_run returns
+ * when the last one is closed.
+ */
+static void
+gpuqd_stop(struct gpuqd *g, const char *why)
+{
+	if (g->stopping)
+		return;
+	g->stopping = 1;
+	log_info("stopping on %s", why);
+	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	server_stop(g->server);
+	api_close(g->api);		/* commits and queues the replies */
+	g->api = NULL;
+	server_close(g->server, gpuqd_on_server_closed, g);
+	uv_close((uv_handle_t *)&g->sigterm, NULL);
+	uv_close((uv_handle_t *)&g->sigint, NULL);
+	uv_close((uv_handle_t *)&g->sighup, NULL);
+	uv_close((uv_handle_t *)&g->watchdog, NULL);
+	uv_close((uv_handle_t *)&g->status, NULL);
+}
+
+static void
+gpuqd_on_signal(uv_signal_t *h, int signum)
+{
+	struct gpuqd	*g = h->data;
+
+	if (signum == SIGHUP)
+		gpuqd_reload(g);
+	else
+		gpuqd_stop(g, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+/*
+ * Lock DIR/gpuqd.lock for the life of the process: one gpuqd per state
+ * directory. The lock file holds our pid, for the next one's message.
+ */
+static void
+gpuqd_lock(struct gpuqd *g)
+{
+	const char	*dir = g->conf.state_dir;
+	char		*path, buf[32];
+	ssize_t		 n;
+
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST)
+		fatal("cannot create state directory %s", dir);
+	path = xprintf("%s/gpuqd.lock", dir);
+	g->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (g->lock_fd == -1)
+		fatal("cannot open %s", path);
+	if (flock(g->lock_fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK)
+			fatal("cannot lock %s", path);
+		n = pread(g->lock_fd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fatalx("another gpuqd%s%s%s is running with state directory "
+		    "%s; stop it first, or give this one its own "
+		    "--state-dir", *buf ? " (pid " : "", buf, *buf ? ")" : "",
+		    dir);
+	}
+	n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+	if (ftruncate(g->lock_fd, 0) == -1 ||
+	    pwrite(g->lock_fd, buf, (size_t)n, 0) != n)
+		log_warn("cannot write pid to %s", path);
+	free(path);
+}
+
+/* Many clients need many fds: raise the soft limit toward the hard. */
+static void
+gpuqd_nofile(void)
+{
+	struct rlimit	rl;
+	rlim_t		want = GPUQD_NOFILE_WANT;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+		want = rl.rlim_max;
+	if (want <= rl.rlim_cur)
+		return;
+	rl.rlim_cur = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_debug("cannot raise the open-file limit: %s",
+		    strerror(errno));
+}
+
+/*
+ * Listen: sockets passed by systemd (gpuqd.socket) first; else create
+ * [daemon] socket ourselves.
+ */
+static void
+gpuqd_listen(struct gpuqd *g)
+{
+	struct sockaddr_un	 sun;
+	socklen_t		 len;
+	char			*cause = NULL;
+	int			 n, i, fd;
+
+	n = sd_listen_fds(1);
+	if (n < 0)
+		fatalx("sockets from systemd: %s", strerror(-n));
+	for (i = 0; i < n; i++) {
+		fd = SD_LISTEN_FDS_START + i;
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+			fatalx("socket %d from systemd is not a listening "
+			    "Unix stream socket; check ListenStream= in "
+			    "gpuqd.socket", fd);
+		if (server_listen(g->server, fd, NULL, &cause) != 0)
+			fatalx("%s", cause);
+		len = sizeof sun;
+		memset(&sun, 0, sizeof sun);
+		if (getsockname(fd, (struct sockaddr *)&sun, &len) == 0 &&
+		    sun.sun_path[0] != '\0')
+			log_info("socket: listening on %s (from systemd)",
+			    sun.sun_path);
+		else
+			log_info("socket: listening on fd %d (from systemd)",
+			    fd);
+	}
+	if (n > 0)
+		return;
+	if (server_socket_open(g->conf.socket, g->conf.admin_group, &fd,
+	    &cause) != 0 ||
+	    server_listen(g->server, fd, g->conf.socket, &cause) != 0)
+		fatalx("%s", cause);
+	log_info("socket: listening on %s", g->conf.socket);
+}
+
+/* Walk callback: name what keeps the loop from closing. */
+static void
+gpuqd_on_walk(uv_handle_t *h, void *arg)
+{
+	log_warnx("shutdown: handle %s still open",
+	    uv_handle_type_name(uv_handle_get_type(h)));
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config",	required_argument,	NULL, 'c' },
+		{ "state-dir",	required_argument,	NULL, 'd' },
+		{ "socket",	required_argument,	NULL, 's' },
+		{ "foreground",	no_argument,		NULL, 'f' },
+		{ "log-level",	required_argument,	NULL, 'l' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 }
+	};
+	struct gpuqd	 g;
+	struct api_hooks hooks;
+	uint64_t	 usec;
+	char		*cause = NULL, *status, *dbpath;
+	int		 ch, level, rc;
+
+	memset(&g, 0, sizeof g);
+	g.config = GPUQD_CONF_DEFAULT;
+	g.lock_fd = -1;
+	while ((ch = getopt_long(argc, argv, "c:d:s:fl:Vh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			g.config = optarg;
+			g.config_given = 1;
+			break;
+		case 'd':
+			g.opt_state_dir = optarg;
+			break;
+		case 's':
+			g.opt_socket = optarg;
+			break;
+		case 'f':
+			break;
+		case 'l':
+			if (log_level_parse(optarg) < 0) {
+				fprintf(stderr, "gpuqd: unknown log level "
+				    "\"%s\"; use error, warning, info or "
+				    "debug\n", optarg);
+				return 2;
+			}
+			g.opt_log_level = optarg;
+			break;
+		case 'V':
+			printf("gpuqd %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpuqd: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	level = g.opt_log_level ? log_level_parse(g.opt_log_level) :
+	    LOG_LEVEL_INFO;
+	log_init("gpuqd", level, 0);
+	(void)signal(SIGPIPE, SIG_IGN);
+	/* Never looser than 0027, and tighter if systemd says so. */
+	(void)umask(umask(0) | 0027);
+	g.notify = getenv("NOTIFY_SOCKET") != NULL;
+
+	if (conf_load(&g.conf, g.config, g.config_given, &cause) != 0)
+		fatalx("%s", cause);
+	gpuqd_overrides(&g, &g.conf);
+	log_verbosity = g.conf.log_level;
+	log_info("gpuqd %s starting, configuration %s%s", PACKAGE_VERSION,
+	    g.config, access(g.config, F_OK) == 0 ? "" :
+	    " (absent: defaults)");
+	conf_log(&g.conf);
+
+	gpuqd_lock(&g);
+	gpuqd_nofile();
+	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
+	if (store_open(dbpath, &g.store, &cause) != 0)
+		fatalx("cannot open the queue %s: %s", dbpath, cause);
+	free(dbpath);
+
+	if ((rc = uv_loop_init(&g.loop)) != 0)
+		fatalx("uv_loop_init: %s", uv_strerror(rc));
+	g.api = api_new(&g.loop, g.store, &g.conf);
+	memset(&hooks, 0, sizeof hooks);
+	hooks.changed = gpuqd_on_changed;
+	hooks.arg = &g;
+	api_set_hooks(g.api, &hooks);
+	g.server = server_new(&g.loop, &g.conf, api_request, g.api);
+	gpuqd_listen(&g);
+
+	(void)uv_signal_init(&g.loop, &g.sigterm);
+	(void)uv_signal_init(&g.loop, &g.sigint);
+	(void)uv_signal_init(&g.loop, &g.sighup);
+	g.sigterm.data = g.sigint.data = g.sighup.data = &g;
+	(void)uv_signal_start(&g.sigterm, gpuqd_on_signal, SIGTERM);
+	(void)uv_signal_start(&g.sigint, gpuqd_on_signal, SIGINT);
+	(void)uv_signal_start(&g.sighup, gpuqd_on_signal, SIGHUP);
+	(void)uv_timer_init(&g.loop, &g.watchdog);
+	(void)uv_timer_init(&g.loop, &g.status);
+	g.watchdog.data = g.status.data = &g;
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000) {
+		(void)uv_timer_start(&g.watchdog, gpuqd_on_watchdog,
+		    usec / 2000, usec / 2000);
+		log_info("watchdog: every %llums",
+		    (unsigned long long)(usec / 2000));
+	}
+
+	status = gpuqd_status_text(&g);
+	log_info("ready: install %s, %s", store_install_id(g.store), status);
+	(void)sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	free(status);
+
+	(void)uv_run(&g.loop, UV_RUN_DEFAULT);
+
+	store_close(g.store);
+	rc = uv_loop_close(&g.loop);
+	if (rc != 0) {
+		uv_walk(&g.loop, gpuqd_on_walk, NULL);
+		log_warnx("shutdown: the loop did not close: %s",
+		    uv_strerror(rc));
+	}
+	if (g.lock_fd != -1)
+		(void)close(g.lock_fd);
+	conf_done(&g.conf);
+	log_info("stopped");
+	return rc == 0 ? 0 : 1;
+}
