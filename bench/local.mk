@@ -1,1 +1,9 @@
-# bench/local.mk: filled in by the owner of bench/.
+# bench/local.mk: benchmarks that print figures (not tests). bench/run
+# builds these and runs bench/submit and bench/status.
+noinst_PROGRAMS += bench/bench-submit bench/bench-fill
+bench_bench_submit_SOURCES = bench/bench-submit.c
+bench_bench_submit_CFLAGS = $(AM_CFLAGS)
+bench_bench_fill_SOURCES = bench/bench-fill.c
+bench_bench_fill_CFLAGS = $(AM_CFLAGS)
+bench_bench_fill_LDADD = store/libstore.a common/libcommon.a $(SQLITE_LIBS)
+EXTRA_DIST += bench/run bench/submit bench/status bench/benchlib.py

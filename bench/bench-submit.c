@@ -1,0 +1,307 @@
+/*
+ * bench-submit.c: how many acknowledged, durable submits per second
+ * gpuqd takes, three ways:
+ *
+ *   pipelined      one connection, N requests written in chunks while
+ *                  the replies are read (group commit at full stretch)
+ *   one at a time  one connection, each request waits for its reply
+ *   processes      one `gpuq submit` process per job, back to back
+ *
+ * Prints one line per figure. Every reply is checked: a figure counts
+ * only {"ok":true,...} replies, and any other reply fails the run.
+ * Talks the wire directly (common/proto.h); knows nothing else of gpuq.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A small valid job; the daemon validates and stores it in full. */
+#define BENCH_REQ \
+	"{\"op\":\"submit\",\"job\":{\"name\":\"bench\"," \
+	"\"image\":\"pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime\"," \
+	"\"command\":[\"python\",\"train.py\"]," \
+	"\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":1}}}\n"
+#define BENCH_OK	"{\"ok\":true"
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void __attribute__((noreturn))
+die(const char *what)
+{
+	fprintf(stderr, "bench-submit: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int
+connect_to(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		errno = ENAMETOOLONG;
+		die(path);
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		die("socket");
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1)
+		die(path);
+	return fd;
+}
+
+/*
+ * Reply lines read so far: count them and check each is ok. Keeps a
+ * partial line in BUF between calls. Exits on a failed reply.
+ */
+struct replies {
+	char	 buf[1 << 16];
+	size_t	 len;
+	long	 n;
+};
+
+static void
+replies_feed(struct replies *r, const char *data, size_t n)
+{
+	size_t	 off = 0, i;
+	char	*nl;
+
+	while (off < n) {
+		i = n - off < sizeof r->buf - r->len ?
+		    n - off : sizeof r->buf - r->len;
+		memcpy(r->buf + r->len, data + off, i);
+		r->len += i;
+		off += i;
+		while ((nl = memchr(r->buf, '\n', r->len)) != NULL) {
+			if (strncmp(r->buf, BENCH_OK, strlen(BENCH_OK)) != 0) {
+				*nl = '\0';
+				fprintf(stderr, "bench-submit: reply %ld: %s\n",
+				    r->n + 1, r->buf);
+				exit(1);
+			}
+			r->n++;
+			r->len -= (size_t)(nl - r->buf) + 1;
+			memmove(r->buf, nl + 1, r->len);
+		}
+		if (r->len == sizeof r->buf) {
+			fprintf(stderr, "bench-submit: reply too long\n");
+			exit(1);
+		}
+	}
+}
+
+/* N submits on one connection, writing while reading. */
+static double
+bench_pipelined(const char *path, long n)
+{
+	static struct replies	 r;
+	struct pollfd		 pfd;
+	const size_t		 reqlen = strlen(BENCH_REQ);
+	char			*out, in[1 << 16];
+	size_t			 total, off = 0;
+	ssize_t			 k;
+	double			 t0;
+	long			 i;
+	int			 fd;
+
+	total = reqlen * (size_t)n;
+	if ((out = malloc(total)) == NULL)
+		die("malloc");
+	for (i = 0; i < n; i++)
+		memcpy(out + (size_t)i * reqlen, BENCH_REQ, reqlen);
+	fd = connect_to(path);
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1)
+		die("fcntl");
+	memset(&r, 0, sizeof r);
+	t0 = now_s();
+	while (r.n < n) {
+		pfd.fd = fd;
+		pfd.events = POLLIN | (off < total ? POLLOUT : 0);
+		if (poll(&pfd, 1, 30000) <= 0)
+			die("poll (no progress in 30 s)");
+		if ((pfd.revents & POLLOUT) && off < total) {
+			/* Chunks of 64 KiB: the daemon reads as we write. */
+			k = write(fd, out + off, total - off < 65536 ?
+			    total - off : 65536);
+			if (k == -1 && errno != EAGAIN)
+				die("write");
+			if (k > 0)
+				off += (size_t)k;
+		}
+		if (pfd.revents & (POLLIN | POLLHUP)) {
+			k = read(fd, in, sizeof in);
+			if (k == -1 && errno != EAGAIN)
+				die("read");
+			if (k == 0) {
+				fprintf(stderr, "bench-submit: gpuqd hung up "
+				    "after %ld replies\n", r.n);
+				exit(1);
+			}
+			if (k > 0)
+				replies_feed(&r, in, (size_t)k);
+		}
+	}
+	t0 = now_s() - t0;
+	close(fd);
+	free(out);
+	return t0;
+}
+
+/* N submits on one connection, each waiting for its reply. */
+static double
+bench_serial(const char *path, long n)
+{
+	static struct replies	 r;
+	const size_t		 reqlen = strlen(BENCH_REQ);
+	char			 in[4096];
+	ssize_t			 k;
+	double			 t0;
+	long			 i;
+	int			 fd;
+
+	fd = connect_to(path);
+	memset(&r, 0, sizeof r);
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		if (write(fd, BENCH_REQ, reqlen) != (ssize_t)reqlen)
+			die("write");
+		while (r.n == i) {
+			if ((k = read(fd, in, sizeof in)) <= 0) {
+				if (k == 0)
+					errno = EPIPE;
+				die("read");
+			}
+			replies_feed(&r, in, (size_t)k);
+		}
+	}
+	t0 = now_s() - t0;
+	close(fd);
+	return t0;
+}
+
+/* N `gpuq --socket PATH submit -q FILE` processes, one after another. */
+static double
+bench_processes(const char *path, long n, const char *gpuq, const char *file)
+{
+	posix_spawn_file_actions_t	 fa;
+	char				*argv[] = { (char *)gpuq,
+	    (char *)"--socket", (char *)path, (char *)"submit", (char *)"-q",
+	    (char *)file, NULL };
+	double				 t0;
+	pid_t				 pid;
+	long				 i;
+	int				 st, rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
+	    O_WRONLY, 0);
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		rc = posix_spawn(&pid, gpuq, &fa, NULL, argv, environ);
+		if (rc != 0) {
+			errno = rc;
+			die(gpuq);
+		}
+		if (waitpid(pid, &st, 0) == -1)
+			die("waitpid");
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "bench-submit: gpuq submit %ld failed "
+			    "(status %d)\n", i + 1, st);
+			exit(1);
+		}
+	}
+	t0 = now_s() - t0;
+	posix_spawn_file_actions_destroy(&fa);
+	return t0;
+}
+
+static void
+report(const char *what, long n, double sec, double target)
+{
+	double	rate = (double)n / sec;
+
+	printf("%-34s %8ld in %7.3f s = %9.0f/s  (target >= %.0f/s: %s)\n",
+	    what, n, sec, rate, target, rate >= target ? "met" : "MISSED");
+	fflush(stdout);
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: bench-submit [-n PIPELINED] [-s SERIAL] "
+	    "[-p PROCESSES -g GPUQ -f JOBFILE] SOCKET\n"
+	    "  -n N  submits pipelined over one connection (default 100000)\n"
+	    "  -s N  submits one at a time over one connection "
+	    "(default 20000)\n"
+	    "  -p N  'gpuq submit' processes back to back (default 2000;\n"
+	    "        needs -g and -f)\n"
+	    "  0 skips a measurement.\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char	*gpuq = NULL, *file = NULL;
+	long		 npipe = 100000, nserial = 20000, nproc = 2000;
+	int		 ch;
+
+	while ((ch = getopt(argc, argv, "n:s:p:g:f:")) != -1) {
+		switch (ch) {
+		case 'n':
+			npipe = atol(optarg);
+			break;
+		case 's':
+			nserial = atol(optarg);
+			break;
+		case 'p':
+			nproc = atol(optarg);
+			break;
+		case 'g':
+			gpuq = optarg;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (argc - optind != 1 || (nproc > 0 && (gpuq == NULL ||
+	    file == NULL)))
+		usage();
+	if (npipe > 0)
+		report("submit, pipelined, 1 connection", npipe,
+		    bench_pipelined(argv[optind], npipe), 50000);
+	if (nserial > 0)
+		report("submit, one at a time, 1 conn.", nserial,
+		    bench_serial(argv[optind], nserial), 5500);
+	if (nproc > 0)
+		report("submit, 1 gpuq process per job", nproc,
+		    bench_processes(argv[optind], nproc, gpuq, file), 1000);
+	return 0;
+}
