@@ -1,1 +1,33 @@
-# providers/local.mk: filled in by the owner of providers/.
+# providers/local.mk: the cloud side of gpuqd -- the shared Google Cloud
+# plumbing in providers/gcp/ and, added by their authors, one file per way
+# to run a job. Provider files extend the library's sources:
+#   providers_libproviders_a_SOURCES += providers/vertex.c ...
+noinst_LIBRARIES += providers/libproviders.a
+
+GCP_SOURCES = \
+	providers/gcp/gcp.h \
+	providers/gcp/gcp-conf.c \
+	providers/gcp/gcp-error.c \
+	providers/gcp/http.c providers/gcp/http.h \
+	providers/gcp/auth.c providers/gcp/auth.h
+
+providers_libproviders_a_SOURCES = $(GCP_SOURCES)
+providers_libproviders_a_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(CURL_CFLAGS) \
+	$(JANSSON_CFLAGS) $(OPENSSL_CFLAGS)
+
+# What a program linking libproviders.a needs after it.
+PROVIDERS_LIBS = providers/libproviders.a common/libcommon.a \
+	$(UV_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) $(OPENSSL_LIBS) -lm
+
+# Unit tests that talk real HTTP to the simulated cloud (tests/fakegcp).
+GCP_TEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(CURL_CFLAGS) \
+	$(JANSSON_CFLAGS) $(OPENSSL_CFLAGS) $(CMOCKA_CFLAGS)
+GCP_TEST_LIBS = $(PROVIDERS_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test-http
+TESTS += tests/unit/test-http
+tests_unit_test_http_SOURCES = tests/unit/test-http.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_http_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_http_LDADD = $(GCP_TEST_LIBS)

@@ -1,0 +1,349 @@
+/*
+ * gcptest.c: helpers for the providers/gcp unit tests (see gcptest.h).
+ * Starts a private fakegcp per test, talks to its control API with a
+ * blocking libcurl handle, and makes RSA keys with OpenSSL.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include "common/xmalloc.h"
+#include "tests/unit/gcptest.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+#define PYTHON	"/usr/bin/python3"
+
+static char *
+fake_script(void)
+{
+	const char	*top = getenv("top_srcdir");
+
+	return xprintf("%s/tests/fakegcp/fakegcp.py",
+	    top != NULL && *top != '\0' ? top : TOP_SRCDIR);
+}
+
+int
+fake_available(void)
+{
+	char	*s = fake_script();
+	int	 ok;
+
+	ok = access(s, R_OK) == 0 && access(PYTHON, X_OK) == 0;
+	free(s);
+	return ok;
+}
+
+int
+fake_start(struct fake *f)
+{
+	char	*script, *log, buf[256];
+	int	 p[2], fd, rc;
+	size_t	 len = 0;
+	ssize_t	 n;
+	struct pollfd pfd;
+
+	memset(f, 0, sizeof *f);
+	snprintf(f->dir, sizeof f->dir, "/tmp/gpuq-gcptest.XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -errno;
+	script = fake_script();
+	if (pipe(p) < 0)
+		return -errno;
+	if ((f->pid = fork()) < 0)
+		return -errno;
+	if (f->pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		log = xprintf("%s/fakegcp.stderr", f->dir);
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0)
+			dup2(fd, 2);
+		execl(PYTHON, PYTHON, script, "--port", "0", "--state-dir",
+		    f->dir, (char *)NULL);
+		_exit(127);
+	}
+	free(script);
+	close(p[1]);
+	/* The first stdout line is the base URL. */
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	while (len < sizeof buf - 1 && memchr(buf, '\n', len) == NULL) {
+		if (poll(&pfd, 1, 20000) <= 0)
+			break;
+		n = read(p[0], buf + len, sizeof buf - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(p[0]);
+	buf[len] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strncmp(buf, "http://", 7) != 0) {
+		fake_stop(f);
+		return -EIO;
+	}
+	rc = snprintf(f->url, sizeof f->url, "%s", buf);
+	return rc > 0 ? 0 : -EIO;
+}
+
+static int
+test_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void
+test_rmrf(const char *dir)
+{
+	(void)nftw(dir, test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+fake_stop(struct fake *f)
+{
+	int	status;
+
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		(void)waitpid(f->pid, &status, 0);
+		f->pid = 0;
+	}
+	if (f->dir[0] != '\0' && getenv("GPUQ_KEEP_TEST_DIR") == NULL)
+		test_rmrf(f->dir);
+}
+
+struct fake_buf {
+	char	*p;
+	size_t	 len;
+};
+
+static size_t
+fake_write(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct fake_buf	*b = arg;
+
+	b->p = xrealloc(b->p, b->len + size * n + 1);
+	memcpy(b->p + b->len, ptr, size * n);
+	b->len += size * n;
+	b->p[b->len] = '\0';
+	return size * n;
+}
+
+json_t *
+fake_ctl(struct fake *f, const char *method, const char *path,
+    const char *body)
+{
+	struct fake_buf		 b = { NULL, 0 };
+	struct curl_slist	*h = NULL;
+	CURL			*c;
+	char			*url;
+	long			 status = 0;
+	json_t			*j = NULL;
+
+	if ((c = curl_easy_init()) == NULL)
+		return NULL;
+	url = xprintf("%s%s", f->url, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fake_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	if (body != NULL) {
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	}
+	if (curl_easy_perform(c) == CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		if (status == 200 && b.p != NULL)
+			j = json_loads(b.p, 0, NULL);
+		else if (b.p != NULL)
+			fprintf(stderr, "fake_ctl %s %s: %ld %s\n", method,
+			    path, status, b.p);
+	}
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	free(url);
+	free(b.p);
+	return j;
+}
+
+json_t *
+fake_post(struct fake *f, const char *path, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*body;
+	json_t	*j;
+
+	va_start(ap, fmt);
+	if (vasprintf(&body, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	j = fake_ctl(f, "POST", path, body);
+	free(body);
+	if (j == NULL) {
+		fprintf(stderr, "fake_post %s failed\n", path);
+		abort();
+	}
+	return j;
+}
+
+void
+fake_conf(struct fake *f, struct gcp_conf *c)
+{
+	memset(c, 0, sizeof *c);
+	c->project = "gpuq-demo";
+	c->endpoint = f->url;
+	c->retry_base_ms = 50;
+	c->retry_cap_ms = 400;
+	c->retry_max_attempts = 5;
+	c->request_timeout_ms = 20000;
+	c->price_table = "";
+}
+
+/* One RSA key per test program: generating is the slow part. */
+static EVP_PKEY *
+test_key(void)
+{
+	static EVP_PKEY	*key;
+
+	if (key == NULL && (key = EVP_RSA_gen(2048)) == NULL)
+		abort();
+	return key;
+}
+
+static char *
+test_pem(int public)
+{
+	BIO	*b = BIO_new(BIO_s_mem());
+	char	*p, *out;
+	long	 n;
+
+	if (public)
+		PEM_write_bio_PUBKEY(b, test_key());
+	else
+		PEM_write_bio_PrivateKey(b, test_key(), NULL, NULL, 0, NULL,
+		    NULL);
+	n = BIO_get_mem_data(b, &p);
+	out = xstrndup(p, (size_t)n);
+	BIO_free(b);
+	return out;
+}
+
+void
+fake_make_key(struct fake *f, const char *path, const char *email, int reg)
+{
+	json_t	*k, *body, *r;
+	char	*priv = test_pem(0), *pub = test_pem(1), *s, *tu;
+	int	 fd;
+
+	tu = xprintf("%s/token", f->url);
+	k = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+	    "type", "service_account", "project_id", "gpuq-demo",
+	    "private_key_id", "0123456789abcdef", "private_key", priv,
+	    "client_email", email, "client_id", "1234567890",
+	    "token_uri", tu, "universe_domain", "googleapis.com");
+	s = json_dumps(k, JSON_INDENT(2));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		abort();
+	close(fd);
+	chmod(path, 0600);
+	if (reg) {
+		body = json_pack("{s:s, s:s}", "client_email", email,
+		    "public_key_pem", pub);
+		free(s);
+		s = json_dumps(body, JSON_COMPACT);
+		if ((r = fake_ctl(f, "POST", "/_fake/service_account", s)) ==
+		    NULL)
+			abort();
+		json_decref(r);
+		json_decref(body);
+	}
+	free(s);
+	free(tu);
+	free(priv);
+	free(pub);
+	json_decref(k);
+}
+
+static json_t *
+fake_requests_once(struct fake *f, const char *method, const char *regex)
+{
+	json_t	*all, *out, *r;
+	regex_t	 re;
+	size_t	 i;
+	const char *p, *m;
+
+	out = json_array();
+	if ((all = fake_ctl(f, "GET", "/_fake/requests", NULL)) == NULL)
+		return out;
+	if (regcomp(&re, regex, REG_EXTENDED | REG_NOSUB) != 0)
+		abort();
+	json_array_foreach(json_object_get(all, "requests"), i, r) {
+		p = json_string_value(json_object_get(r, "path"));
+		m = json_string_value(json_object_get(r, "method"));
+		if (p == NULL || m == NULL)
+			continue;
+		if (method != NULL && strcmp(method, m) != 0)
+			continue;
+		if (regexec(&re, p, 0, NULL, 0) == 0)
+			json_array_append(out, r);
+	}
+	regfree(&re);
+	json_decref(all);
+	return out;
+}
+
+void
+test_clean_env(const char *home)
+{
+	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+	unsetenv("CLOUDSDK_CONFIG");
+	unsetenv("GCE_METADATA_HOST");
+	setenv("HOME", home, 1);
+}
+
+json_t *
+fake_requests(struct fake *f, const char *method, const char *regex,
+    size_t want)
+{
+	json_t	*out;
+	int	 i;
+
+	for (i = 0; i < 100; i++) {
+		out = fake_requests_once(f, method, regex);
+		if (json_array_size(out) >= want)
+			break;
+		json_decref(out);
+		out = NULL;
+		usleep(20000);
+	}
+	if (out == NULL)
+		out = fake_requests_once(f, method, regex);
+	return out;
+}

@@ -1,0 +1,920 @@
+/*
+ * test-http.c: providers/gcp/http.c and gcp-error.c against the simulated
+ * Google Cloud: many requests at once, retries under injected 503 storms
+ * and 429s with Retry-After, idempotency of POSTs, transport failures,
+ * request budgets, Google's error shapes, and a loop that stays
+ * responsive while slow requests are in flight. Each test starts its own
+ * fakegcp and ends with uv_loop_close() == 0.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "providers/gcp/auth.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
+#include "tests/unit/gcptest.h"
+
+struct t {
+	uv_loop_t	 loop;
+	struct fake	 fake;
+	struct gcp_conf	 conf;
+	struct http	*http;
+	struct auth	*auth;
+	char		*key;
+	int		 freed;
+};
+
+struct rec {
+	int		 done;
+	long		 status;
+	enum gcp_error_kind kind;
+	int		 attempts;
+	double		 elapsed;
+	char		*msg;
+	json_t		*json;
+	struct gcp_error err;
+	int		*count;		/* shared counter, or NULL */
+};
+
+static void
+rec_cb(const struct http_resp *r, void *arg)
+{
+	struct rec	*rec = arg;
+
+	rec->done++;
+	rec->status = r->status;
+	rec->kind = r->err.kind;
+	rec->attempts = r->attempts;
+	rec->elapsed = r->elapsed;
+	free(rec->msg);
+	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
+	json_decref(rec->json);
+	rec->json = json_incref(r->json);
+	gcp_error_copy(&rec->err, &r->err);
+	if (rec->count != NULL)
+		(*rec->count)++;
+}
+
+static void
+rec_done(struct rec *rec)
+{
+	free(rec->msg);
+	json_decref(rec->json);
+	gcp_error_done(&rec->err);
+	memset(rec, 0, sizeof *rec);
+}
+
+static int
+setup(void **state)
+{
+	struct t	*t = xcalloc(1, sizeof *t);
+	char		*cause = NULL;
+
+	*state = t;
+	if (!fake_available())
+		return 0;
+	assert_int_equal(fake_start(&t->fake), 0);
+	test_clean_env(t->fake.dir);
+	fake_conf(&t->fake, &t->conf);
+	t->key = xprintf("%s/sa.json", t->fake.dir);
+	fake_make_key(&t->fake, t->key, "gpuq-test@gpuq-demo.iam."
+	    "gserviceaccount.com", 1);
+	t->conf.credentials = t->key;
+	assert_int_equal(uv_loop_init(&t->loop), 0);
+	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
+	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
+	http_set_auth(t->http, t->auth);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct t	*t = *state;
+
+	if (t->http != NULL && !t->freed) {
+		http_cancel_all(t->http);
+		auth_free(t->auth);
+		http_free(t->http);
+	}
+	if (t->http != NULL) {
+		uv_run(&t->loop, UV_RUN_DEFAULT);
+		assert_int_equal(uv_loop_close(&t->loop), 0);
+	}
+	if (t->fake.pid > 0)
+		fake_stop(&t->fake);
+	free(t->key);
+	free(t);
+	return 0;
+}
+
+#define NEED_FAKE(t) do {						\
+	if ((t)->http == NULL)						\
+		skip();							\
+} while (0)
+
+/* GET URL with auth, run the loop until done. */
+static void
+get(struct t *t, const char *url, struct rec *rec)
+{
+	struct http_req	req = { .url = url, .flags = HTTP_AUTH,
+	    .api = GCP_API_COMPUTE };
+
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec->done, 1);
+}
+
+static void
+test_http_url_building(void **state)
+{
+	struct gcp_conf	 c;
+	char		*u;
+
+	(void)state;
+	memset(&c, 0, sizeof c);
+	u = gcp_url(&c, GCP_API_COMPUTE, NULL, "projects/%s/zones/%s",
+	    "p", "us-central1-a");
+	assert_string_equal(u, "https://compute.googleapis.com/compute/v1/"
+	    "projects/p/zones/us-central1-a");
+	free(u);
+	u = gcp_url(&c, GCP_API_VERTEX, "europe-west4", "%-s/customJobs",
+	    "projects/p/locations/europe-west4");
+	assert_string_equal(u, "https://europe-west4-aiplatform.googleapis."
+	    "com/v1/projects/p/locations/europe-west4/customJobs");
+	free(u);
+	u = gcp_url(&c, GCP_API_STORAGE, NULL, "b/%s/o/%s?prefix=%s&n=%d",
+	    "bkt", "a/b c.pt", "runs/4 2/", 7);
+	assert_string_equal(u, "https://storage.googleapis.com/storage/v1/"
+	    "b/bkt/o/a%2Fb%20c.pt?prefix=runs%2F4%202%2F&n=7");
+	free(u);
+	u = gcp_url(&c, GCP_API_TOKEN, NULL, "%s", "");
+	assert_string_equal(u, "https://oauth2.googleapis.com/token");
+	free(u);
+	c.endpoint = "http://127.0.0.1:9/";
+	u = gcp_url(&c, GCP_API_VERTEX, "us-east1", "projects/%s", "p");
+	assert_string_equal(u, "http://127.0.0.1:9/v1/projects/p");
+	free(u);
+	u = gcp_url(&c, GCP_API_TOKEN, NULL, "%s", "");
+	assert_string_equal(u, "http://127.0.0.1:9/token");
+	free(u);
+	u = gcp_url(&c, GCP_API_UPLOAD, NULL, "b/%s/o?name=%s", "b", "x/y");
+	assert_string_equal(u, "http://127.0.0.1:9/upload/storage/v1/b/b/o?"
+	    "name=x%2Fy");
+	free(u);
+	c.billing_endpoint = "http://billing.test";
+	u = gcp_url(&c, GCP_API_BILLING, NULL, "services/%s/skus",
+	    GCP_COMPUTE_SERVICE_ID);
+	assert_string_equal(u, "http://billing.test/v1/services/"
+	    "6F81-5844-456A/skus");
+	free(u);
+	c.endpoint = NULL;
+	c.metadata_endpoint = NULL;
+	setenv("GCE_METADATA_HOST", "169.254.169.254:8080", 1);
+	u = gcp_url(&c, GCP_API_METADATA, NULL, "project/project-id");
+	assert_string_equal(u, "http://169.254.169.254:8080/computeMetadata/"
+	    "v1/project/project-id");
+	free(u);
+	unsetenv("GCE_METADATA_HOST");
+	u = gcp_escape("a b/c~d.e_f-g%");
+	assert_string_equal(u, "a%20b%2Fc~d.e_f-g%25");
+	free(u);
+}
+
+static json_t *
+parse(const char *s)
+{
+	json_t	*j = json_loads(s, 0, NULL);
+
+	assert_non_null(j);
+	return j;
+}
+
+static void
+test_http_error_shapes(void **state)
+{
+	struct gcp_error	 e;
+	json_t			*j;
+	const char		*html;
+	char			*s;
+
+	(void)state;
+	gcp_error_init(&e);
+
+	/* Compute, synchronous quota error (C.5, legacy errors[]). */
+	j = parse("{\"error\":{\"code\":403,\"message\":\"Quota "
+	    "'NVIDIA_T4_GPUS' exceeded.  Limit: 1.0 in region us-central1.\","
+	    "\"errors\":[{\"message\":\"x\",\"domain\":\"usageLimits\","
+	    "\"reason\":\"quotaExceeded\"}]}}");
+	gcp_error_from_http(&e, 403, j, NULL, 0);
+	assert_int_equal(e.kind, GCP_ERR_QUOTA);
+	assert_string_equal(e.quota_metric, "NVIDIA_T4_GPUS");
+	assert_true(e.quota_limit == 1.0);
+	assert_string_equal(e.quota_region, "us-central1");
+	assert_string_equal(e.reasons[0], "quotaExceeded");
+	assert_false(gcp_error_retryable(&e));
+	json_decref(j);
+
+	/* Vertex quota 429 (B.1): not a rate limit, not retryable. */
+	j = parse("{\"error\":{\"code\":429,\"message\":\"The following quota "
+	    "metrics exceed quota limits: aiplatform.googleapis.com/"
+	    "custom_model_training_nvidia_l4_gpus\",\"status\":"
+	    "\"RESOURCE_EXHAUSTED\",\"details\":[{\"@type\":\"type.googleapis."
+	    "com/google.rpc.QuotaFailure\",\"violations\":[{\"subject\":\"p\","
+	    "\"description\":\"aiplatform.googleapis.com/custom_model_training"
+	    "_nvidia_l4_gpus\"}]}]}}");
+	gcp_error_from_http(&e, 429, j, NULL, 0);
+	assert_int_equal(e.kind, GCP_ERR_QUOTA);
+	assert_int_equal(e.rpc_code, 8);
+	assert_string_equal(e.quota_metric,
+	    "custom_model_training_nvidia_l4_gpus");
+	json_decref(j);
+
+	/* Per-minute API quota with RetryInfo: a rate limit, retryable. */
+	j = parse("{\"error\":{\"code\":429,\"message\":\"Quota exceeded for "
+	    "quota metric 'Queries' and limit 'Queries per minute' of service "
+	    "'compute.googleapis.com'\",\"status\":\"RESOURCE_EXHAUSTED\","
+	    "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc."
+	    "RetryInfo\",\"retryDelay\":\"2.5s\"}]}}");
+	gcp_error_from_http(&e, 429, j, NULL, 0);
+	assert_int_equal(e.kind, GCP_ERR_RATE_LIMIT);
+	assert_int_equal(e.retry_after, 3);
+	assert_true(gcp_error_retryable(&e));
+	json_decref(j);
+
+	/* OAuth (H.4). */
+	j = parse("{\"error\":\"invalid_grant\",\"error_description\":"
+	    "\"Invalid JWT Signature.\"}");
+	gcp_error_from_http(&e, 400, j, NULL, 0);
+	assert_int_equal(e.kind, GCP_ERR_AUTH);
+	assert_string_equal(e.status, "invalid_grant");
+	assert_string_equal(e.message, "Invalid JWT Signature.");
+	s = gcp_error_text(&e);
+	assert_string_equal(s, "HTTP 400 invalid_grant: Invalid JWT "
+	    "Signature.");
+	free(s);
+	json_decref(j);
+
+	/* HTML from a front end (H.5): guarded, still classified. */
+	html = "<!DOCTYPE html><html><title>Error 502 (Server Error)!!1"
+	    "</title><p>That's an error.</html>";
+	gcp_error_from_http(&e, 502, NULL, html, strlen(html));
+	assert_int_equal(e.kind, GCP_ERR_UNAVAILABLE);
+	assert_string_equal(e.message, "not a Google API answer: Error 502 "
+	    "(Server Error)!!1");
+
+	/* Compute Operation with a stockout and its zonesAvailable (C.5). */
+	j = parse("{\"status\":\"DONE\",\"httpErrorStatusCode\":503,"
+	    "\"error\":{\"errors\":[{\"code\":\"ZONE_RESOURCE_POOL_EXHAUSTED_"
+	    "WITH_DETAILS\",\"message\":\"A n1-highmem-4 VM instance is "
+	    "currently unavailable in the us-central1-a zone.\","
+	    "\"errorDetails\":[{\"errorInfo\":{\"reason\":\"RESOURCE_"
+	    "AVAILABILITY\",\"domain\":\"compute.googleapis.com\","
+	    "\"metadatas\":{\"zone\":\"us-central1-a\",\"zonesAvailable\":"
+	    "\"us-central1-b,us-central1-f\"}}}]}]}}");
+	assert_int_equal(gcp_error_from_operation(j, &e), 1);
+	assert_int_equal(e.kind, GCP_ERR_STOCKOUT);
+	assert_int_equal(e.code, 503);
+	assert_string_equal(e.status, "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_"
+	    "DETAILS");
+	assert_string_equal(e.zones_available, "us-central1-b,us-central1-f");
+	json_decref(j);
+	j = parse("{\"status\":\"DONE\"}");
+	assert_int_equal(gcp_error_from_operation(j, &e), 0);
+	json_decref(j);
+
+	/* Operation quota error with quotaInfo. */
+	j = parse("{\"httpErrorStatusCode\":403,\"error\":{\"errors\":[{"
+	    "\"code\":\"QUOTA_EXCEEDED\",\"message\":\"Quota 'GPUS_ALL_"
+	    "REGIONS' exceeded.  Limit: 64.0 globally.\",\"errorDetails\":[{"
+	    "\"quotaInfo\":{\"metricName\":\"compute.googleapis.com/"
+	    "gpus_all_regions\",\"limit\":64}}]}]}}");
+	assert_int_equal(gcp_error_from_operation(j, &e), 1);
+	assert_int_equal(e.kind, GCP_ERR_QUOTA);
+	assert_string_equal(e.quota_metric, "GPUS_ALL_REGIONS");
+	assert_string_equal(e.quota_region, "global");
+	assert_true(e.quota_limit == 64.0);
+	json_decref(j);
+
+	/* google.rpc.Status of a Vertex job: stockout, cancelled. */
+	j = parse("{\"code\":8,\"message\":\"Resources are insufficient in "
+	    "region: us-central1. Please try a different region.\"}");
+	assert_int_equal(gcp_error_from_status(j, &e), 1);
+	assert_int_equal(e.kind, GCP_ERR_STOCKOUT);
+	json_decref(j);
+	j = parse("{\"code\":1,\"message\":\"CANCELED\"}");
+	assert_int_equal(gcp_error_from_status(j, &e), 1);
+	assert_int_equal(e.kind, GCP_ERR_CANCELLED);
+	json_decref(j);
+	gcp_error_done(&e);
+}
+
+static void
+test_http_get_json(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	char		*u;
+
+	NEED_FAKE(t);
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
+	    "gpuq-demo", "quotas,name");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 200);
+	assert_int_equal(rec.kind, GCP_ERR_NONE);
+	assert_true(json_is_array(json_object_get(rec.json, "quotas")));
+	assert_null(json_object_get(rec.json, "selfLink"));	/* fields= */
+	assert_int_equal(rec.attempts, 1);
+	free(u);
+	rec_done(&rec);
+}
+
+#define NCONC	200
+
+static void
+test_http_concurrent_200(void **state)
+{
+	struct t		*t = *state;
+	struct http_req		 req = { .flags = HTTP_AUTH,
+	    .api = GCP_API_COMPUTE };
+	struct http_stats	 st;
+	struct rec		*recs;
+	char			*urls[NCONC];
+	const char		*regions[] = { "us-central1", "us-east1",
+	    "europe-west4", "asia-east1" };
+	int			 i, count = 0;
+	uint64_t		 t0;
+
+	NEED_FAKE(t);
+	recs = xcalloc(NCONC, sizeof *recs);
+	t0 = uv_hrtime();
+	for (i = 0; i < NCONC; i++) {
+		urls[i] = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+		    "projects/%s/regions/%s?fields=name,status", "gpuq-demo",
+		    regions[i % 4]);
+		req.url = urls[i];
+		recs[i].count = &count;
+		assert_int_equal(http_request_start(t->http, &req, rec_cb,
+		    &recs[i]), 0);
+	}
+	assert_int_equal(count, 0);	/* never called back from start */
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(count, NCONC);
+	for (i = 0; i < NCONC; i++) {
+		assert_int_equal(recs[i].done, 1);
+		assert_int_equal(recs[i].status, 200);
+		assert_string_equal(json_string_value(json_object_get(
+		    recs[i].json, "name")), regions[i % 4]);
+		rec_done(&recs[i]);
+		free(urls[i]);
+	}
+	http_get_stats(t->http, &st);
+	assert_int_equal(auth_fetches(t->auth), 1);	/* one token */
+	assert_true(st.max_in_flight > 1);
+	print_message("200 concurrent requests: %.0f ms, %d in flight at "
+	    "most, 1 token fetch\n", (double)(uv_hrtime() - t0) / 1e6,
+	    st.max_in_flight);
+	free(recs);
+}
+
+static void
+test_http_retry_503_storm(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	json_t		*reqs, *r;
+	char		*u;
+
+	NEED_FAKE(t);
+	/* Four 503s, then the answer: attempt five succeeds. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/us-east1$\",\"status\":503,\"count\":4}"));
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	    "gpuq-demo", "us-east1");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 200);
+	assert_int_equal(rec.attempts, 5);
+	reqs = fake_requests(&t->fake, "GET", "/regions/us-east1$", 5);
+	assert_int_equal(json_array_size(reqs), 5);
+	r = json_array_get(reqs, 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "status")),
+	    503);
+	json_decref(reqs);
+	rec_done(&rec);
+
+	/* A storm longer than the attempts: the last 503 comes back. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/us-east1$\",\"status\":503,\"count\":10}"));
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 503);
+	assert_int_equal(rec.kind, GCP_ERR_UNAVAILABLE);
+	assert_int_equal(rec.attempts, 5);
+	assert_string_equal(rec.msg, "The service is currently unavailable.");
+	rec_done(&rec);
+	json_decref(fake_ctl(&t->fake, "DELETE", "/_fake/fault", NULL));
+	free(u);
+}
+
+static double
+req_time(json_t *reqs, size_t i)
+{
+	return json_number_value(json_object_get(json_array_get(reqs, i),
+	    "real_time"));
+}
+
+static void
+test_http_retry_after_429(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	json_t		*reqs;
+	char		*u;
+	double		 gap1, gap2;
+
+	NEED_FAKE(t);
+	/* retry_base is 50 ms: only Retry-After can explain 1 s gaps. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/europe-west4$\",\"status\":429,\"count\":2,"
+	    "\"retry_after\":1}"));
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	    "gpuq-demo", "europe-west4");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 200);
+	assert_int_equal(rec.attempts, 3);
+	reqs = fake_requests(&t->fake, "GET", "/regions/europe-west4$", 3);
+	assert_int_equal(json_array_size(reqs), 3);
+	gap1 = req_time(reqs, 1) - req_time(reqs, 0);
+	gap2 = req_time(reqs, 2) - req_time(reqs, 1);
+	print_message("Retry-After: 1 honoured: gaps %.3f s, %.3f s\n", gap1,
+	    gap2);
+	assert_true(gap1 >= 0.95 && gap1 < 1.9);
+	assert_true(gap2 >= 0.95 && gap2 < 1.9);
+	json_decref(reqs);
+	rec_done(&rec);
+	free(u);
+}
+
+static void
+upload(struct t *t, const char *name, int flags, struct rec *rec)
+{
+	struct http_req	 req = { .method = "POST", .body = "checkpoint",
+	    .body_len = 10, .content_type = "application/octet-stream",
+	    .flags = HTTP_AUTH | flags, .api = GCP_API_UPLOAD };
+	char		*u;
+
+	u = gcp_url(&t->conf, GCP_API_UPLOAD, NULL,
+	    "b/%s/o?uploadType=media&name=%s", "bkt", name);
+	req.url = u;
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec->done, 1);
+	free(u);
+}
+
+static void
+test_http_post_idempotency(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	json_t		*reqs;
+
+	NEED_FAKE(t);
+	/* A plain POST is not repeated after a 503... */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	    "\"POST\",\"path\":\"^/upload/\",\"status\":503,\"count\":1}"));
+	upload(t, "a/one", 0, &rec);
+	assert_int_equal(rec.status, 503);
+	assert_int_equal(rec.attempts, 1);
+	reqs = fake_requests(&t->fake, "POST", "^/upload/", 1);
+	assert_int_equal(json_array_size(reqs), 1);
+	json_decref(reqs);
+	rec_done(&rec);
+
+	/* ...one marked idempotent is. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	    "\"POST\",\"path\":\"^/upload/\",\"status\":503,\"count\":1}"));
+	upload(t, "a/two", HTTP_IDEMPOTENT, &rec);
+	assert_int_equal(rec.status, 200);
+	assert_int_equal(rec.attempts, 2);
+	assert_string_equal(json_string_value(json_object_get(rec.json,
+	    "name")), "a/two");
+	reqs = fake_requests(&t->fake, "POST", "^/upload/", 3);
+	assert_int_equal(json_array_size(reqs), 3);
+	json_decref(reqs);
+	rec_done(&rec);
+
+	/* A dropped connection: GET retried, plain POST not. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	    "\"POST\",\"path\":\"^/upload/\",\"drop\":true,\"count\":1}"));
+	upload(t, "a/three", 0, &rec);
+	assert_int_equal(rec.status, 0);
+	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
+	assert_int_equal(rec.attempts, 1);
+	rec_done(&rec);
+	reqs = fake_requests(&t->fake, "POST", "^/upload/", 4);
+	assert_int_equal(json_array_size(reqs), 4);
+	json_decref(reqs);
+}
+
+static void
+test_http_transport_retry(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	json_t		*reqs;
+	char		*u;
+
+	NEED_FAKE(t);
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/asia-east1$\",\"drop\":true,\"count\":2}"));
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	    "gpuq-demo", "asia-east1");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 200);
+	/* curl itself re-sends once on a reused connection found dead, so
+	 * the two drops may take one or two of our attempts. */
+	assert_true(rec.attempts >= 2);
+	reqs = fake_requests(&t->fake, "GET", "/regions/asia-east1$", 3);
+	assert_int_equal(json_array_size(reqs), 3);
+	json_decref(reqs);
+	rec_done(&rec);
+	free(u);
+
+	/* Nobody listens: every attempt fails to connect. */
+	get(t, "http://127.0.0.1:1/compute/v1/projects/x", &rec);
+	assert_int_equal(rec.status, 0);
+	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
+	assert_int_equal(rec.attempts, 5);
+	assert_non_null(strstr(rec.msg, "GET http://127.0.0.1:1/compute/v1/"
+	    "projects/x: "));
+	rec_done(&rec);
+}
+
+static void
+test_http_timeout(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE,
+	    .timeout_ms = 300, .max_attempts = 2 };
+
+	NEED_FAKE(t);
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/us-west1$\",\"latency_ms\":1500,\"count\":2}"));
+	req.url = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s", "gpuq-demo", "us-west1");
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
+	assert_int_equal(rec.attempts, 2);
+	assert_non_null(strstr(rec.msg, "no answer within 300 ms"));
+	assert_true(rec.elapsed < 1.4);
+	rec_done(&rec);
+	free((char *)req.url);
+}
+
+static void
+test_http_error_answers(void **state)
+{
+	struct t	*t = *state;
+	struct rec	 rec = { 0 };
+	char		*u;
+
+	NEED_FAKE(t);
+	/* An unknown path: HTML 404, no JSON, still a clean error. */
+	u = xprintf("%s/compute/v1/nowhere", t->fake.url);
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 404);
+	assert_null(rec.json);
+	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
+	assert_string_equal(rec.msg, "not a Google API answer: Error 404 "
+	    "(Not Found)!!1");
+	assert_int_equal(rec.attempts, 1);
+	rec_done(&rec);
+	free(u);
+
+	/* A JSON 404 in Compute's shape. */
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	    "gpuq-demo", "mars-north1");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 404);
+	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
+	assert_string_equal(rec.err.reasons[0], "notFound");
+	rec_done(&rec);
+	free(u);
+}
+
+/* The Compute insert body of API-NOTES C.1, for GPU in ZONE. */
+static json_t *
+insert_body(const char *name, const char *zone, int spot)
+{
+	json_t	*b;
+	char	*mt, *at;
+
+	mt = xprintf("zones/%s/machineTypes/n1-highmem-4", zone);
+	at = xprintf("zones/%s/acceleratorTypes/nvidia-tesla-t4", zone);
+	b = json_pack("{s:s, s:s, s:[{s:s, s:i}], s:{s:s, s:s, s:b},"
+	    "s:[{s:b, s:b, s:{s:s, s:s}}], s:[{s:s}]}",
+	    "name", name, "machineType", mt,
+	    "guestAccelerators", "acceleratorType", at, "acceleratorCount", 1,
+	    "scheduling", "provisioningModel", spot ? "SPOT" : "STANDARD",
+	    "onHostMaintenance", "TERMINATE", "automaticRestart", 0,
+	    "disks", "boot", 1, "autoDelete", 1, "initializeParams",
+	    "sourceImage", "projects/debian-cloud/global/images/family/"
+	    "debian-12", "diskSizeGb", "100",
+	    "networkInterfaces", "network", "global/networks/default");
+	assert_non_null(b);
+	free(mt);
+	free(at);
+	return b;
+}
+
+static void
+test_http_quota_and_stockout(void **state)
+{
+	struct t		*t = *state;
+	struct rec		 rec = { 0 };
+	struct http_req		 req = { .method = "POST",
+	    .flags = HTTP_AUTH | HTTP_IDEMPOTENT, .api = GCP_API_COMPUTE };
+	struct gcp_error	 e;
+	json_t			*body;
+	char			*u, *w;
+	const char		*op;
+	int			 i;
+
+	NEED_FAKE(t);
+	/* Synchronous quota error at insert (C.5). */
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}"));
+	body = insert_body("gpuq-q-1", "us-central1-a", 0);
+	req.json = body;
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
+	    "us-central1-a", "8a6e0804-2bd0-4672-b79d-d97027f9071a");
+	req.url = u;
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec.status, 403);
+	assert_int_equal(rec.kind, GCP_ERR_QUOTA);
+	assert_string_equal(rec.err.quota_metric, "NVIDIA_T4_GPUS");
+	assert_string_equal(rec.err.quota_region, "us-central1");
+	assert_true(rec.err.quota_limit == 0.0);
+	assert_int_equal(rec.attempts, 1);
+	rec_done(&rec);
+	json_decref(body);
+	free(u);
+
+	/* A stockout with details arrives in the Operation (C.3, C.5). */
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":"
+	    "\"us-east1-c\",\"gpu\":\"nvidia-tesla-t4\",\"with_details\":true,"
+	    "\"zones_available\":[\"us-east1-b\",\"us-east1-d\"]}"));
+	body = insert_body("gpuq-s-1", "us-east1-c", 1);
+	req.json = body;
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
+	    "us-east1-c", "0b1e4a4c-8f3e-4c41-9d86-7b8f1f1c2a10");
+	req.url = u;
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec.status, 200);
+	op = json_string_value(json_object_get(rec.json, "name"));
+	assert_non_null(op);
+	w = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/operations/%s/wait", "gpuq-demo",
+	    "us-east1-c", op);
+	for (i = 0; i < 20; i++) {
+		rec_done(&rec);
+		req.json = NULL;
+		req.url = w;
+		assert_int_equal(http_request_start(t->http, &req, rec_cb,
+		    &rec), 0);
+		uv_run(&t->loop, UV_RUN_DEFAULT);
+		assert_int_equal(rec.status, 200);
+		if (strcmp(json_string_value(json_object_get(rec.json,
+		    "status")), "DONE") == 0)
+			break;
+	}
+	gcp_error_init(&e);
+	assert_int_equal(gcp_error_from_operation(rec.json, &e), 1);
+	assert_int_equal(e.kind, GCP_ERR_STOCKOUT);
+	assert_string_equal(e.status, "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_"
+	    "DETAILS");
+	assert_string_equal(e.zones_available, "us-east1-b,us-east1-d");
+	assert_int_equal(e.code, 503);
+	gcp_error_done(&e);
+	rec_done(&rec);
+	json_decref(body);
+	free(u);
+	free(w);
+}
+
+static void
+test_http_budget_queues(void **state)
+{
+	struct t		*t = *state;
+	struct http_req		 req = { .flags = HTTP_AUTH,
+	    .api = GCP_API_COMPUTE };
+	struct http_stats	 st;
+	struct rec		 recs[12];
+	json_t			*reqs;
+	size_t			 i, j, n;
+	int			 count = 0;
+	char			*u;
+
+	NEED_FAKE(t);
+	memset(recs, 0, sizeof recs);
+	http_set_budget(t->http, GCP_API_COMPUTE, 5, 1000);
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s", "gpuq-demo", "us-west4");
+	req.url = u;
+	for (i = 0; i < 12; i++) {
+		recs[i].count = &count;
+		assert_int_equal(http_request_start(t->http, &req, rec_cb,
+		    &recs[i]), 0);
+	}
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(count, 12);
+	for (i = 0; i < 12; i++) {
+		assert_int_equal(recs[i].status, 200);
+		rec_done(&recs[i]);
+	}
+	/* No more than 5 started in any second (allow 20 ms of clocks). */
+	reqs = fake_requests(&t->fake, "GET", "/regions/us-west4$", 12);
+	n = json_array_size(reqs);
+	assert_int_equal(n, 12);
+	for (i = 0; i + 5 < n; i++)
+		for (j = i + 5; j < n; j++)
+			assert_true(req_time(reqs, j) - req_time(reqs, i) >
+			    0.98);
+	print_message("budget 5/s: 12 requests over %.2f s\n",
+	    req_time(reqs, n - 1) - req_time(reqs, 0));
+	http_get_stats(t->http, &st);
+	assert_true(st.budget_waits > 0);
+	json_decref(reqs);
+	free(u);
+}
+
+struct tick {
+	uv_timer_t	 timer;
+	uint64_t	 last, max_gap;
+	int		 n, *left;
+};
+
+static void
+tick_on_timer(uv_timer_t *h)
+{
+	struct tick	*tk = h->data;
+	uint64_t	 now = uv_hrtime();
+
+	if (tk->last != 0 && now - tk->last > tk->max_gap)
+		tk->max_gap = now - tk->last;
+	tk->last = now;
+	tk->n++;
+	if (*tk->left == 0)
+		uv_timer_stop(h);
+}
+
+static void
+slow_cb(const struct http_resp *r, void *arg)
+{
+	int	*left = arg;
+
+	assert_int_equal(r->status, 200);
+	(*left)--;
+}
+
+static void
+test_http_loop_responsive(void **state)
+{
+	struct t	*t = *state;
+	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE };
+	struct tick	 tk;
+	int		 i, left = 100;
+	char		*u;
+	uint64_t	 t0;
+
+	NEED_FAKE(t);
+	/* A token first, so all 100 go out at once. */
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/us-south1$\",\"latency_ms\":400,\"count\":100}"));
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s", "gpuq-demo", "us-south1");
+	req.url = u;
+	memset(&tk, 0, sizeof tk);
+	tk.left = &left;
+	uv_timer_init(&t->loop, &tk.timer);
+	tk.timer.data = &tk;
+	for (i = 0; i < 100; i++)
+		assert_int_equal(http_request_start(t->http, &req, slow_cb,
+		    &left), 0);
+	t0 = uv_hrtime();
+	uv_timer_start(&tk.timer, tick_on_timer, 1, 1);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(left, 0);
+	print_message("100 slow requests in %.0f ms; 1 ms timer fired %d "
+	    "times, longest gap %.2f ms\n", (double)(uv_hrtime() - t0) / 1e6,
+	    tk.n, (double)tk.max_gap / 1e6);
+	assert_true(tk.n > 200);
+	assert_true(tk.max_gap < 15 * 1000 * 1000);
+	uv_close((uv_handle_t *)&tk.timer, NULL);
+	uv_run(&t->loop, UV_RUN_DEFAULT);	/* TK lives on this stack */
+	free(u);
+}
+
+static void
+free_on_timer(uv_timer_t *h)
+{
+	struct t	*t = h->data;
+
+	/* Shutdown order: cancel, free auth, free the client. */
+	http_cancel_all(t->http);
+	auth_free(t->auth);
+	http_free(t->http);
+	t->freed = 1;
+	uv_close((uv_handle_t *)h, NULL);
+}
+
+static void
+test_http_cancel_on_free(void **state)
+{
+	struct t	*t = *state;
+	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE };
+	struct rec	 recs[20];
+	uv_timer_t	 timer;
+	int		 i, count = 0;
+	char		*u;
+
+	NEED_FAKE(t);
+	memset(recs, 0, sizeof recs);
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/regions/us-east4$\",\"latency_ms\":2000,\"count\":20}"));
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s", "gpuq-demo", "us-east4");
+	req.url = u;
+	for (i = 0; i < 20; i++) {
+		recs[i].count = &count;
+		assert_int_equal(http_request_start(t->http, &req, rec_cb,
+		    &recs[i]), 0);
+	}
+	uv_timer_init(&t->loop, &timer);
+	timer.data = t;
+	uv_timer_start(&timer, free_on_timer, 300, 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(count, 20);
+	for (i = 0; i < 20; i++) {
+		assert_int_equal(recs[i].kind, GCP_ERR_CANCELLED);
+		rec_done(&recs[i]);
+	}
+	free(u);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_url_building),
+		cmocka_unit_test(test_http_error_shapes),
+		cmocka_unit_test_setup_teardown(test_http_get_json, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_http_concurrent_200,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_retry_503_storm,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_retry_after_429,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_post_idempotency,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_transport_retry,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_timeout, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_http_error_answers,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_quota_and_stockout,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_budget_queues,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_loop_responsive,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_cancel_on_free,
+		    setup, teardown),
+	};
+
+	log_init("test-http", getenv("GPUQ_TEST_DEBUG") != NULL ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_WARNING, 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
