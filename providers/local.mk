@@ -31,3 +31,7 @@ tests_unit_test_http_SOURCES = tests/unit/test-http.c \
 tests_unit_test_http_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_http_LDADD = $(GCP_TEST_LIBS)
+
+# The providers (vertex, batch, gce, null) and their tests, appended by
+# their authors.
+include $(srcdir)/providers/providers.mk
