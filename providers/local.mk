@@ -32,6 +32,14 @@ tests_unit_test_http_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_http_LDADD = $(GCP_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-auth
+TESTS += tests/unit/test-auth
+tests_unit_test_auth_SOURCES = tests/unit/test-auth.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_auth_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_auth_LDADD = $(GCP_TEST_LIBS)
+
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.
 include $(srcdir)/providers/providers.mk
