@@ -21,7 +21,7 @@
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
-#include "providers/gcp/quota.h"
+#include "providers/gcp/http.h"
 
 #define BATCH_DISK_GB	"100"
 
@@ -488,45 +488,234 @@ batch_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 	return 0;
 }
 
-/*
- * The quota a launch draws on (providers/gcp/quota.h decides the name:
- * Spot uses the preemptible metric only where it is granted).
- */
+/* The quota a launch draws on (provider.h quota_metric). */
 static char *
 batch_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
 	*ret_service = "compute";
-	if (gpu == NULL)
-		return NULL;
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_BATCH, region, gpu->name, spot,
-	    buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_compute_metric(gpu, spot);
 }
 
-/* Launch, poll and cancel come with providers/gcp's HTTP client. */
+#define BATCH_PAGE_MAX		100	/* jobs.list pageSize cap */
+/* Only what batch_job_map() reads (API-NOTES 0.1 `fields`). */
+#define BATCH_LIST_FIELDS	"jobs(name,labels,status(state," \
+	"statusEvents),createTime,updateTime),nextPageToken,unreachable"
+
+/* A launch or cancel in progress. */
+struct batch_call {
+	char		*name;		/* projects/P/locations/R/jobs/ID */
+	prov_launch_cb	 launch_cb;
+	prov_done_cb	 done_cb;
+	void		*arg;
+};
+
+static void
+batch_call_free(struct batch_call *bc)
+{
+	free(bc->name);
+	free(bc);
+}
+
+/*
+ * jobs.create answered. The jobId makes the create idempotent: a retried
+ * create of a job that exists is refused with 409 ALREADY_EXISTS, which
+ * prov_result_from_error() turns into PROV_FAIL_EXISTS (adopt it). Quota
+ * and capacity are checked later, when Batch schedules the job: they come
+ * back through batch_job_map() as STOCKOUT, not here.
+ */
+static void
+batch_launch_on_created(const struct http_resp *resp, void *arg)
+{
+	struct batch_call	*bc = arg;
+	struct prov_result	 r;
+	const char		*name;
+
+	memset(&r, 0, sizeof r);
+	if (resp->err.kind != GCP_ERR_NONE)
+		prov_result_from_error(&resp->err, &r);
+	name = json_string_value(json_object_get(resp->json, "name"));
+	if (r.fail == PROV_FAIL_NONE)
+		r.cloud_id = name != NULL ? name : bc->name;
+	else if (r.fail == PROV_FAIL_EXISTS)
+		r.cloud_id = bc->name;
+	bc->launch_cb(&r, bc->arg);
+	batch_call_free(bc);
+}
+
 static int
 batch_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
 {
-	return -ENOSYS;
+	struct batch_call	*bc;
+	const char		*project;
+	json_t			*body;
+	char			*url;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL)
+		return -EINVAL;
+	if (batch_job_body(l, &body, NULL) != 0)
+		return -EINVAL;
+	bc = xcalloc(1, sizeof *bc);
+	bc->name = xprintf("projects/%s/locations/%s/jobs/%s", project,
+	    l->region, l->resource);
+	bc->launch_cb = cb;
+	bc->arg = arg;
+	if (l->request_id != NULL)
+		url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL,
+		    "projects/%s/locations/%s/jobs?jobId=%s&requestId=%s",
+		    project, l->region, l->resource, l->request_id);
+	else
+		url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL,
+		    "projects/%s/locations/%s/jobs?jobId=%s", project,
+		    l->region, l->resource);
+	rc = prov_call(g, GCP_API_BATCH, "POST", url, body, HTTP_IDEMPOTENT,
+	    batch_launch_on_created, bc);
+	free(url);
+	json_decref(body);
+	if (rc != 0)
+		batch_call_free(bc);
+	return rc;
+}
+
+/* A poll in progress: one listing of every job of ours in a region. */
+struct batch_poll {
+	prov_poll_cb	 cb;
+	prov_done_cb	 done;
+	void		*arg;
+	char		*install;
+	char		*partial;	/* unreachable locations, if any */
+};
+
+static void
+batch_poll_on_page(json_t *page, void *arg)
+{
+	struct batch_poll	*bp = arg;
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	const char		*inst, *where;
+	json_t			*job;
+	size_t			 i;
+
+	json_array_foreach(json_object_get(page, "jobs"), i, job) {
+		inst = json_string_value(json_object_get(json_object_get(job,
+		    "labels"), PROV_LABEL_INSTALL));
+		if (inst == NULL || strcmp(inst, bp->install) != 0)
+			continue;
+		if (batch_job_map(job, &o, &t) == 0)
+			bp->cb(&o, bp->arg);
+	}
+	where = json_string_value(json_array_get(json_object_get(page,
+	    "unreachable"), 0));
+	if (where != NULL && bp->partial == NULL)
+		bp->partial = xstrdup(where);
+}
+
+/*
+ * The listing ended. Locations Batch could not reach make the poll
+ * partial: the jobs seen were reported, but a job missing from the
+ * answer may still exist, so the poll reports a transient failure.
+ */
+static void
+batch_poll_on_done(const struct gcp_error *err, void *arg)
+{
+	struct batch_poll	*bp = arg;
+	struct prov_result	 r;
+	char			*msg = NULL;
+
+	memset(&r, 0, sizeof r);
+	if (err != NULL)
+		prov_result_from_error(err, &r);
+	else if (bp->partial != NULL) {
+		r.fail = PROV_FAIL_TRANSIENT;
+		msg = xprintf("Batch could not reach %s; the listing is "
+		    "partial", bp->partial);
+		r.message = msg;
+	}
+	bp->done(&r, bp->arg);
+	free(msg);
+	free(bp->partial);
+	free(bp->install);
+	free(bp);
 }
 
 static int
 batch_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	return -ENOSYS;
+	struct batch_poll	*bp;
+	const char		*project;
+	char			*filter, *url;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL || region == NULL ||
+	    install == NULL)
+		return -EINVAL;
+	bp = xcalloc(1, sizeof *bp);
+	bp->cb = cb;
+	bp->done = done;
+	bp->arg = arg;
+	bp->install = xstrdup(install);
+	filter = prov_filter_install(install);
+	url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL,
+	    "projects/%s/locations/%s/jobs?filter=%s&pageSize=%d&fields=%s",
+	    project, region, filter,
+	    http_page_size(gcp_http(g), BATCH_PAGE_MAX), BATCH_LIST_FIELDS);
+	free(filter);
+	if ((rc = prov_list(g, GCP_API_BATCH, url, batch_poll_on_page,
+	    batch_poll_on_done, bp)) != 0) {
+		free(bp->install);
+		free(bp);
+	}
+	return rc;
 }
 
+/* jobs.delete accepted (a long-running operation), or the job is gone. */
+static void
+batch_cancel_on_deleted(const struct http_resp *resp, void *arg)
+{
+	struct batch_call	*bc = arg;
+	struct prov_result	 r;
+
+	memset(&r, 0, sizeof r);
+	if (resp->err.kind != GCP_ERR_NONE &&
+	    resp->err.kind != GCP_ERR_NOT_FOUND)
+		prov_result_from_error(&resp->err, &r);
+	bc->done_cb(&r, bc->arg);
+	batch_call_free(bc);
+}
+
+/*
+ * Cancel is jobs.delete: it stops a running job and removes it, and
+ * removes a finished one, which is how the daemon cleans up. DELETE is
+ * idempotent, so no requestId: a repeat finds the job deleting or gone.
+ */
 static int
 batch_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	return -ENOSYS;
+	struct batch_call	*bc;
+	const char		*project;
+	char			*url;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL || ref->region == NULL ||
+	    (ref->cloud_id == NULL && ref->resource == NULL))
+		return -EINVAL;
+	bc = xcalloc(1, sizeof *bc);
+	bc->name = ref->cloud_id != NULL ? xstrdup(ref->cloud_id) :
+	    xprintf("projects/%s/locations/%s/jobs/%s", project, ref->region,
+	    ref->resource);
+	bc->done_cb = done;
+	bc->arg = arg;
+	url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL, "%-s", bc->name);
+	rc = prov_call(g, GCP_API_BATCH, "DELETE", url, NULL, 0,
+	    batch_cancel_on_deleted, bc);
+	free(url);
+	if (rc != 0)
+		batch_call_free(bc);
+	return rc;
 }
 
 const struct provider prov_batch = {

@@ -12,7 +12,10 @@
  */
 #include "config.h"
 
+#include <sys/queue.h>
+
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,7 @@
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
-#include "providers/gcp/quota.h"
+#include "providers/gcp/http.h"
 
 /*
  * The boot image: Google's Deep Learning VM "common" family with CUDA
@@ -355,45 +358,649 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	return 0;
 }
 
-/*
- * The quota a launch draws on (providers/gcp/quota.h decides the name:
- * Spot uses the preemptible metric only where it is granted).
- */
+/* The quota a launch draws on (provider.h quota_metric). */
 static char *
 gce_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
 	*ret_service = "compute";
-	if (gpu == NULL)
-		return NULL;
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region, gpu->name, spot,
-	    buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_compute_metric(gpu, spot);
 }
 
-/* Launch, poll and cancel come with providers/gcp's HTTP client. */
+#define GCE_WAIT_MAX	30	/* zoneOperations.wait calls per launch */
+#define GCE_PAGE_MAX	500	/* aggregatedList maxResults cap */
+#define GCE_LINK	"https://www.googleapis.com/compute/v1/"
+/*
+ * Only what gce_instance_map() reads (API-NOTES 0.1 `fields`): a poll
+ * at 10,000 VMs parses names and states, not 10,000 startup scripts.
+ */
+#define GCE_LIST_FIELDS	"items/*/instances(name,id,zone,status,labels," \
+	"creationTimestamp,lastStartTimestamp,lastStopTimestamp," \
+	"scheduling/provisioningModel),nextPageToken,unreachables"
+#define GCE_OPS_FIELDS	"items(operationType,insertTime,targetLink)," \
+	"nextPageToken"
+
+/*
+ * A launch in progress: instances.insert with the attempt's requestId
+ * (the HTTP layer may repeat it: Compute ignores a repeat and answers
+ * with the first Operation, API-NOTES 0.4), then the zone Operation is
+ * followed with zoneOperations.wait until DONE (C.3). Quota and capacity
+ * errors arrive either at once (HTTP 403 quotaExceeded) or in the DONE
+ * Operation (QUOTA_EXCEEDED, ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS]
+ * with zonesAvailable, C.5); both end in prov_result_from_error().
+ */
+struct gce_launch {
+	struct gcp	*g;
+	char		*project;
+	char		*zone;
+	char		*resource;
+	int		 waits;
+	prov_launch_cb	 cb;
+	void		*arg;
+};
+
+static void
+gce_launch_free(struct gce_launch *gl)
+{
+	free(gl->project);
+	free(gl->zone);
+	free(gl->resource);
+	free(gl);
+}
+
+static void
+gce_launch_end(struct gce_launch *gl, struct prov_result *r)
+{
+	r->zone = gl->zone;
+	gl->cb(r, gl->arg);
+	gce_launch_free(gl);
+}
+
+static void
+gce_launch_fail(struct gce_launch *gl, const struct gcp_error *e)
+{
+	struct prov_result	r;
+
+	prov_result_from_error(e, &r);
+	gce_launch_end(gl, &r);
+}
+
+/* A failure of our own making (a call that could not start). */
+static void
+gce_launch_fail_rc(struct gce_launch *gl, int rc, const char *what)
+{
+	struct gcp_error	e;
+
+	gcp_error_init(&e);
+	e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
+	e.message = xprintf("%s: %s", what, strerror(-rc));
+	gce_launch_fail(gl, &e);
+	gcp_error_done(&e);
+}
+
+static void	gce_launch_on_op(const struct http_resp *, void *);
+
+/* Where the insert's Operation OP stands: done, failed, or wait more. */
+static void
+gce_launch_op(struct gce_launch *gl, json_t *op)
+{
+	struct prov_result	 r;
+	struct gcp_error	 e;
+	const char		*st, *name;
+	char			*url;
+	int			 rc;
+
+	st = json_string_value(json_object_get(op, "status"));
+	name = json_string_value(json_object_get(op, "name"));
+	if (st != NULL && strcmp(st, "DONE") == 0) {
+		gcp_error_init(&e);
+		if (gcp_error_from_operation(op, &e)) {
+			gce_launch_fail(gl, &e);
+			gcp_error_done(&e);
+			return;
+		}
+		memset(&r, 0, sizeof r);
+		r.cloud_id = json_string_value(json_object_get(op,
+		    "targetId"));
+		gce_launch_end(gl, &r);
+		return;
+	}
+	if (name == NULL || ++gl->waits > GCE_WAIT_MAX) {
+		gcp_error_init(&e);
+		e.kind = GCP_ERR_UNAVAILABLE;
+		e.message = xprintf("the insert of %s did not finish after %d "
+		    "waits", gl->resource, GCE_WAIT_MAX);
+		gce_launch_fail(gl, &e);
+		gcp_error_done(&e);
+		return;
+	}
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/operations/%s/wait", gl->project, gl->zone,
+	    name);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url, NULL,
+	    HTTP_IDEMPOTENT, gce_launch_on_op, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot wait for the insert");
+}
+
+/* An answer carrying an Operation: the insert's, or a wait's. */
+static void
+gce_launch_on_op(const struct http_resp *resp, void *arg)
+{
+	struct gce_launch	*gl = arg;
+
+	if (resp->err.kind != GCP_ERR_NONE)
+		gce_launch_fail(gl, &resp->err);
+	else
+		gce_launch_op(gl, resp->json);
+}
+
 static int
 gce_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
 {
-	return -ENOSYS;
+	struct gce_launch	*gl;
+	const char		*project;
+	json_t			*body;
+	char			*url, rid[37];
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL)
+		return -EINVAL;
+	if (gce_instance_body(l, &body, NULL) != 0)
+		return -EINVAL;
+	gl = xcalloc(1, sizeof *gl);
+	gl->g = g;
+	gl->project = xstrdup(project);
+	gl->zone = xstrdup(l->zone);
+	gl->resource = xstrdup(l->resource);
+	gl->cb = cb;
+	gl->arg = arg;
+	if (l->request_id == NULL)
+		prov_uuid_derive(l->resource, "insert", rid);
+	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances?requestId=%s", project, l->zone,
+	    l->request_id != NULL ? l->request_id : rid);
+	rc = prov_call(g, GCP_API_COMPUTE, "POST", url, body, HTTP_IDEMPOTENT,
+	    gce_launch_on_op, gl);
+	free(url);
+	json_decref(body);
+	if (rc != 0)
+		gce_launch_free(gl);
+	return rc;
 }
 
+/*
+ * What gpuq learnt about stopped VMs: their guest attributes and the
+ * operation that stopped them, read once per VM (and per stop) rather
+ * than at every poll while the VM waits to be deleted. An entry no poll
+ * has seen for two polls is dropped.
+ */
+struct gce_ended {
+	TAILQ_ENTRY(gce_ended)	 entry;
+	char			*key;	/* zone/name@lastStopTimestamp */
+	json_t			*guest;	/* NULL if none */
+	char			*op_type;	/* NULL if none */
+	unsigned long		 seen;	/* poll generation */
+};
+static TAILQ_HEAD(, gce_ended)	gce_ended_list =
+    TAILQ_HEAD_INITIALIZER(gce_ended_list);
+static unsigned long		gce_generation;
+
+static struct gce_ended *
+gce_ended_find(const char *key)
+{
+	struct gce_ended	*ge;
+
+	TAILQ_FOREACH(ge, &gce_ended_list, entry)
+		if (strcmp(ge->key, key) == 0)
+			return ge;
+	return NULL;
+}
+
+static void
+gce_ended_prune(unsigned long gen)
+{
+	struct gce_ended	*ge, *next;
+
+	for (ge = TAILQ_FIRST(&gce_ended_list); ge != NULL; ge = next) {
+		next = TAILQ_NEXT(ge, entry);
+		if (ge->seen + 1 >= gen)
+			continue;
+		TAILQ_REMOVE(&gce_ended_list, ge, entry);
+		free(ge->key);
+		json_decref(ge->guest);
+		free(ge->op_type);
+		free(ge);
+	}
+}
+
+/* A poll in progress: the aggregated listing plus follow-ups. */
+struct gce_poll {
+	struct gcp		*g;
+	char			*project;
+	char			*install;
+	unsigned long		 gen;
+	int			 listing;	/* the listing is not over */
+	int			 pending;	/* follow-ups in flight */
+	struct gcp_error	 err;		/* the listing's, if it failed */
+	char			*partial;	/* why the view is incomplete */
+	prov_poll_cb		 cb;
+	prov_done_cb		 done;
+	void			*arg;
+};
+
+/* One stopped VM being looked into. */
+struct gce_follow {
+	struct gce_poll		*gp;
+	json_t			*inst;	/* a reference */
+	json_t			*guest;	/* a reference, or NULL */
+	char			*key;
+	char			*zone;
+	char			*name;
+	char			*op_type;
+	int64_t			 op_time;
+};
+
+static void
+gce_poll_partial(struct gce_poll *gp, const char *fmt, const char *what)
+{
+	if (gp->partial == NULL)
+		gp->partial = xprintf(fmt, what);
+}
+
+/* Everything is in: call DONE once, then forget the poll. */
+static void
+gce_poll_maybe_end(struct gce_poll *gp)
+{
+	struct prov_result	r;
+
+	if (gp->listing || gp->pending > 0)
+		return;
+	memset(&r, 0, sizeof r);
+	if (gp->err.kind != GCP_ERR_NONE)
+		prov_result_from_error(&gp->err, &r);
+	else if (gp->partial != NULL) {
+		r.fail = PROV_FAIL_TRANSIENT;
+		r.message = gp->partial;
+	}
+	gce_ended_prune(gp->gen);
+	gp->done(&r, gp->arg);
+	gcp_error_done(&gp->err);
+	free(gp->partial);
+	free(gp->project);
+	free(gp->install);
+	free(gp);
+}
+
+/* Map INST with what is known of its stop and report it. */
+static void
+gce_poll_report(struct gce_poll *gp, json_t *inst, json_t *guest,
+    const char *op_type)
+{
+	struct prov_observed	o;
+	struct prov_text	t;
+
+	if (gce_instance_map(inst, guest, op_type, &o, &t) == 0)
+		gp->cb(&o, gp->arg);
+}
+
+static void
+gce_follow_free(struct gce_follow *gf)
+{
+	json_decref(gf->inst);
+	json_decref(gf->guest);
+	free(gf->key);
+	free(gf->zone);
+	free(gf->name);
+	free(gf->op_type);
+	free(gf);
+}
+
+/* The follow-up is complete: remember, report, and count it done. */
+static void
+gce_follow_end(struct gce_follow *gf)
+{
+	struct gce_poll		*gp = gf->gp;
+	struct gce_ended	*ge;
+
+	ge = xcalloc(1, sizeof *ge);
+	ge->key = gf->key;
+	gf->key = NULL;
+	ge->guest = gf->guest != NULL ? json_incref(gf->guest) : NULL;
+	ge->op_type = gf->op_type != NULL ? xstrdup(gf->op_type) : NULL;
+	ge->seen = gp->gen;
+	TAILQ_INSERT_TAIL(&gce_ended_list, ge, entry);
+	gce_poll_report(gp, gf->inst, gf->guest, gf->op_type);
+	gce_follow_free(gf);
+	gp->pending--;
+	gce_poll_maybe_end(gp);
+}
+
+/* The follow-up failed: the VM is left unreported, the poll partial. */
+static void
+gce_follow_fail(struct gce_follow *gf, const char *why)
+{
+	struct gce_poll	*gp = gf->gp;
+	char		*what;
+
+	what = xprintf("%s (%s)", gf->name, why);
+	gce_poll_partial(gp, "could not read why VM %s stopped", what);
+	free(what);
+	gce_follow_free(gf);
+	gp->pending--;
+	gce_poll_maybe_end(gp);
+}
+
+/*
+ * The system operations that stop a VM (API-NOTES C.4), and gpuq's own
+ * stop and delete. Other operations on the VM (insert, setLabels...) say
+ * nothing about why it stopped.
+ */
+static int
+gce_stop_operation(const char *type)
+{
+	static const char *const types[] = {
+		"compute.instances.preempted",
+		"compute.instances.terminateOnHostMaintenance",
+		"compute.instances.hostError",
+		"compute.instances.guestTerminate",
+		"stop", "delete",
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strcmp(type, types[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+gce_follow_on_ops_page(json_t *page, void *arg)
+{
+	struct gce_follow	*gf = arg;
+	const char		*type;
+	json_t			*op;
+	size_t			 i;
+	int64_t			 t;
+
+	json_array_foreach(json_object_get(page, "items"), i, op) {
+		type = json_string_value(json_object_get(op,
+		    "operationType"));
+		if (type == NULL || !gce_stop_operation(type))
+			continue;
+		t = prov_json_time(op, "insertTime");
+		if (gf->op_type == NULL || t >= gf->op_time) {
+			free(gf->op_type);
+			gf->op_type = xstrdup(type);
+			gf->op_time = t;
+		}
+	}
+}
+
+static void
+gce_follow_on_ops_done(const struct gcp_error *err, void *arg)
+{
+	struct gce_follow	*gf = arg;
+
+	if (err != NULL)
+		gce_follow_fail(gf, gcp_error_kind_name(err->kind));
+	else
+		gce_follow_end(gf);
+}
+
+/*
+ * No word from the guest: find the operation that stopped the VM. One
+ * zoneOperations.list filtered on the VM's targetLink (the fake, like
+ * AIP-160 filters in general, has no OR over operation types, so the
+ * type is picked here: the newest stop-type operation).
+ */
+static void
+gce_follow_ops(struct gce_follow *gf)
+{
+	struct gce_poll	*gp = gf->gp;
+	char		*filter, *url;
+	int		 rc;
+
+	filter = xprintf("targetLink=\"" GCE_LINK
+	    "projects/%s/zones/%s/instances/%s\"", gp->project, gf->zone,
+	    gf->name);
+	url = gcp_url(gcp_conf(gp->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/operations?filter=%s&maxResults=%d"
+	    "&fields=%s", gp->project, gf->zone, filter, GCE_PAGE_MAX,
+	    GCE_OPS_FIELDS);
+	free(filter);
+	rc = prov_list(gp->g, GCP_API_COMPUTE, url, gce_follow_on_ops_page,
+	    gce_follow_on_ops_done, gf);
+	if (rc != 0)
+		gce_follow_fail(gf, strerror(-rc));
+}
+
+/* Does the guest's answer say how the job ended? */
+static int
+gce_guest_says(json_t *guest)
+{
+	json_t		*it;
+	const char	*k, *vk;
+	size_t		 i;
+
+	vk = json_string_value(json_object_get(guest, "variableKey"));
+	if (vk != NULL && (strcmp(vk, "gpuq/exit-code") == 0 ||
+	    strcmp(vk, "gpuq/error") == 0))
+		return 1;
+	json_array_foreach(json_object_get(json_object_get(guest,
+	    "queryValue"), "items"), i, it) {
+		k = json_string_value(json_object_get(it, "key"));
+		if (k != NULL && (strcmp(k, "exit-code") == 0 ||
+		    strcmp(k, "error") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+gce_follow_on_guest(const struct http_resp *resp, void *arg)
+{
+	struct gce_follow	*gf = arg;
+
+	if (resp->err.kind == GCP_ERR_NONE && json_is_object(resp->json))
+		gf->guest = json_incref(resp->json);
+	else if (resp->err.kind != GCP_ERR_NOT_FOUND) {
+		gce_follow_fail(gf, gcp_error_kind_name(resp->err.kind));
+		return;
+	}
+	if (gce_guest_says(gf->guest))
+		gce_follow_end(gf);
+	else
+		gce_follow_ops(gf);
+}
+
+/* A stopped VM: report it from the cache, or look into it. */
+static void
+gce_poll_stopped(struct gce_poll *gp, json_t *inst, const char *zone,
+    const char *name)
+{
+	struct gce_ended	*ge;
+	struct gce_follow	*gf;
+	const char		*stop;
+	char			*key, *url;
+	int			 rc;
+
+	stop = json_string_value(json_object_get(inst, "lastStopTimestamp"));
+	key = xprintf("%s/%s@%s", zone, name, stop != NULL ? stop : "");
+	if ((ge = gce_ended_find(key)) != NULL) {
+		free(key);
+		ge->seen = gp->gen;
+		gce_poll_report(gp, inst, ge->guest, ge->op_type);
+		return;
+	}
+	gf = xcalloc(1, sizeof *gf);
+	gf->gp = gp;
+	gf->inst = json_incref(inst);
+	gf->key = key;
+	gf->zone = xstrdup(zone);
+	gf->name = xstrdup(name);
+	gp->pending++;
+	url = gcp_url(gcp_conf(gp->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances/%s/getGuestAttributes"
+	    "?queryPath=%s", gp->project, zone, name, "gpuq/");
+	rc = prov_call(gp->g, GCP_API_COMPUTE, "GET", url, NULL, 0,
+	    gce_follow_on_guest, gf);
+	free(url);
+	if (rc != 0)
+		gce_follow_fail(gf, strerror(-rc));
+}
+
+/*
+ * One page of instances.aggregatedList: a map from scope ("zones/Z") to
+ * {instances[]} or {warning}. Running VMs are mapped and reported at
+ * once; stopped ones need the follow-ups. Scopes Compute could not reach
+ * (`unreachables`) make the poll partial.
+ */
+static void
+gce_poll_on_page(json_t *page, void *arg)
+{
+	struct gce_poll	*gp = arg;
+	const char	*scope, *inst_id, *zone, *name;
+	json_t		*scoped, *inst, *u;
+	size_t		 i;
+
+	json_object_foreach(json_object_get(page, "items"), scope, scoped) {
+		json_array_foreach(json_object_get(scoped, "instances"), i,
+		    inst) {
+			inst_id = json_string_value(json_object_get(
+			    json_object_get(inst, "labels"),
+			    PROV_LABEL_INSTALL));
+			if (inst_id == NULL || strcmp(inst_id, gp->install) !=
+			    0)
+				continue;
+			if (!gce_instance_stopped(inst)) {
+				gce_poll_report(gp, inst, NULL, NULL);
+				continue;
+			}
+			zone = prov_last_segment(json_string_value(
+			    json_object_get(inst, "zone")));
+			name = json_string_value(json_object_get(inst,
+			    "name"));
+			if (zone == NULL || name == NULL)
+				continue;
+			gce_poll_stopped(gp, inst, zone, name);
+		}
+	}
+	json_array_foreach(json_object_get(page, "unreachables"), i, u) {
+		if (json_is_string(u))
+			gce_poll_partial(gp, "Compute Engine could not reach "
+			    "%s; the listing is partial", json_string_value(u));
+	}
+}
+
+static void
+gce_poll_on_done(const struct gcp_error *err, void *arg)
+{
+	struct gce_poll	*gp = arg;
+
+	if (err != NULL)
+		gcp_error_copy(&gp->err, err);
+	gp->listing = 0;
+	gce_poll_maybe_end(gp);
+}
+
+/*
+ * One aggregatedList for every zone at once (provider.h poll_global),
+ * filtered on our install label, 500 a page, with `fields` so the answer
+ * holds only what is read.
+ */
 static int
 gce_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	return -ENOSYS;
+	struct gce_poll	*gp;
+	const char	*project;
+	char		*filter, *url;
+	int		 rc;
+
+	if ((project = prov_project(g)) == NULL || install == NULL)
+		return -EINVAL;
+	gp = xcalloc(1, sizeof *gp);
+	gp->g = g;
+	gp->project = xstrdup(project);
+	gp->install = xstrdup(install);
+	gp->gen = ++gce_generation;
+	gp->listing = 1;
+	gcp_error_init(&gp->err);
+	gp->cb = cb;
+	gp->done = done;
+	gp->arg = arg;
+	filter = prov_filter_install(install);
+	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/aggregated/instances?filter=%s&maxResults=%d"
+	    "&returnPartialSuccess=true&fields=%s", project, filter,
+	    http_page_size(gcp_http(g), GCE_PAGE_MAX), GCE_LIST_FIELDS);
+	free(filter);
+	if ((rc = prov_list(g, GCP_API_COMPUTE, url, gce_poll_on_page,
+	    gce_poll_on_done, gp)) != 0) {
+		free(gp->project);
+		free(gp->install);
+		free(gp);
+	}
+	return rc;
 }
 
+/* A cancel in progress. */
+struct gce_cancel {
+	prov_done_cb	 done;
+	void		*arg;
+};
+
+/* instances.delete accepted, or the VM is already gone. */
+static void
+gce_cancel_on_deleted(const struct http_resp *resp, void *arg)
+{
+	struct gce_cancel	*gc = arg;
+	struct prov_result	 r;
+
+	memset(&r, 0, sizeof r);
+	if (resp->err.kind != GCP_ERR_NONE &&
+	    resp->err.kind != GCP_ERR_NOT_FOUND)
+		prov_result_from_error(&resp->err, &r);
+	gc->done(&r, gc->arg);
+	free(gc);
+}
+
+/*
+ * Cancel is instances.delete, for a running VM and for one that has
+ * stopped (finished VMs are deleted the same way). Its requestId is
+ * derived from the insert's, since Compute keeps one Operation per
+ * requestId and a delete sent with the insert's id would be taken for a
+ * repeat of the insert.
+ */
 static int
 gce_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	return -ENOSYS;
+	struct gce_cancel	*gc;
+	const char		*project;
+	char			*url, rid[37];
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL || ref->zone == NULL ||
+	    ref->resource == NULL)
+		return -EINVAL;
+	prov_uuid_derive(ref->request_id != NULL ? ref->request_id :
+	    ref->resource, "delete", rid);
+	gc = xcalloc(1, sizeof *gc);
+	gc->done = done;
+	gc->arg = arg;
+	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances/%s?requestId=%s", project,
+	    ref->zone, ref->resource, rid);
+	rc = prov_call(g, GCP_API_COMPUTE, "DELETE", url, NULL, 0,
+	    gce_cancel_on_deleted, gc);
+	free(url);
+	if (rc != 0)
+		free(gc);
+	return rc;
 }
 
 const struct provider prov_gce = {

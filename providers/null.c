@@ -17,15 +17,15 @@
 #include "common/gpu.h"
 #include "common/xmalloc.h"
 #include "providers/provider.h"
+#include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
-#include "providers/gcp/quota.h"
 
 /* One pending callback. */
 struct null_call {
 	uv_timer_t	 timer;		/* timer.data == this */
 	prov_launch_cb	 launch_cb;	/* exactly one of these three */
-	prov_poll_cb	 poll_cb;
+	prov_poll_cb	 poll_cb;	/* never called: nothing to see */
 	prov_done_cb	 done_cb;
 	void		*arg;
 };
@@ -43,8 +43,6 @@ null_on_timer(uv_timer_t *t)
 	struct prov_result	 r = { .fail = PROV_FAIL_NONE };
 
 	uv_close((uv_handle_t *)&c->timer, null_on_close);
-	if (c->poll_cb != NULL)
-		c->poll_cb(NULL, c->arg);
 	if (c->launch_cb != NULL)
 		c->launch_cb(&r, c->arg);
 	else
@@ -79,15 +77,8 @@ static char *
 null_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
 	*ret_service = "compute";
-	if (g == NULL || gpu == NULL)
-		return NULL;
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region,
-	    gpu->name, spot, buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_compute_metric(gpu, spot);
 }
 
 static int

@@ -17,6 +17,10 @@
 
 #include <jansson.h>
 
+struct gcp;
+struct gcp_error;
+struct gpu_type;
+struct http_resp;
 struct prov_launch;
 struct prov_observed;
 struct prov_result;
@@ -69,6 +73,46 @@ void		 prov_set(json_t *obj, const char *key, json_t *v);
 json_t		*prov_checked(json_t *v);
 /* Copy at most SIZE-1 bytes of S into DST, NUL-terminated; DST. */
 char		*prov_strlcpy(char *dst, const char *s, size_t size);
+
+/*
+ * Quota metric names (API-NOTES A.2, B.1), new strings or NULL without a
+ * GPU: Compute Engine's NVIDIA_T4_GPUS, PREEMPTIBLE_NVIDIA_T4_GPUS for
+ * Spot (Batch VMs are Compute VMs and draw on the same); Vertex AI's
+ * custom_model_training_[preemptible_]nvidia_t4_gpus, without the
+ * aiplatform.googleapis.com/ prefix.
+ */
+char		*prov_compute_metric(const struct gpu_type *gpu, int spot);
+char		*prov_vertex_metric(const struct gpu_type *gpu, int spot);
+/* Fill R from a failed call's error E (kind -> enum prov_fail; message,
+ * zones_available, quota_metric borrowed from E). */
+void		 prov_result_from_error(const struct gcp_error *e,
+		    struct prov_result *r);
+/* A UUID derived from SEED and PURPOSE ("delete"), stable across runs
+ * and distinct from SEED: for the requestId of a second kind of call on
+ * one resource. Written to OUT (37 bytes). */
+void		 prov_uuid_derive(const char *seed, const char *purpose,
+		    char out[37]);
+
+/* The configured project of G, or NULL if none is set. Borrowed. */
+const char	*prov_project(struct gcp *g);
+/* One authorized request (http.h): METHOD on URL (copied) with BODY
+ * (borrowed, may be NULL), FLAGS beyond HTTP_AUTH. As
+ * http_request_start(). */
+int		 prov_call(struct gcp *g, int api, const char *method,
+		    const char *url, json_t *body, int flags,
+		    void (*cb)(const struct http_resp *, void *), void *arg);
+
+/*
+ * One listing, all pages: GET URL (taken) on API, then again with
+ * &pageToken=... while the answer has a nextPageToken. PAGE runs for
+ * each answer (borrowed during the call). DONE runs once at the end,
+ * with NULL after the last page, or the error that stopped the walk
+ * (borrowed). Returns 0, or a negative errno (no callback at all).
+ */
+typedef void	(*prov_page_fn)(json_t *page, void *arg);
+typedef void	(*prov_list_done_fn)(const struct gcp_error *err, void *arg);
+int		 prov_list(struct gcp *g, int api, char *url,
+		    prov_page_fn page, prov_list_done_fn done, void *arg);
 
 /* vertex.c */
 /* The customJobs.create body for L: 0 and *ret (new), or -EINVAL and

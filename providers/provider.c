@@ -1,14 +1,15 @@
 /*
  * provider.c: the table of providers (lookup by name, the names for error
  * messages, state names) and the helpers every provider file shares:
- * RFC 3339 time parsing, labels, launch checks.
+ * RFC 3339 time parsing, labels, launch checks, errors onto prov_fail,
+ * and the walk over the pages of a listing.
  *
- * Knows the providers by their struct only; nothing here talks HTTP or
- * knows one service's JSON.
+ * Knows the providers by their struct only, and no one service's JSON.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "common/xmalloc.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
 
 /* The ways to run a job, in the order prov_names() lists them. */
 static const struct provider *const prov_table[] = {
@@ -383,4 +386,232 @@ prov_observed_labels(struct prov_observed *o, json_t *labels)
 	o->job_id = prov_label_number(labels, PROV_LABEL_JOB);
 	a = prov_label_number(labels, PROV_LABEL_ATTEMPT);
 	o->attempt = a <= 0x7fffffff ? (int)a : 0;
+}
+
+char *
+prov_compute_metric(const struct gpu_type *gpu, int spot)
+{
+	if (gpu == NULL || gpu->quota == NULL)
+		return NULL;
+	return xprintf("%s%s_GPUS", spot ? "PREEMPTIBLE_" : "", gpu->quota);
+}
+
+char *
+prov_vertex_metric(const struct gpu_type *gpu, int spot)
+{
+	if (gpu == NULL || gpu->vertex_quota == NULL)
+		return NULL;
+	return xprintf("custom_model_training_%snvidia_%s_gpus",
+	    spot ? "preemptible_" : "", gpu->vertex_quota);
+}
+
+/*
+ * A failed call's error as the scheduler needs it (provider.h enum
+ * prov_fail). 409 means ALREADY_EXISTS on a create (Compute's
+ * alreadyExists, Batch's ALREADY_EXISTS): the resource is there, adopt it;
+ * ABORTED is the other 409 and may pass.
+ */
+void
+prov_result_from_error(const struct gcp_error *e, struct prov_result *r)
+{
+	memset(r, 0, sizeof *r);
+	switch (e->kind) {
+	case GCP_ERR_NONE:
+		r->fail = PROV_FAIL_NONE;
+		break;
+	case GCP_ERR_QUOTA:
+		r->fail = PROV_FAIL_QUOTA;
+		break;
+	case GCP_ERR_STOCKOUT:
+		r->fail = PROV_FAIL_STOCKOUT;
+		break;
+	case GCP_ERR_AUTH:
+	case GCP_ERR_PERMISSION:
+		r->fail = PROV_FAIL_AUTH;
+		break;
+	case GCP_ERR_CONFLICT:
+		r->fail = e->status != NULL && strcmp(e->status, "ABORTED") ==
+		    0 ? PROV_FAIL_TRANSIENT : PROV_FAIL_EXISTS;
+		break;
+	case GCP_ERR_NOT_FOUND:
+	case GCP_ERR_INVALID:
+		r->fail = PROV_FAIL_INVALID;
+		break;
+	default:
+		r->fail = PROV_FAIL_TRANSIENT;
+		break;
+	}
+	r->message = e->message;
+	r->zones_available = e->zones_available;
+	r->quota_metric = e->quota_metric;
+}
+
+/* FNV-1a, 64 bits, continuing from H. */
+static uint64_t
+prov_fnv(uint64_t h, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Two FNV-1a hashes of SEED, '/' and PURPOSE make 128 bits, written as
+ * an RFC 9562 version 8 (vendor-specific) UUID. Not a secret, only a
+ * stable, distinct name: Compute Engine keeps requestIds per project, so
+ * the delete of a VM must not reuse the requestId of its insert.
+ */
+void
+prov_uuid_derive(const char *seed, const char *purpose, char out[37])
+{
+	uint64_t	hi, lo;
+
+	hi = prov_fnv(prov_fnv(prov_fnv(0xcbf29ce484222325ULL, seed), "/"),
+	    purpose);
+	lo = prov_fnv(prov_fnv(prov_fnv(0x84222325cbf29ce4ULL, purpose),
+	    "/"), seed);
+	hi = (hi & ~0xf000ULL) | 0x8000ULL;			/* version 8 */
+	lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);		/* variant 10 */
+	(void)snprintf(out, 37, "%08llx-%04llx-%04llx-%04llx-%012llx",
+	    (unsigned long long)(hi >> 32),
+	    (unsigned long long)((hi >> 16) & 0xffff),
+	    (unsigned long long)(hi & 0xffff),
+	    (unsigned long long)(lo >> 48),
+	    (unsigned long long)(lo & 0xffffffffffffULL));
+}
+
+const char *
+prov_project(struct gcp *g)
+{
+	const char	*p = gcp_conf(g)->project;
+
+	return p != NULL && *p != '\0' ? p : NULL;
+}
+
+int
+prov_call(struct gcp *g, int api, const char *method, const char *url,
+    json_t *body, int flags, void (*cb)(const struct http_resp *, void *),
+    void *arg)
+{
+	struct http_req	req;
+
+	memset(&req, 0, sizeof req);
+	req.method = method;
+	req.url = url;
+	req.json = body;
+	req.api = (enum gcp_api)api;
+	req.flags = HTTP_AUTH | flags;
+	return http_request_start(gcp_http(g), &req, cb, arg);
+}
+
+/* One listing in progress (prov_list). */
+struct prov_lister {
+	struct gcp		*g;
+	int			 api;
+	char			*url;		/* without pageToken */
+	prov_page_fn		 page;
+	prov_list_done_fn	 done;
+	void			*arg;
+	int			 pages;
+};
+
+static void	prov_list_on_answer(const struct http_resp *, void *);
+
+/* Ask for the page after TOKEN (NULL: the first). 0 or -errno. */
+static int
+prov_list_next(struct prov_lister *ls, const char *token)
+{
+	char		*url, *esc;
+	int		 rc;
+
+	if (token == NULL)
+		url = xstrdup(ls->url);
+	else {
+		esc = gcp_escape(token);
+		url = xprintf("%s%cpageToken=%s", ls->url,
+		    strchr(ls->url, '?') != NULL ? '&' : '?', esc);
+		free(esc);
+	}
+	rc = prov_call(ls->g, ls->api, "GET", url, NULL, 0,
+	    prov_list_on_answer, ls);
+	free(url);
+	return rc;
+}
+
+static void
+prov_list_free(struct prov_lister *ls)
+{
+	free(ls->url);
+	free(ls);
+}
+
+/* End the walk: DONE once with ERR (NULL: success), then free. */
+static void
+prov_list_end(struct prov_lister *ls, const struct gcp_error *err)
+{
+	ls->done(err, ls->arg);
+	prov_list_free(ls);
+}
+
+static void
+prov_list_on_answer(const struct http_resp *resp, void *arg)
+{
+	struct prov_lister	*ls = arg;
+	struct gcp_error	 e;
+	const char		*token;
+	int			 rc;
+
+	if (resp->err.kind != GCP_ERR_NONE) {
+		prov_list_end(ls, &resp->err);
+		return;
+	}
+	if (!json_is_object(resp->json)) {
+		gcp_error_init(&e);
+		e.kind = GCP_ERR_OTHER;
+		e.code = resp->status;
+		e.message = xstrdup("the listing's answer is not a JSON "
+		    "object");
+		prov_list_end(ls, &e);
+		gcp_error_done(&e);
+		return;
+	}
+	ls->pages++;
+	ls->page(resp->json, ls->arg);
+	token = json_string_value(json_object_get(resp->json,
+	    "nextPageToken"));
+	if (token == NULL || *token == '\0') {
+		prov_list_end(ls, NULL);
+		return;
+	}
+	if ((rc = prov_list_next(ls, token)) != 0) {
+		gcp_error_init(&e);
+		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
+		e.message = xprintf("cannot ask for page %d: %s",
+		    ls->pages + 1, strerror(-rc));
+		prov_list_end(ls, &e);
+		gcp_error_done(&e);
+	}
+}
+
+int
+prov_list(struct gcp *g, int api, char *url, prov_page_fn page,
+    prov_list_done_fn done, void *arg)
+{
+	struct prov_lister	*ls;
+	int			 rc;
+
+	ls = xcalloc(1, sizeof *ls);
+	ls->g = g;
+	ls->api = api;
+	ls->url = url;
+	ls->page = page;
+	ls->done = done;
+	ls->arg = arg;
+	if ((rc = prov_list_next(ls, NULL)) != 0) {
+		prov_list_free(ls);
+		return rc;
+	}
+	return 0;
 }

@@ -9,12 +9,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <jansson.h>
+#include <uv.h>
 
 #include "common/gpu.h"
 #include "common/log.h"
@@ -22,7 +24,7 @@
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
-#include "providers/gcp/quota.h"
+#include "providers/gcp/http.h"
 
 /* Boot disk of the worker, as Vertex's own default (API-NOTES E.3). */
 #define VERTEX_DISK_TYPE	"pd-ssd"
@@ -281,45 +283,511 @@ vertex_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 	return 0;
 }
 
-/*
- * The quota a launch draws on (providers/gcp/quota.h decides the name:
- * Spot uses the preemptible metric only where it is granted).
- */
+/* The quota a launch draws on (provider.h quota_metric). */
 static char *
 vertex_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
 	*ret_service = "vertex";
-	if (gpu == NULL)
-		return NULL;
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_VERTEX, region, gpu->name, spot,
-	    buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_vertex_metric(gpu, spot);
 }
 
-/* Launch, poll and cancel come with providers/gcp's HTTP client. */
+#define VERTEX_CREATE_TRIES	3	/* creates after ambiguous failures */
+#define VERTEX_PAGE_MAX		100	/* customJobs.list pageSize cap */
+/* Only what vertex_job_map() reads (API-NOTES 0.1 `fields`). */
+#define VERTEX_LIST_FIELDS	"customJobs(name,displayName,labels,state," \
+	"error,createTime,startTime,endTime),nextPageToken"
+
+/*
+ * A launch in progress. Vertex AI has no request id and names the job
+ * itself (API-NOTES 0.4), so a create sent twice makes two jobs. The
+ * launch therefore looks first -- a list filtered on the label
+ * gpuq-resource -- and adopts a job that is already there (a daemon that
+ * restarted in the middle of a launch, or a launch asked twice); only
+ * then does it create, once, with no retry in the HTTP layer. A create
+ * that fails in a way that may have reached Vertex (timeout, reset, 5xx,
+ * 429) is followed by another look after a backoff, and by another
+ * create only if the look finds nothing, at most VERTEX_CREATE_TRIES
+ * times.
+ */
+struct vertex_launch {
+	struct gcp	*g;
+	char		*region;
+	char		*resource;
+	char		*list_url;	/* the look */
+	char		*create_url;
+	json_t		*body;
+	char		*found;		/* name of a job the look found */
+	int		 creates;
+	uv_timer_t	 timer;		/* backoff; timer.data == this */
+	int		 timer_on;	/* initialized: close before free */
+	prov_launch_cb	 cb;
+	void		*arg;
+};
+
+static void	vertex_launch_on_timer(uv_timer_t *);
+
+static void
+vertex_launch_on_close(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void
+vertex_launch_free(struct vertex_launch *vl)
+{
+	free(vl->region);
+	free(vl->resource);
+	free(vl->list_url);
+	free(vl->create_url);
+	free(vl->found);
+	json_decref(vl->body);
+	if (vl->timer_on)
+		uv_close((uv_handle_t *)&vl->timer, vertex_launch_on_close);
+	else
+		free(vl);
+}
+
+/* Call the daemon back once with R, then forget the launch. */
+static void
+vertex_launch_end(struct vertex_launch *vl, struct prov_result *r)
+{
+	vl->cb(r, vl->arg);
+	vertex_launch_free(vl);
+}
+
+static void
+vertex_launch_fail(struct vertex_launch *vl, const struct gcp_error *e)
+{
+	struct prov_result	r;
+
+	prov_result_from_error(e, &r);
+	vertex_launch_end(vl, &r);
+}
+
+/* The look found one of our jobs: ours from before (EXISTS) or from an
+ * ambiguous create of this launch (a plain success). */
+static void
+vertex_launch_adopt(struct vertex_launch *vl)
+{
+	struct prov_result	r;
+
+	memset(&r, 0, sizeof r);
+	r.fail = vl->creates > 0 ? PROV_FAIL_NONE : PROV_FAIL_EXISTS;
+	r.cloud_id = vl->found;
+	r.message = "the Vertex AI job already exists";
+	log_debug("vertex: %s: adopting %s", vl->resource, vl->found);
+	vertex_launch_end(vl, &r);
+}
+
+static void
+vertex_launch_on_created(const struct http_resp *resp, void *arg)
+{
+	struct vertex_launch	*vl = arg;
+	struct prov_result	 r;
+	uint64_t		 delay;
+	int			 rc;
+
+	if (resp->err.kind == GCP_ERR_NONE) {
+		memset(&r, 0, sizeof r);
+		r.cloud_id = json_string_value(json_object_get(resp->json,
+		    "name"));
+		vertex_launch_end(vl, &r);
+		return;
+	}
+	if (!gcp_error_retryable(&resp->err) ||
+	    vl->creates >= VERTEX_CREATE_TRIES) {
+		vertex_launch_fail(vl, &resp->err);
+		return;
+	}
+	/* It may have reached Vertex: look again before creating again. */
+	delay = 1000ULL << (vl->creates - 1);
+	log_debug("vertex: %s: create failed (%s), looking again in %llu ms",
+	    vl->resource, gcp_error_kind_name(resp->err.kind),
+	    (unsigned long long)delay);
+	if (!vl->timer_on) {
+		if ((rc = uv_timer_init(http_loop(gcp_http(vl->g)),
+		    &vl->timer)) != 0) {
+			vertex_launch_fail(vl, &resp->err);
+			return;
+		}
+		vl->timer.data = vl;
+		vl->timer_on = 1;
+	}
+	if (uv_timer_start(&vl->timer, vertex_launch_on_timer, delay, 0) !=
+	    0)
+		vertex_launch_fail(vl, &resp->err);
+}
+
+static void
+vertex_launch_create(struct vertex_launch *vl)
+{
+	struct gcp_error	e;
+	int			rc;
+
+	vl->creates++;
+	rc = prov_call(vl->g, GCP_API_VERTEX, "POST", vl->create_url,
+	    vl->body, 0, vertex_launch_on_created, vl);
+	if (rc != 0) {
+		gcp_error_init(&e);
+		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
+		e.message = xprintf("cannot send the create: %s",
+		    strerror(-rc));
+		vertex_launch_fail(vl, &e);
+		gcp_error_done(&e);
+	}
+}
+
+static void
+vertex_launch_on_page(json_t *page, void *arg)
+{
+	struct vertex_launch	*vl = arg;
+	const char		*res, *name;
+	json_t			*job;
+	size_t			 i;
+
+	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
+		res = json_string_value(json_object_get(json_object_get(job,
+		    "labels"), PROV_LABEL_RESOURCE));
+		name = json_string_value(json_object_get(job, "name"));
+		if (vl->found == NULL && res != NULL && name != NULL &&
+		    strcmp(res, vl->resource) == 0)
+			vl->found = xstrdup(name);
+	}
+}
+
+static void
+vertex_launch_on_looked(const struct gcp_error *err, void *arg)
+{
+	struct vertex_launch	*vl = arg;
+
+	if (err != NULL)
+		vertex_launch_fail(vl, err);
+	else if (vl->found != NULL)
+		vertex_launch_adopt(vl);
+	else
+		vertex_launch_create(vl);
+}
+
+/* List our jobs named RESOURCE: 0, or -errno and no callback. */
+static int
+vertex_launch_look(struct vertex_launch *vl)
+{
+	return prov_list(vl->g, GCP_API_VERTEX, xstrdup(vl->list_url),
+	    vertex_launch_on_page, vertex_launch_on_looked, vl);
+}
+
+/* The backoff after an ambiguous create is over: look again. */
+static void
+vertex_launch_on_timer(uv_timer_t *t)
+{
+	struct vertex_launch	*vl = t->data;
+	struct gcp_error	 e;
+	int			 rc;
+
+	if ((rc = vertex_launch_look(vl)) != 0) {
+		gcp_error_init(&e);
+		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
+		e.message = xprintf("cannot list Vertex AI jobs: %s",
+		    strerror(-rc));
+		vertex_launch_fail(vl, &e);
+		gcp_error_done(&e);
+	}
+}
+
 static int
 vertex_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
 {
-	return -ENOSYS;
+	const struct gcp_conf	*conf = gcp_conf(g);
+	struct vertex_launch	*vl;
+	const char		*project;
+	json_t			*body;
+	char			*filter;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL)
+		return -EINVAL;
+	if (vertex_job_body(l, &body, NULL) != 0)
+		return -EINVAL;
+	vl = xcalloc(1, sizeof *vl);
+	vl->g = g;
+	vl->body = body;
+	vl->region = xstrdup(l->region);
+	vl->resource = xstrdup(l->resource);
+	vl->cb = cb;
+	vl->arg = arg;
+	filter = xprintf("labels.%s=\"%s\"", PROV_LABEL_RESOURCE,
+	    l->resource);
+	vl->list_url = gcp_url(conf, GCP_API_VERTEX, l->region,
+	    "projects/%s/locations/%s/customJobs?filter=%s&fields=%s",
+	    project, l->region, filter, VERTEX_LIST_FIELDS);
+	free(filter);
+	vl->create_url = gcp_url(conf, GCP_API_VERTEX, l->region,
+	    "projects/%s/locations/%s/customJobs", project, l->region);
+	if ((rc = vertex_launch_look(vl)) != 0)
+		vertex_launch_free(vl);
+	return rc;
+}
+
+/* A poll in progress: one listing of every job of ours in a region. */
+struct vertex_poll {
+	prov_poll_cb	 cb;
+	prov_done_cb	 done;
+	void		*arg;
+	char		*install_copy;	/* the install id filtered on */
+	int		 seen;
+};
+
+static void
+vertex_poll_on_page(json_t *page, void *arg)
+{
+	struct vertex_poll	*vp = arg;
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	const char		*inst;
+	json_t			*job;
+	size_t			 i;
+
+	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
+		inst = json_string_value(json_object_get(json_object_get(job,
+		    "labels"), PROV_LABEL_INSTALL));
+		if (inst == NULL || strcmp(inst, vp->install_copy) != 0)
+			continue;
+		if (vertex_job_map(job, &o, &t) != 0)
+			continue;
+		vp->seen++;
+		vp->cb(&o, vp->arg);
+	}
+}
+
+static void
+vertex_poll_on_done(const struct gcp_error *err, void *arg)
+{
+	struct vertex_poll	*vp = arg;
+	struct prov_result	 r;
+
+	memset(&r, 0, sizeof r);
+	if (err != NULL)
+		prov_result_from_error(err, &r);
+	vp->done(&r, vp->arg);
+	free(vp->install_copy);
+	free(vp);
 }
 
 static int
 vertex_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	return -ENOSYS;
+	struct vertex_poll	*vp;
+	const char		*project;
+	char			*filter, *url;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL || region == NULL ||
+	    install == NULL)
+		return -EINVAL;
+	vp = xcalloc(1, sizeof *vp);
+	vp->cb = cb;
+	vp->done = done;
+	vp->arg = arg;
+	vp->install_copy = xstrdup(install);
+	filter = prov_filter_install(install);
+	url = gcp_url(gcp_conf(g), GCP_API_VERTEX, region,
+	    "projects/%s/locations/%s/customJobs?filter=%s&pageSize=%d"
+	    "&fields=%s", project, region, filter,
+	    http_page_size(gcp_http(g), VERTEX_PAGE_MAX), VERTEX_LIST_FIELDS);
+	free(filter);
+	if ((rc = prov_list(g, GCP_API_VERTEX, url, vertex_poll_on_page,
+	    vertex_poll_on_done, vp)) != 0) {
+		free(vp->install_copy);
+		free(vp);
+	}
+	return rc;
+}
+
+/*
+ * A cancel in progress. customJobs.cancel is asynchronous (E.2): the job
+ * goes CANCELLING, then CANCELLED. A job that has already ended refuses
+ * the cancel (FAILED_PRECONDITION); then it is deleted instead, which is
+ * how the daemon cleans up jobs that finished. A job already gone is a
+ * success.
+ */
+struct vertex_cancel {
+	struct gcp	*g;
+	char		*name;		/* projects/N/locations/R/customJobs/I */
+	char		*region;
+	prov_done_cb	 done;
+	void		*arg;
+};
+
+static void
+vertex_cancel_end(struct vertex_cancel *vc, const struct gcp_error *e)
+{
+	struct prov_result	r;
+
+	memset(&r, 0, sizeof r);
+	if (e != NULL && e->kind != GCP_ERR_NONE &&
+	    e->kind != GCP_ERR_NOT_FOUND)
+		prov_result_from_error(e, &r);
+	vc->done(&r, vc->arg);
+	free(vc->name);
+	free(vc->region);
+	free(vc);
+}
+
+/* "Failed precondition": the job is in a state that refuses the call. */
+static int
+vertex_refused(const struct gcp_error *e)
+{
+	return e->kind == GCP_ERR_INVALID && e->status != NULL &&
+	    strcmp(e->status, "FAILED_PRECONDITION") == 0;
+}
+
+static void
+vertex_cancel_on_deleted(const struct http_resp *resp, void *arg)
+{
+	struct vertex_cancel	*vc = arg;
+
+	/* Refused: still cancelling, and the cancel is under way. */
+	vertex_cancel_end(vc, vertex_refused(&resp->err) ? NULL :
+	    &resp->err);
+}
+
+static void
+vertex_cancel_on_cancelled(const struct http_resp *resp, void *arg)
+{
+	struct vertex_cancel	*vc = arg;
+	struct gcp_error	 e;
+	char			*url;
+	int			 rc;
+
+	if (!vertex_refused(&resp->err)) {
+		vertex_cancel_end(vc, &resp->err);
+		return;
+	}
+	url = gcp_url(gcp_conf(vc->g), GCP_API_VERTEX, vc->region, "%-s",
+	    vc->name);
+	rc = prov_call(vc->g, GCP_API_VERTEX, "DELETE", url, NULL, 0,
+	    vertex_cancel_on_deleted, vc);
+	free(url);
+	if (rc != 0) {
+		gcp_error_init(&e);
+		e.kind = GCP_ERR_CANCELLED;
+		e.message = xprintf("cannot delete: %s", strerror(-rc));
+		vertex_cancel_end(vc, &e);
+		gcp_error_done(&e);
+	}
+}
+
+static int
+vertex_cancel_start(struct vertex_cancel *vc)
+{
+	json_t	*empty;
+	char	*url;
+	int	 rc;
+
+	url = gcp_url(gcp_conf(vc->g), GCP_API_VERTEX, vc->region,
+	    "%-s:cancel", vc->name);
+	empty = prov_checked(json_object());
+	rc = prov_call(vc->g, GCP_API_VERTEX, "POST", url, empty,
+	    HTTP_IDEMPOTENT, vertex_cancel_on_cancelled, vc);
+	json_decref(empty);
+	free(url);
+	return rc;
+}
+
+/* Cancel without the job's name: find it by its label first. */
+struct vertex_find {
+	struct vertex_cancel	*vc;
+	char			*resource;
+};
+
+static void
+vertex_find_on_page(json_t *page, void *arg)
+{
+	struct vertex_find	*vf = arg;
+	const char		*res, *name;
+	json_t			*job;
+	size_t			 i;
+
+	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
+		res = json_string_value(json_object_get(json_object_get(job,
+		    "labels"), PROV_LABEL_RESOURCE));
+		name = json_string_value(json_object_get(job, "name"));
+		if (vf->vc->name == NULL && res != NULL && name != NULL &&
+		    strcmp(res, vf->resource) == 0)
+			vf->vc->name = xstrdup(name);
+	}
+}
+
+static void
+vertex_find_on_done(const struct gcp_error *err, void *arg)
+{
+	struct vertex_find	*vf = arg;
+	struct vertex_cancel	*vc = vf->vc;
+	struct gcp_error	 e;
+	int			 rc;
+
+	free(vf->resource);
+	free(vf);
+	if (err != NULL || vc->name == NULL) {
+		vertex_cancel_end(vc, err);	/* none: nothing to cancel */
+		return;
+	}
+	if ((rc = vertex_cancel_start(vc)) != 0) {
+		gcp_error_init(&e);
+		e.kind = GCP_ERR_CANCELLED;
+		e.message = xprintf("cannot cancel: %s", strerror(-rc));
+		vertex_cancel_end(vc, &e);
+		gcp_error_done(&e);
+	}
 }
 
 static int
 vertex_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	return -ENOSYS;
+	struct vertex_cancel	*vc;
+	struct vertex_find	*vf;
+	const char		*project;
+	char			*filter, *url;
+	int			 rc;
+
+	if ((project = prov_project(g)) == NULL || ref->region == NULL ||
+	    (ref->cloud_id == NULL && ref->resource == NULL))
+		return -EINVAL;
+	vc = xcalloc(1, sizeof *vc);
+	vc->g = g;
+	vc->region = xstrdup(ref->region);
+	vc->done = done;
+	vc->arg = arg;
+	if (ref->cloud_id != NULL) {
+		vc->name = xstrdup(ref->cloud_id);
+		rc = vertex_cancel_start(vc);
+	} else {
+		vf = xcalloc(1, sizeof *vf);
+		vf->vc = vc;
+		vf->resource = xstrdup(ref->resource);
+		filter = xprintf("labels.%s=\"%s\"", PROV_LABEL_RESOURCE,
+		    ref->resource);
+		url = gcp_url(gcp_conf(g), GCP_API_VERTEX, ref->region,
+		    "projects/%s/locations/%s/customJobs?filter=%s&fields=%s",
+		    project, ref->region, filter, VERTEX_LIST_FIELDS);
+		free(filter);
+		rc = prov_list(g, GCP_API_VERTEX, url, vertex_find_on_page,
+		    vertex_find_on_done, vf);
+		if (rc != 0) {
+			free(vf->resource);
+			free(vf);
+		}
+	}
+	if (rc != 0) {
+		free(vc->name);
+		free(vc->region);
+		free(vc);
+	}
+	return rc;
 }
 
 const struct provider prov_vertex = {
