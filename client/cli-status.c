@@ -250,6 +250,55 @@ status_counts(const struct status_opts *o, json_t *counts, int64_t *seen,
 	putchar('\n');
 }
 
+/*
+ * One page for --json: print each job's text as gpuqd sent it, one per
+ * line, without parsing the page (a whole queue is a hundred pages).
+ * Sets *more and moves *after to the next page.
+ */
+static int
+status_page_raw(struct cli *cli, const struct status_opts *o,
+    int64_t *after, int64_t page, int *first, int64_t *left, int *more)
+{
+	const char	*line, *pos, *end, *v;
+	json_t		*reply;
+	size_t		 len, vlen;
+	char		 num[32];
+	int		 rc;
+
+	reply = cli_call_raw(cli, status_request(o, *after, page), &line,
+	    &len);
+	if (line == NULL) {
+		rc = reply ? cli_reply_warn(reply, "status") : GPUQ_EXIT_FAILED;
+		json_decref(reply);
+		return rc;
+	}
+	if (cli_jscan_member(line, len, "jobs", &pos, &vlen) != 1)
+		goto bad;
+	end = pos + vlen;
+	while ((rc = cli_jscan_next(&pos, end, &v, &vlen)) == 1) {
+		fputs(*first ? "\n" : ",\n", stdout);
+		fwrite(v, 1, vlen, stdout);
+		*first = 0;
+		(*left)--;
+	}
+	if (rc != 0)
+		goto bad;
+	rc = cli_jscan_member(line, len, "next", &v, &vlen);
+	if (rc == -1 || (rc == 1 && vlen >= sizeof num))
+		goto bad;
+	*more = rc == 1;
+	if (*more) {
+		memcpy(num, v, vlen);
+		num[vlen] = '\0';
+		if (cli_parse_id(num, after) != 0)
+			goto bad;
+	}
+	return 0;
+bad:
+	cli_warnx("status: gpuqd's reply is not a page of jobs");
+	return GPUQ_EXIT_FAILED;
+}
+
 int
 cli_status_exec(struct cli *cli, int argc, char **argv)
 {
@@ -270,6 +319,7 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	int64_t				 seen[STATUS_NSTATES];
 	size_t				 i;
 	int				 ch, k, first = 1, more = 0, rc = 0;
+	static char			 obuf[1 << 16];
 	const char			*state;
 
 	memset(&o, 0, sizeof o);
@@ -312,9 +362,10 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	if (o.all)
 		o.states = 0;	/* --all covers any --state */
 
-	if (o.json)
+	if (o.json) {
+		(void)setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 		fputs("[", stdout);
-	else
+	} else
 		t = cli_table_new(status_cols, STATUS_NCOLS);
 	left = o.limit;
 	now = (int64_t)time(NULL);
@@ -322,6 +373,14 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		page = GPUQ_LIST_MAX;
 		if (o.limit > 0 && left < page)
 			page = left;
+		if (o.json) {
+			/* Passed through as gpuqd wrote them, unparsed. */
+			rc = status_page_raw(cli, &o, &after, page, &first,
+			    &left, &more);
+			if (rc != 0)
+				break;
+			continue;
+		}
 		reply = cli_call(cli, status_request(&o, after, page));
 		if (reply == NULL || !cli_reply_ok(reply)) {
 			rc = reply ? cli_reply_warn(reply, "status") :
@@ -331,12 +390,7 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		}
 		jobs = json_object_get(reply, "jobs");
 		json_array_foreach(jobs, i, job) {
-			if (o.json) {
-				fputs(first ? "\n" : ",\n", stdout);
-				json_dumpf(job, stdout, JSON_COMPACT);
-			} else
-				status_row(t, job, now);
-			first = 0;
+			status_row(t, job, now);
 			state = cli_json_str(job, "state");
 			if (state != NULL &&
 			    (k = status_state_index(state, strlen(state))) >= 0)

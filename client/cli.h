@@ -76,6 +76,9 @@ void	cli_conn_free(struct cli_conn *);
 int	cli_conn_send(struct cli_conn *, json_t *req, char **cause);
 /* Read one reply into *ret (new reference). */
 int	cli_conn_recv(struct cli_conn *, json_t **ret, char **cause);
+/* Read one reply line, unparsed: borrowed until the next read. */
+int	cli_conn_recv_line(struct cli_conn *, char **line, size_t *len,
+	    char **cause);
 
 /*
  * Request helpers on struct cli (gpuq.c). cli_call connects on first
@@ -84,6 +87,14 @@ int	cli_conn_recv(struct cli_conn *, json_t **ret, char **cause);
  * a hint, and exits GPUQ_EXIT_UNREACHABLE: no command can go on then.
  */
 json_t	*cli_call(struct cli *, json_t *req);
+/*
+ * The same, for replies passed through unparsed: when the reply is ok,
+ * returns NULL with *line and *len set (borrowed until the next
+ * request); otherwise returns the parsed reply as cli_call does (NULL
+ * with *line NULL if nothing could be sent).
+ */
+json_t	*cli_call_raw(struct cli *, json_t *req, const char **line,
+	    size_t *len);
 /* 1 if REPLY is {"ok":true,...}. */
 int	cli_reply_ok(json_t *reply);
 /*
@@ -134,6 +145,20 @@ int	cli_yaml_load(const char *name, const char *buf, size_t len,
  * NULL if it cannot be represented in JSON (.inf, .nan, out of range).
  */
 json_t	*cli_yaml_plain(const char *s, size_t len);
+
+/*
+ * jscan.c: values in JSON text found without parsing it all. Member
+ * KEY of the object OBJ: 1 with its text in *val and *vlen, 0 if absent, -1
+ * if OBJ is not well formed.
+ */
+int	cli_jscan_member(const char *obj, size_t len, const char *key,
+	    const char **val, size_t *vlen);
+/*
+ * Elements of an array: start with *pos at its '[', call until 0 (end)
+ * or -1 (malformed); each 1 gives an element's text in *val and *vlen.
+ */
+int	cli_jscan_next(const char **pos, const char *end, const char **val,
+	    size_t *vlen);
 
 /*
  * table.c: columns sized to their content. Cells are copied and made

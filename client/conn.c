@@ -28,7 +28,7 @@
  * cannot make us swallow the disk.
  */
 #define CONN_MAX_REPLY	(256 * 1024 * 1024)
-#define CONN_READ	(256 * 1024)
+#define CONN_READ	(64 * 1024)	/* per read(); stays off mmap */
 
 struct cli_conn {
 	int		 fd;
@@ -148,11 +148,10 @@ cli_conn_send(struct cli_conn *c, json_t *req, char **cause)
 }
 
 int
-cli_conn_recv(struct cli_conn *c, json_t **ret, char **cause)
+cli_conn_recv_line(struct cli_conn *c, char **ret_line, size_t *ret_len,
+    char **cause)
 {
 	struct pollfd	 pfd;
-	json_error_t	 err;
-	json_t		*v;
 	char		*line;
 	size_t		 len;
 	ssize_t		 n;
@@ -197,6 +196,27 @@ cli_conn_recv(struct cli_conn *c, json_t **ret, char **cause)
 		}
 		frame_feed(&c->frame, c->rbuf, (size_t)n);
 	}
+	*ret_line = line;
+	*ret_len = len;
+	return 0;
+
+timeout:
+	*cause = xprintf("gpuqd did not answer within %g s",
+	    c->timeout_ms / 1000.0);
+	return -ETIMEDOUT;
+}
+
+int
+cli_conn_recv(struct cli_conn *c, json_t **ret, char **cause)
+{
+	json_error_t	 err;
+	json_t		*v;
+	char		*line;
+	size_t		 len;
+	int		 rc;
+
+	if ((rc = cli_conn_recv_line(c, &line, &len, cause)) != 0)
+		return rc;
 	if ((v = json_loadb(line, len, 0, &err)) == NULL) {
 		*cause = xprintf("gpuqd's reply is not JSON: %s", err.text);
 		return -EBADMSG;
@@ -208,9 +228,4 @@ cli_conn_recv(struct cli_conn *c, json_t **ret, char **cause)
 	}
 	*ret = v;
 	return 0;
-
-timeout:
-	*cause = xprintf("gpuqd did not answer within %g s",
-	    c->timeout_ms / 1000.0);
-	return -ETIMEDOUT;
 }

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,12 +251,30 @@ cli_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-json_t *
-cli_call(struct cli *cli, json_t *req)
+/* 1 if LINE is {"ok":true,...}, found without parsing all of it. */
+static int
+cli_line_ok(const char *line, size_t len)
+{
+	const char	*v;
+	size_t		 vlen;
+
+	return cli_jscan_member(line, len, "ok", &v, &vlen) == 1 &&
+	    vlen == 4 && memcmp(v, "true", 4) == 0;
+}
+
+/*
+ * One request and its reply, asking again while gpuqd is busy. With
+ * RAW, an ok reply is left unparsed in *line.
+ */
+static json_t *
+cli_exchange(struct cli *cli, json_t *req, int raw, const char **ret_line,
+    size_t *ret_len)
 {
 	struct timespec	 ts;
+	json_error_t	 err;
 	json_t		*reply = NULL;
-	char		*cause = NULL;
+	char		*cause = NULL, *line;
+	size_t		 len;
 	int64_t		 deadline, delay = CLI_BUSY_FIRST_MS, wait;
 	int		 rc;
 
@@ -286,10 +303,23 @@ cli_call(struct cli *cli, json_t *req)
 			rc = 0;
 		}
 		if (rc == 0)
-			rc = cli_conn_recv(cli->conn, &reply, &cause);
+			rc = cli_conn_recv_line(cli->conn, &line, &len, &cause);
 		if (rc != 0) {
 			json_decref(req);
 			cli_unreachable(cli, rc, cause);
+		}
+		if (raw && cli_line_ok(line, len)) {
+			json_decref(req);
+			*ret_line = line;
+			*ret_len = len;
+			return NULL;
+		}
+		reply = json_loadb(line, len, 0, &err);
+		if (!json_is_object(reply)) {
+			json_decref(reply);
+			json_decref(req);
+			cli_unreachable(cli, -EBADMSG, xprintf("gpuqd's reply "
+			    "is not a JSON object: %s", err.text));
 		}
 		/*
 		 * Busy (too many connections, the store locked): nothing was
@@ -312,6 +342,19 @@ cli_call(struct cli *cli, json_t *req)
 	}
 	json_decref(req);
 	return reply;
+}
+
+json_t *
+cli_call(struct cli *cli, json_t *req)
+{
+	return cli_exchange(cli, req, 0, NULL, NULL);
+}
+
+json_t *
+cli_call_raw(struct cli *cli, json_t *req, const char **line, size_t *len)
+{
+	*line = NULL;
+	return cli_exchange(cli, req, 1, line, len);
 }
 
 int
@@ -415,7 +458,8 @@ main(int argc, char **argv)
 	char				*name;
 
 	argv[0] = (char *)"gpuq";	/* for getopt's messages */
-	(void)setlocale(LC_CTYPE, "");
+	/* A fixed hash seed: no /dev/urandom read per run (jansson). */
+	json_object_seed(0x67707571);
 	srandom((unsigned)getpid() ^ (unsigned)cli_now_ms());
 	memset(&cli, 0, sizeof cli);
 	cli.timeout_ms = CLI_TIMEOUT_DEFAULT * 1000;

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -251,8 +253,9 @@ cli_jobfile_read(const char *path, struct cli_docs *ret, char **cause)
 {
 	const char	*name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	char		*buf = NULL;
-	size_t		 len = 0, cap = 0;
+	size_t		 len = 0, cap;
 	ssize_t		 n;
+	struct stat	 sb;
 	int		 fd, rc;
 
 	if (strcmp(path, "-") == 0)
@@ -262,9 +265,16 @@ cli_jobfile_read(const char *path, struct cli_docs *ret, char **cause)
 		*cause = xprintf("%s: %s", path, strerror(errno));
 		return rc;
 	}
+	/* A regular file's size is known: one buffer, one read. */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_size < JOBFILE_MAX)
+		cap = (size_t)sb.st_size + 1;
+	else
+		cap = 16384;
+	buf = xmalloc(cap);
 	for (;;) {
-		if (len + 65536 > cap) {
-			cap = cap ? cap * 2 : 65536;
+		if (len == cap) {
+			cap *= 2;
 			buf = xrealloc(buf, cap);
 		}
 		n = read(fd, buf + len, cap - len);

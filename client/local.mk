@@ -9,6 +9,7 @@ client_libcli_a_SOURCES = \
 	client/conn.c \
 	client/fmt.c \
 	client/jobfile.c \
+	client/jscan.c \
 	client/table.c \
 	client/yaml.c
 client_libcli_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 
 #include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,21 @@ table_utf8(const unsigned char *s, size_t len, long *cp)
 	return c == -1 ? 1 : need + 1;
 }
 
+/*
+ * The user's LC_CTYPE, for wcwidth() and the ellipsis; loaded on first
+ * use, since commands that print no table need not pay for it.
+ */
+static void
+table_locale(void)
+{
+	static int	done;
+
+	if (!done) {
+		(void)setlocale(LC_CTYPE, "");
+		done = 1;
+	}
+}
+
 /* Columns one code point takes; 1 when the locale cannot tell. */
 static int
 table_cpwidth(long cp)
@@ -97,6 +113,7 @@ table_cpwidth(long cp)
 
 	if (cp < 0x80)
 		return 1;
+	table_locale();
 	w = wcwidth((wchar_t)cp);
 	return w < 0 ? 1 : w;
 }
@@ -179,8 +196,10 @@ cli_table_rows(const struct cli_table *t)
 static const char *
 table_ellipsis(size_t *ret_width)
 {
-	const char	*cs = nl_langinfo(CODESET);
+	const char	*cs;
 
+	table_locale();
+	cs = nl_langinfo(CODESET);
 	*ret_width = cs != NULL && strcmp(cs, "UTF-8") == 0 ? 1 : 3;
 	return *ret_width == 1 ? "\xe2\x80\xa6" : "...";
 }

@@ -2,7 +2,8 @@
  * test-table.c: gpuq's tables and value formats (client/table.c,
  * client/fmt.c): columns sized to content, alignment, no trailing
  * blanks, the last column cut to a width, control characters made
- * harmless, and the cells gpuq status builds from a job.
+ * harmless, and the cells gpuq status builds from a job; and the
+ * scanner (client/jscan.c) that passes pages of jobs through unparsed.
  */
 #include "config.h"
 
@@ -205,6 +206,61 @@ test_table_json_getters(void **state)
 	json_decref(o);
 }
 
+static void
+test_jscan_member(void **state)
+{
+	static const char	 reply[] = " {\"ok\" : true, \"jobs\":[{\"id\":1,"
+	    "\"name\":\"a \\\"q\\\" ]}\"},{\"id\":2,\"x\":[[],{}]}], "
+	    "\"next\":2, \"counts\":{\"queued\":2}}";
+	const char		*v, *pos, *end;
+	size_t			 n;
+
+	(void)state;
+	assert_int_equal(cli_jscan_member(reply, strlen(reply), "ok", &v, &n),
+	    1);
+	assert_int_equal(n, 4);
+	assert_memory_equal(v, "true", 4);
+	assert_int_equal(cli_jscan_member(reply, strlen(reply), "next", &v,
+	    &n), 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(*v, '2');
+	assert_int_equal(cli_jscan_member(reply, strlen(reply), "missing", &v,
+	    &n), 0);
+	/* A key's prefix is not the key. */
+	assert_int_equal(cli_jscan_member(reply, strlen(reply), "nex", &v,
+	    &n), 0);
+
+	assert_int_equal(cli_jscan_member(reply, strlen(reply), "jobs", &pos,
+	    &n), 1);
+	end = pos + n;
+	assert_int_equal(cli_jscan_next(&pos, end, &v, &n), 1);
+	assert_int_equal(n, strlen("{\"id\":1,\"name\":\"a \\\"q\\\" ]}\"}"));
+	assert_memory_equal(v, "{\"id\":1,", 8);
+	assert_int_equal(cli_jscan_next(&pos, end, &v, &n), 1);
+	assert_int_equal(n, strlen("{\"id\":2,\"x\":[[],{}]}"));
+	assert_int_equal(cli_jscan_next(&pos, end, &v, &n), 0);
+
+	pos = "[ ]";
+	assert_int_equal(cli_jscan_next(&pos, pos + 3, &v, &n), 0);
+}
+
+static void
+test_jscan_malformed(void **state)
+{
+	static const char *const bad[] = {
+		"", "[", "{\"ok\":", "{\"ok\" true}", "{\"ok\":true,}",
+		"{\"ok\":\"open}", "{ok:true}", "{\"a\":[1,2}", "{\"a\":x}",
+	};
+	const char	*v;
+	size_t		 n, i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (cli_jscan_member(bad[i], strlen(bad[i]), "zz", &v, &n) !=
+		    -1)
+			fail_msg("accepted '%s'", bad[i]);
+}
+
 int
 main(void)
 {
@@ -216,7 +272,11 @@ main(void)
 		cmocka_unit_test(test_table_utf8_width),
 		cmocka_unit_test(test_table_formats),
 		cmocka_unit_test(test_table_json_getters),
+		cmocka_unit_test(test_jscan_member),
+		cmocka_unit_test(test_jscan_malformed),
 	};
 
+	/* Widths and the ellipsis follow LC_CTYPE: pin it. */
+	setenv("LC_ALL", "C", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
