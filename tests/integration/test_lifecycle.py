@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from cloudutil import (CKPT_ROOT, LIVE_CLOUD, PROVIDERS, TERMINAL, cloud,
+from cloudutil import (CKPT_ROOT, PROVIDERS, TERMINAL, cloud,
                        job_spec, scaled)
 
 assert cloud  # the fixture, imported for pytest
