@@ -2,15 +2,21 @@
 # $(datadir)/bash-completion/completions/gpuq (loaded on demand by
 # bash-completion) or sourced by hand from ~/.bashrc.
 #
-# Completes subcommands, their options, job states, GPU types, job files,
-# user names and job ids. Job ids come from the daemon itself through
-# `gpuq status --json`, on the socket given by --socket or $GPUQ_SOCKET;
-# when the daemon is down or slow this completes nothing and says nothing.
-# It needs only bash and coreutils: not bash-completion's helpers, not jq.
+# Completes commands, their options, job states, GPU types, job files,
+# user names and job ids. The commands are the ones `gpuq help` lists, so
+# a new command completes without touching this file. Job ids come from
+# the daemon itself through `gpuq status --json`, on the socket given by
+# --socket or $GPUQ_SOCKET; when the daemon is down or slow this
+# completes nothing and says nothing. It needs only bash and coreutils:
+# not bash-completion's helpers, not jq.
 
-_gpuq_subcommands='submit status show cancel hold release ping plan quotas prices help'
-_gpuq_states='held queued launching pending running succeeded failed cancelling cancelled'
+# When `gpuq help` cannot be run.
+_gpuq_fallback_commands='submit status show cancel hold release ping help'
+_gpuq_states='held queued launching pending running cancelling succeeded failed cancelled'
 _gpuq_gpus='nvidia-tesla-t4 nvidia-l4 nvidia-tesla-v100 nvidia-tesla-p100 nvidia-tesla-p4 nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb nvidia-h200-141gb nvidia-b200'
+# The commands of each gpuq seen in this shell: program path, then list.
+_gpuq_commands_of=
+_gpuq_commands_list=
 
 # _gpuq_reply COMPGEN-ARGS...: set COMPREPLY to compgen's words, one per
 # line, so file names with spaces stay whole.
@@ -19,34 +25,72 @@ _gpuq_reply()
 	mapfile -t COMPREPLY < <(compgen "$@")
 }
 
-# _gpuq_options SUBCOMMAND: print the options SUBCOMMAND takes.
+# _gpuq_load_commands PROG: set _gpuq_commands_list to the commands of
+# PROG (an executable path, or empty) as `PROG help` lists them under
+# "Commands:"; asked once a shell for each PROG.
+_gpuq_load_commands()
+{
+	local prog=$1 line list='' in=0
+
+	[[ -n $prog && $prog == "$_gpuq_commands_of" ]] && return
+	if [[ -n $prog ]]; then
+		while IFS= read -r line; do
+			if [[ $line == Commands: ]]; then
+				in=1
+			elif ((in)); then
+				[[ $line =~ ^[[:space:]]+([a-z][a-z0-9-]*)([[:space:]]|$) ]] ||
+				    break
+				list+="${list:+ }${BASH_REMATCH[1]}"
+			fi
+		done < <("$prog" help 2>/dev/null </dev/null)
+	fi
+	_gpuq_commands_of=$prog
+	_gpuq_commands_list=${list:-$_gpuq_fallback_commands}
+}
+
+# _gpuq_options COMMAND: print the options COMMAND takes; with no
+# COMMAND, gpuq's own.
 _gpuq_options()
 {
 	case $1 in
-	submit)		echo '--name --priority --hold -q --help' ;;
-	status)		echo '--all --state --user --json --limit --help' ;;
-	show)		echo '--json --help' ;;
-	cancel|hold|release|ping|help) echo '--help' ;;
-	plan)		echo '--json --help' ;;
+	'')		echo '--socket --timeout --help --version' ;;
+	submit)		echo '-q --quiet --hold --name --priority --help' ;;
+	status)		echo '--all --state --user --limit --json --help' ;;
+	show|plan)	echo '--json --help' ;;
 	quotas)		echo '--region --gpu --json --help' ;;
 	prices)		echo '--gpu --region --json --help' ;;
-	'')		echo '--socket --version --help' ;;
+	*)		echo '--help' ;;
 	esac
 }
 
-# _gpuq_ids PROG SUBCOMMAND SOCKET: print the ids of jobs SUBCOMMAND can
-# act on, one per line, asking the daemon; nothing if it cannot answer.
+# _gpuq_takes_value WORD: true if option WORD takes the next word as its
+# value.
+_gpuq_takes_value()
+{
+	case $1 in
+	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
+	--limit|--region|--gpu)
+		return 0 ;;
+	esac
+	return 1
+}
+
+# _gpuq_ids PROG COMMAND SOCKET: print the ids of the jobs COMMAND can act
+# on, one per line, asking the daemon; nothing if it cannot answer.
 _gpuq_ids()
 {
-	local prog=$1 sub=$2 sock=$3 out
-	local -a args=()
+	local prog=$1 cmd=$2 sock=$3 out
+	local -a args=(--timeout 2s)
 
 	[[ -n $sock ]] && args+=(--socket "$sock")
 	args+=(status --json --limit 1000)
-	# show reads any job; the others act only on live ones.
-	[[ $sub == show ]] && args+=(--all)
+	case $cmd in
+	show)		args+=(--all) ;;
+	hold)		args+=(--state queued) ;;
+	release)	args+=(--state held) ;;
+	esac		# cancel: the default, every live job
 	if type -P timeout >/dev/null; then
-		out=$(timeout 2 "$prog" "${args[@]}" 2>/dev/null </dev/null)
+		out=$(timeout 3 "$prog" "${args[@]}" 2>/dev/null </dev/null)
 	else
 		out=$("$prog" "${args[@]}" 2>/dev/null </dev/null)
 	fi || return 0
@@ -81,21 +125,29 @@ _gpuq_files()
 # OPTION takes no value, so the caller goes on.
 _gpuq_value()
 {
+	local cur=$2 done=''
+
 	case $1 in
-	--socket)
+	-s|--socket)
 		compopt -o filenames 2>/dev/null
-		_gpuq_reply -f -- "$2"
+		_gpuq_reply -f -- "$cur"
 		;;
 	--state)
-		_gpuq_reply -W "$_gpuq_states all" -- "$2"
+		# A comma-separated list: complete its last item.
+		if [[ $cur == *,* ]]; then
+			done=${cur%,*},
+			cur=${cur##*,}
+		fi
+		_gpuq_reply -W "$_gpuq_states live all" -- "$cur"
+		[[ -n $done ]] && COMPREPLY=("${COMPREPLY[@]/#/$done}")
 		;;
 	--gpu)
-		_gpuq_reply -W "$_gpuq_gpus" -- "$2"
+		_gpuq_reply -W "$_gpuq_gpus" -- "$cur"
 		;;
-	--user)
-		_gpuq_reply -u -- "$2"
+	-u|--user)
+		_gpuq_reply -u -- "$cur"
 		;;
-	--name|--priority|--limit|--region)
+	-t|--timeout|--name|--priority|-n|--limit|--region)
 		COMPREPLY=()
 		;;
 	*)
@@ -109,7 +161,7 @@ _gpuq_value()
 _gpuq()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev='' opt='' prefix=''
-	local sub='' sock=${GPUQ_SOCKET-} prog=${COMP_WORDS[0]} w i
+	local cmd='' sock=${GPUQ_SOCKET-} prog=${COMP_WORDS[0]} w i
 	local -a seen=()
 
 	COMPREPLY=()
@@ -119,7 +171,7 @@ _gpuq()
 	# --state=queued into "--state" "=" "queued" when '=' is a word break.
 	if [[ $cur == = ]]; then
 		opt=$prev
-		cur=
+		cur=''
 	elif [[ $prev == = ]] && ((COMP_CWORD >= 2)); then
 		opt=${COMP_WORDS[COMP_CWORD - 2]}
 	elif [[ $cur == --*=* ]]; then
@@ -130,30 +182,28 @@ _gpuq()
 		opt=$prev
 	fi
 
-	# The subcommand, the socket and the ids already typed, from the words
+	# The command, the socket and the ids already typed, from the words
 	# before the cursor.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
-		case $w in
-		--socket)
-			if [[ ${COMP_WORDS[i + 1]} == = ]]; then
-				((i++))
+		if _gpuq_takes_value "$w"; then
+			[[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
+			if [[ $w == -s || $w == --socket ]] && ((i + 1 < COMP_CWORD))
+			then
+				sock=${COMP_WORDS[i + 1]}
 			fi
-			((i + 1 < COMP_CWORD)) && sock=${COMP_WORDS[i + 1]}
 			((i++))
-			;;
+			continue
+		fi
+		case $w in
 		--socket=*)
 			sock=${w#--socket=}
-			;;
-		--name|--priority|--state|--user|--limit|--region|--gpu)
-			[[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
-			((i++))
 			;;
 		-*|=)
 			;;
 		*)
-			if [[ -z $sub ]]; then
-				sub=$w
+			if [[ -z $cmd ]]; then
+				cmd=$w
 			else
 				seen+=("$w")
 			fi
@@ -161,7 +211,13 @@ _gpuq()
 		esac
 	done
 	sock=${sock/#\~/$HOME}
+
+	# The gpuq being completed: as typed if it is a path, else on PATH.
 	prog=${prog/#\~/$HOME}
+	if [[ $prog != */* ]]; then
+		prog=$(type -P "$prog") || prog=''
+	fi
+	[[ -n $prog && ! -x $prog ]] && prog=''
 
 	if _gpuq_value "$opt" "$cur"; then
 		if [[ -n $prefix ]]; then
@@ -171,36 +227,32 @@ _gpuq()
 	fi
 
 	if [[ $cur == -* ]]; then
-		_gpuq_reply -W "$(_gpuq_options "$sub")" -- "$cur"
+		_gpuq_reply -W "$(_gpuq_options "$cmd")" -- "$cur"
 		return 0
 	fi
 
-	case $sub in
-	'')
-		_gpuq_reply -W "$_gpuq_subcommands" -- "$cur"
-		;;
-	help)
-		((${#seen[@]} == 0)) &&
-		    _gpuq_reply -W "$_gpuq_subcommands" -- "$cur"
+	case $cmd in
+	''|help)
+		[[ $cmd == help ]] && ((${#seen[@]} > 0)) && return 0
+		_gpuq_load_commands "$prog"
+		_gpuq_reply -W "$_gpuq_commands_list" -- "$cur"
 		;;
 	submit|plan)
 		((${#seen[@]} == 0)) && _gpuq_files "$cur"
 		;;
 	show|cancel|hold|release)
 		# show takes one id; the others any number, each once.
-		[[ $sub == show ]] && ((${#seen[@]} > 0)) && return 0
-		if [[ $prog != */* ]]; then
-			prog=$(type -P "$prog") || return 0
-		fi
-		[[ -x $prog ]] || return 0
-		local ids=() id s dup
+		[[ $cmd == show ]] && ((${#seen[@]} > 0)) && return 0
+		[[ -n $prog ]] || return 0
+		local -a ids=()
+		local id s dup
 		while IFS= read -r id; do
-			dup=
+			dup=''
 			for s in "${seen[@]}"; do
 				[[ $s == "$id" ]] && dup=1
 			done
 			[[ -z $dup && $id == "$cur"* ]] && ids+=("$id")
-		done < <(_gpuq_ids "$prog" "$sub" "$sock")
+		done < <(_gpuq_ids "$prog" "$cmd" "$sock")
 		COMPREPLY=("${ids[@]}")
 		;;
 	esac

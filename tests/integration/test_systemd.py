@@ -203,19 +203,24 @@ def test_sysusers_tmpfiles_apply(tmp_path):
 
 # --- the default gpuqd.conf ---------------------------------------------
 
-CONF_KEYS = {
-    "daemon": ["socket", "state_dir", "admin_group", "log_level",
-               "max_connections", "max_connections_per_uid",
-               "idle_timeout", "max_pending_output"],
-    "gcp": ["project", "regions", "providers", "checkpoint_root",
-            "credentials", "endpoint", "compute_endpoint", "batch_endpoint",
-            "vertex_endpoint", "billing_endpoint", "storage_endpoint",
-            "token_endpoint", "metadata_endpoint", "quotas_endpoint",
-            "price_refresh"],
-    "scheduler": ["poll_interval", "quota_ttl", "preemptions_per_hour",
-                  "restart_overhead", "backoff_base", "backoff_max",
-                  "stockout_cooldown", "stockout_cooldown_max"],
-}
+def daemon_conf_keys():
+    """{(section, key): default} from the key table in daemon/conf.c,
+    with GPUQ_SOCKET_DEFAULT resolved from common/proto.h."""
+    path = src("daemon", "conf.c")
+    if not os.path.exists(path):
+        pytest.skip("daemon/conf.c not written yet")
+    proto = open(src("common", "proto.h")).read()
+    macros = dict(re.findall(r'#define\s+(\w+)\s+"([^"]*)"', proto))
+    text = open(path).read()
+    text = text[text.index("conf_table[]"):]
+    keys = {}
+    for sec, name, default in re.findall(
+            r'(?:KEYR?\(|\{)\s*"(\w+)",\s*"(\w+)",\s*CONF_\w+,\s*'
+            r'("[^"]*"|\w+)', text):
+        keys[(sec, name)] = (default[1:-1] if default.startswith('"')
+                             else macros[default])
+    assert keys, "no keys found in daemon/conf.c's conf_table"
+    return keys
 
 
 def default_conf_keys():
@@ -234,12 +239,11 @@ def default_conf_keys():
 
 
 def test_default_conf_lists_every_key():
-    keys = default_conf_keys()
-    want = {(s, k) for s, ks in CONF_KEYS.items() for k in ks}
-    assert set(keys) == want
-    assert keys[("daemon", "socket")] == "/run/gpuq/gpuq.sock"
-    assert keys[("daemon", "state_dir")] == "/var/lib/gpuq"
-    assert keys[("daemon", "admin_group")] == "gpuq"
+    """Every key of daemon/conf.c, with its default, in table order."""
+    ours = default_conf_keys()
+    theirs = daemon_conf_keys()
+    assert list(ours) == list(theirs)
+    assert ours == theirs
 
 
 def uncommented_conf(path, sock, state):
@@ -354,11 +358,9 @@ def test_default_conf_is_what_gpuqd_uses(tmp_path):
         finally:
             daemon.stop()
         text = daemon.log().replace(str(d), "DIR")
-        lines = [re.sub(r"^.*?(\[?\b(daemon|gcp|scheduler)\b)", r"\1", l)
-                 for l in text.splitlines()
-                 if re.search(r"\b(project|poll_interval|max_connections)"
-                              r"\b", l)]
-        assert lines, f"gpuqd logged no effective configuration:\n{text}"
+        lines = re.findall(r"config \[(?:daemon|gcp|scheduler)\].*", text)
+        assert len(lines) == 3, \
+            f"gpuqd logged no effective configuration:\n{text}"
         logs.append(lines)
     assert logs[0] == logs[1]
 
@@ -385,23 +387,78 @@ def complete(*words, env=None, cwd=None):
     return [w for w in r.stdout.split("\n") if w]
 
 
+def client_commands():
+    """The command names of gpuq's table, cli_cmds[] in client/gpuq.c."""
+    text = open(src("client", "gpuq.c")).read()
+    names = re.findall(r'^\t\{ "([a-z-]+)", cli_\w+_exec', text, re.M)
+    assert names, "no commands found in client/gpuq.c's cli_cmds[]"
+    return names
+
+
+def bash_eval(snippet):
+    r = subprocess.run([BASH, "--norc", "--noprofile", "-c",
+                        'source "$1"; ' + snippet, "bash", COMPLETION],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    return r.stdout
+
+
 @needs_bash
-def test_completion_subcommands():
-    assert complete("gpuq", "s") == ["submit", "status", "show"]
-    assert complete("gpuq", "") == ["submit", "status", "show", "cancel",
-                                    "hold", "release", "ping", "plan",
-                                    "quotas", "prices", "help"]
-    assert complete("gpuq", "--socket", "/tmp/x.sock", "pi") == ["ping"]
-    assert complete("gpuq", "help", "qu") == ["quotas"]
+def test_completion_commands():
+    # Without a runnable gpuq: the built-in list, all real commands.
+    fallback = complete("/nonexistent/gpuq", "")
+    assert set(fallback) <= set(client_commands())
+    assert complete("/nonexistent/gpuq", "s") == ["submit", "status",
+                                                  "show"]
+    assert complete("/nonexistent/gpuq", "--socket", "/tmp/x.sock",
+                    "pi") == ["ping"]
+    assert complete("/nonexistent/gpuq", "-s", "/tmp/x.sock", "-t", "5s",
+                    "pi") == ["ping"]
+    assert complete("/nonexistent/gpuq", "help", "h") == ["hold", "help"]
+    assert complete("/nonexistent/gpuq", "help", "hold", "") == []
+
+
+@needs_bash
+def test_completion_commands_from_gpuq_help():
+    if not os.access(GPUQ, os.X_OK):
+        pytest.skip("gpuq not built")
+    assert complete(GPUQ, "") == client_commands()
 
 
 @needs_bash
 def test_completion_options():
-    assert complete("gpuq", "--") == ["--socket", "--version", "--help"]
+    assert complete("gpuq", "--") == ["--socket", "--timeout", "--help",
+                                      "--version"]
     assert complete("gpuq", "status", "--") == [
-        "--all", "--state", "--user", "--json", "--limit", "--help"]
+        "--all", "--state", "--user", "--limit", "--json", "--help"]
     assert complete("gpuq", "submit", "--h") == ["--hold", "--help"]
-    assert complete("gpuq", "prices", "--g") == ["--gpu"]
+    assert complete("gpuq", "cancel", "-") == ["--help"]
+
+
+def long_options(path, after=None):
+    """The long options of the first `struct option` table in PATH (after
+    the text AFTER, if given)."""
+    text = open(path).read()
+    if after:
+        text = text[text.index(after):]
+    table = text[text.index("struct option"):]
+    table = table[:table.index("{ NULL")]
+    return set(re.findall(r'\{ "([a-z-]+)",\s*\w+_argument', table))
+
+
+@needs_bash
+def test_completion_options_match_client():
+    """Each command's long options are those its getopt table knows."""
+    cases = [("", src("client", "gpuq.c"), "\nmain(")]
+    for cmd in client_commands():
+        path = src("client", f"cli-{cmd}.c")
+        if os.path.exists(path) and "struct option" in open(path).read():
+            cases.append((cmd, path, None))
+    assert len(cases) > 1
+    for cmd, path, after in cases:
+        ours = {o[2:] for o in bash_eval(f"_gpuq_options '{cmd}'").split()
+                if o.startswith("--")}
+        assert ours == long_options(path, after), (cmd or "gpuq", path)
 
 
 @needs_bash
@@ -413,9 +470,26 @@ def test_completion_values():
     assert "held" in complete("gpuq", "status", "--state", "=")
     # '=' not a word break: one word, answered whole.
     assert complete("gpuq", "status", "--state=ru") == ["--state=running"]
+    # A list of states: the last item.
+    assert complete("gpuq", "status", "--state", "queued,ru") == [
+        "queued,running"]
+    assert complete("gpuq", "status", "--state", "l") == [
+        "launching", "live"]
     assert complete("gpuq", "quotas", "--gpu", "nvidia-h") == [
         "nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb"]
     assert complete("gpuq", "submit", "--name", "") == []
+    assert complete("gpuq", "--timeout", "") == []
+    assert complete("gpuq", "status", "-u", "roo") == ["root"]
+
+
+def test_completion_states_match_store():
+    """The states gpuq --state takes are the store's job states."""
+    names = re.findall(r"^\tJOB_([A-Z]+)(?: = 0)?,", open(src(
+        "store", "store.h")).read(), re.M)
+    text = open(COMPLETION).read()
+    m = re.search(r"^_gpuq_states='([^']*)'", text, re.M)
+    assert m and sorted(m.group(1).split()) == sorted(n.lower()
+                                                      for n in names)
 
 
 def test_completion_gpus_match_gpu_table():
@@ -463,11 +537,17 @@ def test_completion_ids_from_stub(tmp_path):
     complete(str(stub), "--socket", "/a.sock", "show", "")
     complete(str(stub), "--socket", "=", "/b.sock", "cancel", "")
     complete(str(stub), "cancel", "", env={"GPUQ_SOCKET": "/c.sock"})
-    calls = log.read_text().splitlines()
-    assert calls[-3].startswith("--socket /a.sock status ")
-    assert "--all" in calls[-3].split()
-    assert calls[-2].startswith("--socket /b.sock status ")
-    assert calls[-1].startswith("--socket /c.sock status ")
+    complete(str(stub), "-s", "/d.sock", "hold", "")
+    complete(str(stub), "release", "")
+    calls = [c for c in log.read_text().splitlines() if c != "help"]
+    assert calls[-5].startswith("--timeout 2s --socket /a.sock status ")
+    assert calls[-5].endswith(" --all")
+    assert calls[-4].startswith("--timeout 2s --socket /b.sock status ")
+    assert calls[-3].startswith("--timeout 2s --socket /c.sock status ")
+    assert calls[-2].startswith("--timeout 2s --socket /d.sock status ")
+    assert calls[-2].endswith(" --state queued")
+    assert calls[-1] == "--timeout 2s status --json --limit 1000 " \
+        "--state held"
     # Found on PATH when typed as a bare name.
     env = {"PATH": f"{tmp_path}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
     assert complete("gpuq", "show", "15", env=env) == ["150"]
@@ -501,5 +581,15 @@ def test_completion_ids_from_daemon(tmp_path):
         assert sorted(got, key=int) == ids
         got = complete(GPUQ, "--socket", daemon.sock, "cancel", ids[0], "")
         assert got == [ids[1]]
+        # hold offers queued jobs, release held ones, cancel live ones.
+        r = request(daemon.sock, {"op": "hold", "id": int(ids[0])})
+        assert r.get("ok"), r
+        assert complete(GPUQ, "-s", daemon.sock, "hold", "") == [ids[1]]
+        assert complete(GPUQ, "-s", daemon.sock, "release", "") == [ids[0]]
+        r = request(daemon.sock, {"op": "cancel", "id": int(ids[1])})
+        assert r.get("ok"), r
+        assert complete(GPUQ, "-s", daemon.sock, "cancel", "") == [ids[0]]
+        got = complete(GPUQ, "-s", daemon.sock, "show", "")
+        assert sorted(got, key=int) == ids
     finally:
         daemon.stop()
