@@ -9,11 +9,18 @@ GCP_SOURCES = \
 	providers/gcp/gcp-conf.c \
 	providers/gcp/gcp-error.c \
 	providers/gcp/http.c providers/gcp/http.h \
-	providers/gcp/auth.c providers/gcp/auth.h
+	providers/gcp/auth.c providers/gcp/auth.h \
+	providers/gcp/quota.c providers/gcp/quota.h \
+	providers/gcp/price.c providers/gcp/price.h \
+	providers/gcp/gcp.c
 
 providers_libproviders_a_SOURCES = $(GCP_SOURCES)
 providers_libproviders_a_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(CURL_CFLAGS) \
 	$(JANSSON_CFLAGS) $(OPENSSL_CFLAGS)
+
+# The bundled fallback price table (data/README.md), read from
+# GPUQ_DATADIR at run time; data/ as a whole is in EXTRA_DIST already.
+dist_pkgdata_DATA += data/prices.csv
 
 # What a program linking libproviders.a needs after it.
 PROVIDERS_LIBS = providers/libproviders.a common/libcommon.a \
@@ -39,6 +46,22 @@ tests_unit_test_auth_SOURCES = tests/unit/test-auth.c \
 tests_unit_test_auth_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_auth_LDADD = $(GCP_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-quota
+TESTS += tests/unit/test-quota
+tests_unit_test_quota_SOURCES = tests/unit/test-quota.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_quota_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_quota_LDADD = $(GCP_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-price
+TESTS += tests/unit/test-price
+tests_unit_test_price_SOURCES = tests/unit/test-price.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_price_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_price_LDADD = $(GCP_TEST_LIBS)
 
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.

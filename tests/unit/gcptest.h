@@ -51,6 +51,12 @@ void	 fake_make_key(struct fake *, const char *path, const char *email,
  */
 json_t	*fake_requests(struct fake *, const char *method, const char *regex,
 	    size_t want);
+/*
+ * A tiny server (Python http.server) answering every request with 200
+ * and BODY, for shapes the fake does not produce. Uses F's pid and url;
+ * stop with fake_stop() (DIR is left empty and not removed).
+ */
+int	 mini_start(struct fake *f, const char *body);
 /* Remove a directory tree. */
 void	 test_rmrf(const char *dir);
 /* Clear the credential variables ADC reads, and point HOME at DIR. */

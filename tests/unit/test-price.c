@@ -1,0 +1,458 @@
+/*
+ * test-price.c: providers/gcp/price.c -- the bundled table alone, then the
+ * Cloud Billing Catalog of the simulated Google Cloud read over many
+ * pages (GPU, Spot, host core/RAM and Vertex SKUs), price overrides, a
+ * failing catalog falling back to the table, the periodic refresh, the
+ * JSON for `gpuq prices`; and the struct gcp facade built and torn down
+ * with requests in flight.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "providers/gcp/auth.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
+#include "providers/gcp/price.h"
+#include "tests/unit/gcptest.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+
+struct t {
+	uv_loop_t	 loop;
+	struct fake	 fake;
+	struct gcp_conf	 conf;
+	struct http	*http;
+	struct auth	*auth;
+	struct price	*p;
+	char		*table;
+	int		 calls, error;
+	char		*cause;
+};
+
+static char *
+table_path(void)
+{
+	const char	*top = getenv("top_srcdir");
+
+	return xprintf("%s/data/prices.csv", top != NULL && *top != '\0' ?
+	    top : TOP_SRCDIR);
+}
+
+static int
+setup(void **state)
+{
+	struct t	*t = xcalloc(1, sizeof *t);
+
+	*state = t;
+	t->table = table_path();
+	assert_int_equal(uv_loop_init(&t->loop), 0);
+	if (fake_available()) {
+		assert_int_equal(fake_start(&t->fake), 0);
+		test_clean_env(t->fake.dir);
+		fake_conf(&t->fake, &t->conf);
+	} else
+		t->conf.project = "gpuq-demo";
+	t->conf.price_table = t->table;
+	return 0;
+}
+
+static void
+start(struct t *t)
+{
+	char	*cause = NULL;
+
+	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
+	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
+	http_set_auth(t->http, t->auth);
+	if (price_new(t->http, &t->conf, &t->p, &cause) != 0)
+		fail_msg("price_new: %s", cause);
+}
+
+static int
+teardown(void **state)
+{
+	struct t	*t = *state;
+
+	if (t->http != NULL) {
+		http_cancel_all(t->http);
+		price_free(t->p);
+		auth_free(t->auth);
+		http_free(t->http);
+	}
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&t->loop), 0);
+	if (t->fake.pid > 0)
+		fake_stop(&t->fake);
+	free(t->cause);
+	free(t->table);
+	free(t);
+	return 0;
+}
+
+#define NEED_FAKE(t) do {						\
+	if ((t)->fake.pid <= 0)						\
+		skip();							\
+} while (0)
+
+static void
+on_refresh(int error, const char *cause, void *arg)
+{
+	struct t	*t = arg;
+
+	t->calls++;
+	t->error = error;
+	free(t->cause);
+	t->cause = cause != NULL ? xstrdup(cause) : NULL;
+}
+
+static void
+refresh(struct t *t)
+{
+	t->calls = 0;
+	assert_int_equal(price_refresh(t->p, on_refresh, t), 0);
+	assert_int_equal(t->calls, 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(t->calls, 1);
+}
+
+static double
+gpu(struct t *t, enum gcp_service svc, const char *region, const char *g,
+    int count, int spot)
+{
+	double	d = -1;
+
+	if (price_gpu_hourly(t->p, svc, region, g, count, spot, &d) != 0)
+		fail_msg("no price for %s in %s", g, region);
+	return d;
+}
+
+static double
+host(struct t *t, enum gcp_service svc, const char *region, const char *mt,
+    int spot)
+{
+	double	d = -1;
+
+	if (price_host_hourly(t->p, svc, region, mt, spot, &d) != 0)
+		fail_msg("no price for %s in %s", mt, region);
+	return d;
+}
+
+static int
+near(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fabs(b) + 1e-9;
+}
+
+static void
+test_price_bundled(void **state)
+{
+	struct t	*t = *state;
+	double		 d;
+
+	t->conf.endpoint = NULL;
+	start(t);
+	assert_string_equal(price_source(t->p), "bundled table (data of "
+	    "2026-06)");
+	assert_int_equal(price_fetched_at(t->p), 0);
+	/* data/prices.csv: gpu,nvidia-tesla-t4,us-central1,,,0.35,0.1915 */
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 0), 0.35, 1e-9));
+	assert_true(near(gpu(t, GCP_SERVICE_BATCH, "us-central1",
+	    "NVIDIA_TESLA_T4", 2, 1), 2 * 0.1915, 1e-9));
+	assert_true(near(host(t, GCP_SERVICE_GCE, "us-central1",
+	    "n1-highmem-4", 0), 0.23661, 1e-9));
+	assert_true(near(host(t, GCP_SERVICE_GCE, "us-central1",
+	    "n1-highmem-4", 1), 0.07948, 1e-9));
+	/* Vertex: its own SKU where known, else Compute x 1.15. */
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "nvidia-h100-80gb", 1, 0), 11.2660332, 1e-9));
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "nvidia-tesla-t4", 1, 0), 0.35 * 1.15, 1e-9));
+	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "n1-highmem-4", 0), 0.23661 * 1.15, 1e-9));
+	/* a3-highgpu-8g on Vertex from the A3 core and RAM SKUs. */
+	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "a3-highgpu-8g", 0), 208 * 0.0293227 + 1872 * 0.0025534, 1e-6));
+	/* H100 on-demand: the source had a flex-start price; left out. */
+	assert_int_equal(price_gpu_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 1, 0, &d), -ENOENT);
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-h100-80gb", 8, 1), 8 * 5.3387, 1e-9));
+	assert_int_equal(price_gpu_hourly(t->p, GCP_SERVICE_GCE, "mars-1",
+	    "nvidia-tesla-t4", 1, 0, &d), -ENOENT);
+	assert_int_equal(price_gpu_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-voodoo", 1, 0, &d), -ENOENT);
+	assert_int_equal(price_host_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "z9-mega-1", 0, &d), -ENOENT);
+}
+
+static void
+test_price_missing_table(void **state)
+{
+	struct t	*t = *state;
+	char		*cause = NULL;
+
+	t->conf.price_table = "/nonexistent/prices.csv";
+	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
+	assert_int_equal(price_new(t->http, &t->conf, &t->p, &cause),
+	    -ENOENT);
+	assert_string_equal(cause, "price table /nonexistent/prices.csv: No "
+	    "such file or directory (it comes with gpuq; reinstall, or point "
+	    "[gcp] price_table at a copy)");
+	free(cause);
+	t->p = NULL;
+	t->auth = NULL;
+}
+
+static void
+test_price_catalog_paged(void **state)
+{
+	struct t	*t = *state;
+	json_t		*reqs;
+	size_t		 ncomp, nvert;
+	double		 d;
+
+	NEED_FAKE(t);
+	t->conf.page_size = 50;
+	start(t);
+	refresh(t);
+	if (t->error != 0)
+		fail_msg("refresh: %s", t->cause);
+	assert_true(strncmp(price_source(t->p), "catalog (fetched ", 17) ==
+	    0);
+	assert_non_null(strstr(price_source(t->p), " SKUs)"));
+	assert_true(price_fetched_at(t->p) > 0);
+	reqs = fake_requests(&t->fake, "GET", "/services/6F81-5844-456A/skus",
+	    2);
+	ncomp = json_array_size(reqs);
+	json_decref(reqs);
+	reqs = fake_requests(&t->fake, "GET", "/services/C7E2-9256-1C43/skus",
+	    2);
+	nvert = json_array_size(reqs);
+	json_decref(reqs);
+	assert_true(ncomp >= 2 && nvert >= 2);
+	print_message("catalog: %s over %zu + %zu pages of 50\n",
+	    price_source(t->p), ncomp, nvert);
+
+	/* The same data as the bundled table, now from SKUs. */
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 0), 0.35, 1e-4));
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 1), 0.1915, 1e-4));
+	/* Hosts from core + RAM SKUs: within 1% of the table. */
+	assert_true(near(host(t, GCP_SERVICE_GCE, "us-central1",
+	    "n1-highmem-4", 0), 0.23661, 0.01));
+	assert_true(near(host(t, GCP_SERVICE_GCE, "us-central1",
+	    "a2-highgpu-1g", 1), 0.38812, 0.01));
+	assert_true(near(host(t, GCP_SERVICE_GCE, "us-central1",
+	    "n1-standard-8", 0), 0.379998, 0.02));
+	/* Vertex SKUs: the fake prices them at Compute x 1.15. */
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "nvidia-tesla-t4", 1, 0), 0.35 * 1.15, 1e-4));
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "europe-west4",
+	    "nvidia-l4", 1, 1), gpu(t, GCP_SERVICE_GCE, "europe-west4",
+	    "nvidia-l4", 1, 1) * 1.15, 1e-4));
+	/* "H100 80GB Mega" is the Mega GPU, not the H100. */
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-h100-mega-80gb", 1, 0), 10.34428, 1e-4));
+	assert_int_equal(price_gpu_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 1, 1, &d), 0);
+	assert_true(near(d, 5.3387, 1e-4));
+}
+
+static void
+test_price_override(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	json_decref(fake_post(&t->fake, "/_fake/price", "{\"gpu\":"
+	    "\"nvidia-tesla-t4\",\"region\":\"us-central1\",\"usage_type\":"
+	    "\"Preemptible\",\"usd_per_hour\":0.0123}"));
+	start(t);
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 1), 0.1915, 1e-9));
+	refresh(t);
+	assert_int_equal(t->error, 0);
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 4, 1), 4 * 0.0123, 1e-6));
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-east1",
+	    "nvidia-tesla-t4", 1, 1), 0.1915, 0.5));
+}
+
+static void
+test_price_catalog_failure(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/skus$\",\"status\":403,\"count\":10}"));
+	start(t);
+	refresh(t);
+	assert_int_equal(t->error, -EIO);
+	assert_non_null(strstr(t->cause, "price catalog failed: HTTP 403 "
+	    "PERMISSION_DENIED: Injected fault"));
+	assert_string_equal(price_source(t->p), "bundled table (data of "
+	    "2026-06)");
+	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 0), 0.35, 1e-9));
+}
+
+static void
+stop_loop(uv_timer_t *h)
+{
+	uv_stop(h->loop);
+}
+
+static void
+test_price_refresh_timer(void **state)
+{
+	struct t	*t = *state;
+	uv_timer_t	 timer;
+	json_t		*reqs;
+
+	NEED_FAKE(t);
+	t->conf.price_refresh = 1;
+	start(t);
+	price_start(t->p);
+	uv_timer_init(&t->loop, &timer);
+	uv_timer_start(&timer, stop_loop, 1600, 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);	/* the price timer never ends */
+	uv_close((uv_handle_t *)&timer, NULL);
+	uv_run(&t->loop, UV_RUN_NOWAIT);	/* TIMER lives on this stack */
+	reqs = fake_requests(&t->fake, "GET", "/services/6F81-5844-456A/skus",
+	    2);
+	assert_int_equal(json_array_size(reqs), 2);
+	json_decref(reqs);
+	assert_true(strncmp(price_source(t->p), "catalog", 7) == 0);
+}
+
+static void
+test_price_json(void **state)
+{
+	struct t	*t = *state;
+	json_t		*j, *rows, *r, *gce, *vx;
+	struct price_row row;
+	size_t		 iter = 0, n = 0;
+
+	t->conf.endpoint = NULL;
+	start(t);
+	j = price_to_json(t->p, "us-central1", "nvidia-tesla-t4");
+	assert_string_equal(json_string_value(json_object_get(j, "source")),
+	    "bundled table (data of 2026-06)");
+	rows = json_object_get(j, "prices");
+	assert_int_equal(json_array_size(rows), 1);
+	r = json_array_get(rows, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "host")),
+	    "n1-highmem-4");
+	gce = json_object_get(r, "gce");
+	vx = json_object_get(r, "vertex");
+	assert_true(near(json_real_value(json_object_get(gce,
+	    "gpu_ondemand")), 0.35, 1e-9));
+	assert_true(near(json_real_value(json_object_get(gce,
+	    "host_spot")), 0.07948, 1e-9));
+	assert_true(near(json_real_value(json_object_get(vx,
+	    "gpu_spot")), 0.1915 * 1.15, 1e-9));
+	assert_string_equal(json_string_value(json_object_get(gce,
+	    "source")), "bundled");
+	json_decref(j);
+	j = price_to_json(t->p, NULL, "nvidia-h100-80gb");
+	r = json_array_get(json_object_get(j, "prices"), 0);
+	assert_true(json_is_null(json_object_get(json_object_get(r, "gce"),
+	    "gpu_ondemand")));
+	json_decref(j);
+	j = price_to_json(t->p, NULL, NULL);
+	assert_true(json_array_size(json_object_get(j, "prices")) >= 100);
+	json_decref(j);
+	while (price_next(t->p, &iter, &row))
+		n++;
+	assert_int_equal(n, 670);	/* the rows of data/prices.csv */
+}
+
+static void
+free_gcp(uv_timer_t *h)
+{
+	struct gcp	*g = h->data;
+
+	gcp_free(g);
+	uv_close((uv_handle_t *)h, NULL);
+}
+
+static void
+test_gcp_facade(void **state)
+{
+	struct t	*t = *state;
+	struct gcp	*g = NULL;
+	uv_timer_t	 timer;
+	char		*cause = NULL;
+	const char	*providers[] = { "gce", "vertex" };
+
+	NEED_FAKE(t);
+	t->conf.providers = providers;
+	t->conf.nproviders = 2;
+	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	    "\"/skus$\",\"latency_ms\":3000,\"count\":2}"));
+	assert_int_equal(gcp_new(&t->loop, &t->conf, &g, &cause), 0);
+	assert_string_equal(gcp_conf(g)->project, "gpuq-demo");
+	assert_non_null(gcp_http(g));
+	assert_int_equal(auth_kind(gcp_auth(g)), AUTH_METADATA);
+	assert_non_null(gcp_quota(g));
+	gcp_start(g);
+	/* Freed with the catalog read still in flight. */
+	uv_timer_init(&t->loop, &timer);
+	timer.data = g;
+	uv_timer_start(&timer, free_gcp, 300, 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+
+	/* A bad key file fails gcp_new with the reason. */
+	t->conf.credentials = "/nonexistent/key.json";
+	assert_int_equal(gcp_new(&t->loop, &t->conf, &g, &cause), -ENOENT);
+	assert_string_equal(cause, "credentials /nonexistent/key.json: No "
+	    "such file or directory");
+	free(cause);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_price_bundled, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_price_missing_table,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_price_catalog_paged,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_price_override, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_price_catalog_failure,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_price_refresh_timer,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_price_json, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_gcp_facade, setup,
+		    teardown),
+	};
+
+	log_init("test-price", getenv("GPUQ_TEST_DEBUG") != NULL ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_WARNING, 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
