@@ -101,6 +101,26 @@ def test_units_verify(tmp_path):
 
 
 @needs_analyze
+def test_unit_comment_hints_verify(tmp_path):
+    """The settings the unit's comments suggest for a drop-in are valid."""
+    service = render_units(tmp_path)
+    text = service.read_text()
+    hints = re.findall(r"^#\s+((?:LoadCredential|Environment)=\S+)$", text,
+                       re.M)
+    assert len(hints) >= 3, hints
+    for i, hint in enumerate(hints):
+        d = tmp_path / f"hint{i}"
+        d.mkdir()
+        unit = d / "gpuqd.service"
+        unit.write_text(text.replace("[Service]\n", f"[Service]\n{hint}\n"))
+        shutil.copy(tmp_path / "gpuqd.socket", d / "gpuqd.socket")
+        r = subprocess.run([ANALYZE, "verify", "--man=no", str(unit)],
+                           capture_output=True, text=True, timeout=60)
+        ours = [l for l in (r.stdout + r.stderr).splitlines() if "gpuq" in l]
+        assert r.returncode == 0 and not ours, (hint, r.stdout + r.stderr)
+
+
+@needs_analyze
 def test_service_security_exposure(tmp_path):
     service = render_units(tmp_path)
     r = subprocess.run([ANALYZE, "security", "--offline=yes", "--no-pager",
