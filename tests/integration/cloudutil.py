@@ -176,10 +176,13 @@ class Cloud:
     # -- configuration ---------------------------------------------------------
 
     def conf_text(self):
+        # Lines are at most 199 characters (gpuqd.conf(5)): a long list
+        # goes on over indented lines.
+        regions = ",\n    ".join(", ".join(self.regions[i:i + 6])
+                                 for i in range(0, len(self.regions), 6))
         g = {"project": PROJECT, "endpoint": self.fake.url,
              "credentials": self.key, "checkpoint_root": CKPT_ROOT,
-             "regions": ", ".join(self.regions),
-             "providers": ", ".join(self.providers)}
+             "regions": regions, "providers": ", ".join(self.providers)}
         g.update(self.gcp)
         out = ["# gpuqd.conf written by tests/integration/cloudutil.py",
                "[daemon]", "log_level = %s" % self.log_level, "", "[gcp]"]
