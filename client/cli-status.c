@@ -1,7 +1,10 @@
 /*
  * cli-status.c: gpuq status. Pages through gpuqd's list (keyset: after
- * and next) and prints a table, or the raw jobs as JSON. Everything
- * shown comes from the reply; the client only computes how long ago.
+ * and next) and prints a table, or the jobs as JSON. Everything shown
+ * comes from the replies; the client only computes how long ago, and
+ * the running cost of a live attempt. Pages are walked with jscan.c,
+ * not parsed into trees: a page is a thousand jobs, and jansson would
+ * spend most of gpuq status's time building objects it then drops.
  */
 #include "config.h"
 
@@ -53,7 +56,6 @@ struct status_opts {
 	int		 owner_set;
 	int64_t		 owner;
 	int64_t		 limit;		/* 0 = no limit */
-	int		 json;
 };
 
 static int
@@ -148,25 +150,135 @@ status_request(const struct status_opts *o, int64_t after, int64_t limit)
 	return req;
 }
 
+/*
+ * The fields of a job the table shows, taken from its text in the reply
+ * (cli_jscan_*), without building the whole object.
+ */
+struct status_job {
+	int64_t		 id;
+	char		*name;
+	char		*state;
+	char		*gpu;
+	int64_t		 count;
+	int64_t		 updated;
+	int64_t		 attempts;
+	double		 cost;		/* ended attempts */
+	char		*why;
+	char		*message;
+	int		 live;		/* "current" is an attempt */
+	char		*provider;
+	char		*zone;
+	char		*region;
+	int64_t		 started;
+	int64_t		 ended;
+	double		 cur_cost;
+	double		 hourly;
+};
+
+#define STATUS_KEY(k, kl, name) \
+	((kl) == sizeof (name) - 1 && memcmp((k), (name), (kl)) == 0)
+
+static void
+status_job_done(struct status_job *j)
+{
+	free(j->name);
+	free(j->state);
+	free(j->gpu);
+	free(j->why);
+	free(j->message);
+	free(j->provider);
+	free(j->zone);
+	free(j->region);
+	memset(j, 0, sizeof *j);
+}
+
+static int
+status_acc_member(const char *k, size_t kl, const char *v, size_t vl,
+    void *arg)
+{
+	struct status_job	*j = arg;
+
+	if (STATUS_KEY(k, kl, "type") && j->gpu == NULL)
+		j->gpu = cli_jscan_string(v, vl);
+	else if (STATUS_KEY(k, kl, "count"))
+		j->count = cli_jscan_int(v, vl, 0);
+	return 0;
+}
+
+static int
+status_cur_member(const char *k, size_t kl, const char *v, size_t vl,
+    void *arg)
+{
+	struct status_job	*j = arg;
+
+	if (STATUS_KEY(k, kl, "provider") && j->provider == NULL)
+		j->provider = cli_jscan_string(v, vl);
+	else if (STATUS_KEY(k, kl, "zone") && j->zone == NULL)
+		j->zone = cli_jscan_string(v, vl);
+	else if (STATUS_KEY(k, kl, "region") && j->region == NULL)
+		j->region = cli_jscan_string(v, vl);
+	else if (STATUS_KEY(k, kl, "started"))
+		j->started = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "ended"))
+		j->ended = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "cost_usd"))
+		j->cur_cost = cli_jscan_num(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "hourly_usd"))
+		j->hourly = cli_jscan_num(v, vl, 0);
+	return 0;
+}
+
+#define STATUS_STR(field) do {						\
+	if (j->field == NULL)						\
+		j->field = cli_jscan_string(v, vl);			\
+} while (0)
+
+static int
+status_job_member(const char *k, size_t kl, const char *v, size_t vl,
+    void *arg)
+{
+	struct status_job	*j = arg;
+
+	if (STATUS_KEY(k, kl, "id"))
+		j->id = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "name"))
+		STATUS_STR(name);
+	else if (STATUS_KEY(k, kl, "state"))
+		STATUS_STR(state);
+	else if (STATUS_KEY(k, kl, "updated"))
+		j->updated = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "attempts"))
+		j->attempts = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "cost_usd"))
+		j->cost = cli_jscan_num(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "why"))
+		STATUS_STR(why);
+	else if (STATUS_KEY(k, kl, "message"))
+		STATUS_STR(message);
+	else if (STATUS_KEY(k, kl, "accelerator") && *v == '{')
+		return cli_jscan_object(v, vl, status_acc_member, j);
+	else if (STATUS_KEY(k, kl, "current") && *v == '{') {
+		j->live = 1;
+		return cli_jscan_object(v, vl, status_cur_member, j);
+	}
+	return 0;
+}
+
 /* Cost so far: ended attempts, plus the live one's running time. */
 static double
-status_cost(json_t *job, int64_t now)
+status_cost(const struct status_job *j, int64_t now)
 {
-	json_t	*cur = json_object_get(job, "current");
-	double	 cost = cli_json_num(job, "cost_usd", 0), live, est;
-	int64_t	 started;
+	double	live, est;
 
-	if (!json_is_object(cur) || cli_json_int(cur, "ended", 0) > 0)
-		return cost;
-	live = cli_json_num(cur, "cost_usd", 0);
-	started = cli_json_int(cur, "started", 0);
-	if (started > 0 && now > started) {
-		est = cli_json_num(cur, "hourly_usd", 0) *
-		    (double)(now - started) / 3600.0;
+	if (!j->live || j->ended > 0)
+		return j->cost;
+	live = j->cur_cost;
+	if (j->started > 0 && now > j->started) {
+		est = j->hourly * (double)(now - j->started) / 3600.0;
 		if (est > live)
 			live = est;
 	}
-	return cost + live;
+	return j->cost + live;
 }
 
 static int
@@ -177,36 +289,33 @@ status_is_finished(const char *state)
 }
 
 static void
-status_row(struct cli_table *t, json_t *job, int64_t now)
+status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 {
-	json_t		*cur = json_object_get(job, "current");
-	const char	*state = cli_json_str(job, "state");
-	const char	*why = cli_json_str(job, "why");
+	const char	*why = j->why;
 	char		 buf[256];
-	int64_t		 since, started;
+	int64_t		 since;
 	double		 cost;
 
-	cli_table_addf(t, "%lld", (long long)cli_json_int(job, "id", 0));
-	cli_table_add(t, cli_json_str(job, "name"));
-	cli_table_add(t, state);
-	cli_table_add(t, cli_fmt_gpu(json_object_get(job, "accelerator"),
-	    buf, sizeof buf));
-	cli_table_add(t, json_is_object(cur) ?
-	    cli_fmt_where(cur, buf, sizeof buf) : "-");
+	cli_table_addf(t, "%lld", (long long)j->id);
+	cli_table_add(t, j->name);
+	cli_table_add(t, j->state);
+	cli_table_add(t, cli_fmt_gpu_s(j->gpu, j->count, buf, sizeof buf));
+	cli_table_add(t, j->live ? cli_fmt_where_s(j->provider, j->zone,
+	    j->region, buf, sizeof buf) : "-");
 	/* How long in this state; for a running job, how long it ran. */
-	since = cli_json_int(job, "updated", 0);
-	started = json_is_object(cur) ? cli_json_int(cur, "started", 0) : 0;
-	if (state != NULL && strcmp(state, "running") == 0 && started > 0)
-		since = started;
+	since = j->updated;
+	if (j->state != NULL && strcmp(j->state, "running") == 0 &&
+	    j->started > 0)
+		since = j->started;
 	cli_table_add(t, since > 0 ?
 	    cli_fmt_age(now - since, buf, sizeof buf) : "-");
-	cost = status_cost(job, now);
-	if (cost <= 0 && cli_json_int(job, "attempts", 0) == 0)
+	cost = status_cost(j, now);
+	if (cost <= 0 && j->attempts == 0)
 		cli_table_add(t, "-");
 	else
 		cli_table_add(t, cli_fmt_usd(cost, buf, sizeof buf));
-	if (why == NULL && status_is_finished(state))
-		why = cli_json_str(job, "message");
+	if (why == NULL && status_is_finished(j->state))
+		why = j->message;
 	cli_table_add(t, why != NULL ? why : "");
 }
 
@@ -250,23 +359,38 @@ status_counts(const struct status_opts *o, json_t *counts, int64_t *seen,
 	putchar('\n');
 }
 
+/* What one gpuq status run gathers over its pages. */
+struct status_run {
+	struct status_opts	 o;
+	int64_t			 after;		/* last id seen */
+	int64_t			 left;		/* --limit left */
+	int			 more;		/* gpuqd said "next" */
+	int			 first;		/* nothing printed yet */
+	struct cli_table	*t;		/* NULL with --json */
+	json_t			*counts;	/* of the first page */
+	int64_t			 seen[STATUS_NSTATES];
+	int64_t			 now;
+};
+
 /*
- * One page for --json: print each job's text as gpuqd sent it, one per
- * line, without parsing the page (a whole queue is a hundred pages).
- * Sets *more and moves *after to the next page.
+ * One page. The reply is walked, not parsed whole: with --json each
+ * job's text goes out as gpuqd wrote it, one per line (a whole queue
+ * is a hundred pages of a thousand); for the table each job is parsed
+ * on its own and dropped once its row is made.
  */
 static int
-status_page_raw(struct cli *cli, const struct status_opts *o,
-    int64_t *after, int64_t page, int *first, int64_t *left, int *more)
+status_page(struct cli *cli, struct status_run *r, int64_t page)
 {
+	struct status_job	 job;
 	const char	*line, *pos, *end, *v;
 	json_t		*reply;
+	json_error_t	 err;
 	size_t		 len, vlen;
 	char		 num[32];
-	int		 rc;
+	int		 rc, k;
 
-	reply = cli_call_raw(cli, status_request(o, *after, page), &line,
-	    &len);
+	reply = cli_call_raw(cli, status_request(&r->o, r->after, page),
+	    &line, &len);
 	if (line == NULL) {
 		rc = reply ? cli_reply_warn(reply, "status") : GPUQ_EXIT_FAILED;
 		json_decref(reply);
@@ -276,21 +400,37 @@ status_page_raw(struct cli *cli, const struct status_opts *o,
 		goto bad;
 	end = pos + vlen;
 	while ((rc = cli_jscan_next(&pos, end, &v, &vlen)) == 1) {
-		fputs(*first ? "\n" : ",\n", stdout);
-		fwrite(v, 1, vlen, stdout);
-		*first = 0;
-		(*left)--;
+		r->left--;
+		if (r->t == NULL) {
+			fputs(r->first ? "\n" : ",\n", stdout);
+			fwrite(v, 1, vlen, stdout);
+			r->first = 0;
+			continue;
+		}
+		memset(&job, 0, sizeof job);
+		if (cli_jscan_object(v, vlen, status_job_member, &job) != 0) {
+			status_job_done(&job);
+			goto bad;
+		}
+		status_row(r->t, &job, r->now);
+		if (job.state != NULL && (k = status_state_index(job.state,
+		    strlen(job.state))) >= 0)
+			r->seen[k]++;
+		status_job_done(&job);
 	}
 	if (rc != 0)
 		goto bad;
+	if (r->counts == NULL && r->t != NULL &&
+	    cli_jscan_member(line, len, "counts", &v, &vlen) == 1)
+		r->counts = json_loadb(v, vlen, 0, &err);
 	rc = cli_jscan_member(line, len, "next", &v, &vlen);
 	if (rc == -1 || (rc == 1 && vlen >= sizeof num))
 		goto bad;
-	*more = rc == 1;
-	if (*more) {
+	r->more = rc == 1;
+	if (r->more) {
 		memcpy(num, v, vlen);
 		num[vlen] = '\0';
-		if (cli_parse_id(num, after) != 0)
+		if (cli_parse_id(num, &r->after) != 0)
 			goto bad;
 	}
 	return 0;
@@ -311,41 +451,37 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const struct cli_cmd		*cmd = cli_cmd_find("status");
-	struct status_opts		 o;
-	struct cli_table		*t = NULL;
-	json_t				*reply, *jobs, *job, *counts = NULL;
-	int64_t				 after = 0, left, page, now;
-	int64_t				 seen[STATUS_NSTATES];
-	size_t				 i;
-	int				 ch, k, first = 1, more = 0, rc = 0;
 	static char			 obuf[1 << 16];
-	const char			*state;
+	const struct cli_cmd		*cmd = cli_cmd_find("status");
+	struct status_run		 r;
+	struct status_opts		*o = &r.o;
+	int64_t				 page;
+	int				 ch, json = 0, rc = 0;
 
-	memset(&o, 0, sizeof o);
-	memset(seen, 0, sizeof seen);
+	memset(&r, 0, sizeof r);
+	r.first = 1;
 	while ((ch = cli_getopt(argc, argv, "au:n:h", opts, cmd)) != -1) {
 		switch (ch) {
 		case 'a':
-			o.all = 1;
+			o->all = 1;
 			break;
 		case 'S':
-			if (status_parse_states(optarg, &o) != 0)
+			if (status_parse_states(optarg, o) != 0)
 				return GPUQ_EXIT_USAGE;
 			break;
 		case 'u':
-			if (status_parse_user(optarg, &o) != 0)
+			if (status_parse_user(optarg, o) != 0)
 				return GPUQ_EXIT_USAGE;
 			break;
 		case 'n':
-			if (cli_parse_id(optarg, &o.limit) != 0) {
+			if (cli_parse_id(optarg, &o->limit) != 0) {
 				cli_warnx("--limit: '%s' is not a positive "
 				    "integer", optarg);
 				return GPUQ_EXIT_USAGE;
 			}
 			break;
 		case 'J':
-			o.json = 1;
+			json = 1;
 			break;
 		case 'h':
 			return GPUQ_EXIT_OK;
@@ -359,61 +495,32 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		cli_usage(stderr, cmd);
 		return GPUQ_EXIT_USAGE;
 	}
-	if (o.all)
-		o.states = 0;	/* --all covers any --state */
+	if (o->all)
+		o->states = 0;	/* --all covers any --state */
 
-	if (o.json) {
+	if (json) {
 		(void)setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 		fputs("[", stdout);
 	} else
-		t = cli_table_new(status_cols, STATUS_NCOLS);
-	left = o.limit;
-	now = (int64_t)time(NULL);
+		r.t = cli_table_new(status_cols, STATUS_NCOLS);
+	r.left = o->limit;
+	r.now = (int64_t)time(NULL);
 	do {
 		page = GPUQ_LIST_MAX;
-		if (o.limit > 0 && left < page)
-			page = left;
-		if (o.json) {
-			/* Passed through as gpuqd wrote them, unparsed. */
-			rc = status_page_raw(cli, &o, &after, page, &first,
-			    &left, &more);
-			if (rc != 0)
-				break;
-			continue;
-		}
-		reply = cli_call(cli, status_request(&o, after, page));
-		if (reply == NULL || !cli_reply_ok(reply)) {
-			rc = reply ? cli_reply_warn(reply, "status") :
-			    GPUQ_EXIT_FAILED;
-			json_decref(reply);
+		if (o->limit > 0 && r.left < page)
+			page = r.left;
+		if ((rc = status_page(cli, &r, page)) != 0)
 			break;
-		}
-		jobs = json_object_get(reply, "jobs");
-		json_array_foreach(jobs, i, job) {
-			status_row(t, job, now);
-			state = cli_json_str(job, "state");
-			if (state != NULL &&
-			    (k = status_state_index(state, strlen(state))) >= 0)
-				seen[k]++;
-		}
-		left -= (int64_t)json_array_size(jobs);
-		if (counts == NULL)
-			counts = json_incref(json_object_get(reply, "counts"));
-		more = json_is_integer(json_object_get(reply, "next"));
-		if (more)
-			after = json_integer_value(json_object_get(reply,
-			    "next"));
-		json_decref(reply);
-	} while (more && (o.limit == 0 || left > 0));
+	} while (r.more && (o->limit == 0 || r.left > 0));
 
-	if (o.json)
-		fputs(first ? "]\n" : "\n]\n", stdout);
+	if (json)
+		fputs(r.first ? "]\n" : "\n]\n", stdout);
 	else if (rc == 0) {
-		if (cli_table_rows(t) > 0)
-			cli_table_print(t, stdout, cli_table_width(), 1);
-		status_counts(&o, counts, seen, !more);
+		if (cli_table_rows(r.t) > 0)
+			cli_table_print(r.t, stdout, cli_table_width(), 1);
+		status_counts(o, r.counts, r.seen, !r.more);
 	}
-	cli_table_free(t);
-	json_decref(counts);
+	cli_table_free(r.t);
+	json_decref(r.counts);
 	return rc;
 }

@@ -159,6 +159,20 @@ int	cli_jscan_member(const char *obj, size_t len, const char *key,
  */
 int	cli_jscan_next(const char **pos, const char *end, const char **val,
 	    size_t *vlen);
+/*
+ * Walk the members of object OBJ, calling CB with each key (raw, not
+ * unescaped) and value text. Returns 0, CB's first non-zero return, or
+ * -1 if OBJ is malformed.
+ */
+typedef int (*cli_jscan_cb)(const char *key, size_t klen, const char *val,
+	    size_t vlen, void *arg);
+int	cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb,
+	    void *arg);
+/* A string value decoded: new string; NULL if not a string (or null). */
+char	*cli_jscan_string(const char *val, size_t vlen);
+/* A number value, or DEF if it is not one. */
+int64_t	 cli_jscan_int(const char *val, size_t vlen, int64_t def);
+double	 cli_jscan_num(const char *val, size_t vlen, double def);
 
 /*
  * table.c: columns sized to their content. Cells are copied and made
@@ -202,8 +216,12 @@ char	*cli_fmt_age(int64_t sec, char *buf, size_t len);
 char	*cli_fmt_usd(double usd, char *buf, size_t len);
 /* "2xT4" from {"type":"nvidia-tesla-t4","count":2}; "-" if absent. */
 char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
+char	*cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len);
 /* "gce/us-central1-a" from an attempt; "-" if absent. */
 char	*cli_fmt_where(json_t *attempt, char *buf, size_t len);
+/* The same from its parts; the region stands in for a NULL zone. */
+char	*cli_fmt_where_s(const char *provider, const char *zone,
+	    const char *region, char *buf, size_t len);
 /* Owner uid as "name" or the number when it has no name. */
 char	*cli_fmt_user(int64_t uid, char *buf, size_t len);
 /* Integer member of OBJ, or DEF when absent or not a number. */

@@ -44,11 +44,9 @@ cli_fmt_usd(double usd, char *buf, size_t len)
 }
 
 char *
-cli_fmt_gpu(json_t *acc, char *buf, size_t len)
+cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len)
 {
 	const struct gpu_type	*g;
-	const char		*type = cli_json_str(acc, "type");
-	int64_t			 count = cli_json_int(acc, "count", 0);
 
 	if (type == NULL) {
 		snprintf(buf, len, "-");
@@ -64,13 +62,18 @@ cli_fmt_gpu(json_t *acc, char *buf, size_t len)
 }
 
 char *
-cli_fmt_where(json_t *a, char *buf, size_t len)
+cli_fmt_gpu(json_t *acc, char *buf, size_t len)
 {
-	const char	*prov = cli_json_str(a, "provider");
-	const char	*zone = cli_json_str(a, "zone");
+	return cli_fmt_gpu_s(cli_json_str(acc, "type"),
+	    cli_json_int(acc, "count", 0), buf, len);
+}
 
+char *
+cli_fmt_where_s(const char *prov, const char *zone, const char *region,
+    char *buf, size_t len)
+{
 	if (zone == NULL)
-		zone = cli_json_str(a, "region");
+		zone = region;
 	if (prov == NULL && zone == NULL)
 		snprintf(buf, len, "-");
 	else if (zone == NULL)
@@ -78,6 +81,13 @@ cli_fmt_where(json_t *a, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s/%s", prov ? prov : "?", zone);
 	return buf;
+}
+
+char *
+cli_fmt_where(json_t *a, char *buf, size_t len)
+{
+	return cli_fmt_where_s(cli_json_str(a, "provider"),
+	    cli_json_str(a, "zone"), cli_json_str(a, "region"), buf, len);
 }
 
 char *

@@ -3,13 +3,16 @@
  * that gpuq passes through as they are (gpuq status --json of a whole
  * queue: a hundred pages of a thousand jobs). One pass, no allocation;
  * it checks structure (brackets, strings, literals), not every rule of
- * JSON, so anything it refuses is left to jansson to report.
+ * JSON, so anything it refuses is left to jansson to report. Scalars
+ * are decoded on demand (strings unescaped to UTF-8).
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/cli.h"
+#include "common/xmalloc.h"
 
 #define JSCAN_MAX_DEPTH	128
 
@@ -148,4 +151,180 @@ cli_jscan_next(const char **pos, const char *end, const char **ret_val,
 	*ret_len = (size_t)(p - v);
 	*pos = p;
 	return 1;
+}
+
+int
+cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
+{
+	const char	*p = obj, *end = obj + len, *k, *kend, *v;
+	int		 rc;
+
+	p = jscan_space(p, end);
+	if (p >= end || *p != '{')
+		return -1;
+	p = jscan_space(p + 1, end);
+	if (p < end && *p == '}')
+		return 0;
+	for (;;) {
+		if (p >= end || *p != '"')
+			return -1;
+		k = p + 1;
+		if ((p = jscan_string(p, end)) == NULL)
+			return -1;
+		kend = p - 1;
+		p = jscan_space(p, end);
+		if (p >= end || *p != ':')
+			return -1;
+		v = jscan_space(p + 1, end);
+		if ((p = jscan_value(v, end, 1)) == NULL)
+			return -1;
+		if ((rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg)) != 0)
+			return rc;
+		p = jscan_space(p, end);
+		if (p < end && *p == '}')
+			return 0;
+		if (p >= end || *p != ',')
+			return -1;
+		p = jscan_space(p + 1, end);
+	}
+}
+
+/* Value of hex digit C, or -1. */
+static int
+jscan_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* \uXXXX at P (4 hex digits); -1 if malformed. */
+static long
+jscan_u4(const char *p, const char *end)
+{
+	long	v = 0;
+	int	i, h;
+
+	if (end - p < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if ((h = jscan_hex(p[i])) < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+static size_t
+jscan_utf8(long cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+char *
+cli_jscan_string(const char *v, size_t vlen)
+{
+	const char	*p, *end = v + vlen - 1;
+	char		*out, *o;
+	long		 cp, lo;
+
+	if (vlen < 2 || v[0] != '"' || v[vlen - 1] != '"')
+		return NULL;
+	/* Decoded text is never longer than its JSON form. */
+	o = out = xmalloc(vlen);
+	for (p = v + 1; p < end; p++) {
+		if (*p != '\\') {
+			*o++ = *p;
+			continue;
+		}
+		if (++p >= end)
+			break;
+		switch (*p) {
+		case 'b': *o++ = '\b'; break;
+		case 'f': *o++ = '\f'; break;
+		case 'n': *o++ = '\n'; break;
+		case 'r': *o++ = '\r'; break;
+		case 't': *o++ = '\t'; break;
+		case 'u':
+			if ((cp = jscan_u4(p + 1, end)) < 0)
+				goto bad;
+			p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00 && end - p > 6 &&
+			    p[1] == '\\' && p[2] == 'u' &&
+			    (lo = jscan_u4(p + 3, end)) >= 0xdc00 &&
+			    lo < 0xe000) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				    (lo - 0xdc00);
+				p += 6;
+			} else if (cp >= 0xd800 && cp < 0xe000)
+				cp = '?';	/* a lone surrogate */
+			if (cp == 0)
+				cp = '?';	/* keep it a C string */
+			o += jscan_utf8(cp, o);
+			break;
+		default:		/* \" \\ \/ */
+			*o++ = *p;
+			break;
+		}
+	}
+	*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+int64_t
+cli_jscan_int(const char *v, size_t vlen, int64_t def)
+{
+	char		 buf[32], *end;
+	long long	 n;
+
+	if (vlen == 0 || vlen >= sizeof buf || strchr("-0123456789",
+	    v[0]) == NULL)
+		return def;
+	memcpy(buf, v, vlen);
+	buf[vlen] = '\0';
+	n = strtoll(buf, &end, 10);
+	if (*end == '.' || *end == 'e' || *end == 'E')
+		return (int64_t)strtod(buf, NULL);
+	return *end == '\0' ? n : def;
+}
+
+double
+cli_jscan_num(const char *v, size_t vlen, double def)
+{
+	char	 buf[64], *end;
+	double	 d;
+
+	if (vlen == 0 || vlen >= sizeof buf || strchr("-0123456789",
+	    v[0]) == NULL)
+		return def;
+	memcpy(buf, v, vlen);
+	buf[vlen] = '\0';
+	d = strtod(buf, &end);
+	return *end == '\0' ? d : def;
 }

@@ -261,6 +261,64 @@ test_jscan_malformed(void **state)
 			fail_msg("accepted '%s'", bad[i]);
 }
 
+static int
+count_member(const char *k, size_t kl, const char *v, size_t vl, void *arg)
+{
+	(void)k;
+	(void)v;
+	(void)vl;
+	*(size_t *)arg += kl;
+	return 0;
+}
+
+static void
+test_jscan_scalars(void **state)
+{
+	static const struct {
+		const char	*json;
+		const char	*want;	/* NULL: not a string */
+	} strs[] = {
+		{ "\"plain\"", "plain" },
+		{ "\"q\\\"b\\\\s\\/\"", "q\"b\\s/" },
+		{ "\"\\n\\t\\r\\b\\f\"", "\n\t\r\b\f" },
+		{ "\"caf\\u00e9 \\u20ac\"", "caf\xc3\xa9 \xe2\x82\xac" },
+		{ "\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80" },
+		{ "\"lone \\ud800 x\"", "lone ? x" },
+		{ "\"nul \\u0000\"", "nul ?" },
+		{ "\"\"", "" },
+		{ "null", NULL }, { "12", NULL }, { "\"open", NULL },
+		{ "\"bad \\u12g4\"", NULL },
+	};
+	char	*s;
+	size_t	 i, n = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		s = cli_jscan_string(strs[i].json, strlen(strs[i].json));
+		if (strs[i].want == NULL)
+			assert_null(s);
+		else {
+			assert_non_null(s);
+			assert_string_equal(s, strs[i].want);
+		}
+		free(s);
+	}
+	assert_int_equal(cli_jscan_int("142", 3, -1), 142);
+	assert_int_equal(cli_jscan_int("-7", 2, 0), -7);
+	assert_int_equal(cli_jscan_int("2.9", 3, 0), 2);
+	assert_int_equal(cli_jscan_int("null", 4, -1), -1);
+	assert_int_equal(cli_jscan_int("\"5\"", 3, -1), -1);
+	assert_true(cli_jscan_num("1.25", 4, 0) == 1.25);
+	assert_true(cli_jscan_num("3", 1, 0) == 3.0);
+	assert_true(cli_jscan_num("true", 4, -2) == -2.0);
+
+	assert_int_equal(cli_jscan_object("{\"ab\":1, \"c\":{\"d\":[]}}", 23,
+	    count_member, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(cli_jscan_object("{\"ab\":1,", 9, count_member, &n),
+	    -1);
+}
+
 int
 main(void)
 {
@@ -274,6 +332,7 @@ main(void)
 		cmocka_unit_test(test_table_json_getters),
 		cmocka_unit_test(test_jscan_member),
 		cmocka_unit_test(test_jscan_malformed),
+		cmocka_unit_test(test_jscan_scalars),
 	};
 
 	/* Widths and the ellipsis follow LC_CTYPE: pin it. */
