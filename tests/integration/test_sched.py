@@ -92,7 +92,7 @@ def test_quota_exhausted_in_cheapest_region_goes_to_next(cloud):
 
 def test_two_jobs_that_fit_only_alone(cloud):
     """Room for 2 T4s; two jobs of 2 T4s each, submitted together: one
-    launches, the other waits naming the quota (no double counting, no
+    launches, the other waits for quota (no double counting, no
     quota error from the cloud), and launches when the first is done."""
     c = cloud(speed=SPEED, providers=("gce",),
               setup=lambda c: c.quota("NVIDIA_T4_GPUS", 2,
@@ -109,7 +109,7 @@ def test_two_jobs_that_fit_only_alone(cloud):
         time.sleep(0.2)
     c.check(first is not None, "neither job launched")
     other = b if first["id"] == a else a
-    waits_with(c, other, ["NVIDIA_T4_GPUS"])
+    waits_with(c, other, ["quota", "us-central1"])
     time.sleep(2)
     c.check(c.show(other)["state"] == "queued", "both jobs launched")
     c.check(len(c.creates("gce")) == 1, "create calls while one job fits: "
@@ -152,7 +152,8 @@ def test_spot_quota_zero_draws_on_the_on_demand_bucket(cloud):
     """With PREEMPTIBLE_NVIDIA_T4_GPUS at limit 0, Compute Engine counts
     Spot VMs against NVIDIA_T4_GPUS (API-NOTES A.2; the fake does the
     same). Room for one T4 there: one job runs (Spot or not) and uses it;
-    the next waits naming NVIDIA_T4_GPUS, the bucket really used."""
+    the next waits for quota, and `plan` names NVIDIA_T4_GPUS, the
+    bucket really used, for Spot and on-demand offers alike."""
     def setup(c):
         c.quota("PREEMPTIBLE_NVIDIA_T4_GPUS", 0, region="us-central1")
         c.quota("NVIDIA_T4_GPUS", 1, region="us-central1")
@@ -165,8 +166,17 @@ def test_spot_quota_zero_draws_on_the_on_demand_bucket(cloud):
     c.check(used["NVIDIA_T4_GPUS"]["usage"] == 1, "fake quota usage %r" %
             {k: v for k, v in used.items() if "T4" in k}, a)
     b = c.submit(spec)
-    waits_with(c, b, ["NVIDIA_T4_GPUS"])
+    waits_with(c, b, ["quota", "us-central1"])
     c.check(len(c.creates("gce")) == 1, "creates: %r" % c.creates("gce"), b)
+    # The plan names the bucket: every us-central1 offer, Spot or not,
+    # is excluded for NVIDIA_T4_GPUS (none for the PREEMPTIBLE_ twin).
+    need_plan(c)
+    r = c.request({"op": "plan", "job": spec})
+    c.check(r.get("ok"), "plan: %r" % r, b)
+    reasons = [x["reason"] for x in r["excluded"]]
+    c.check(reasons and all("NVIDIA_T4_GPUS" in x and "PREEMPTIBLE" not in x
+                            for x in reasons) and not r["offers"],
+            "plan with the one T4 in use: %r" % r, b)
 
 
 def test_gpus_all_regions_exhausted_waits_and_says_why(cloud):
@@ -300,10 +310,11 @@ def test_learnt_preemption_rate_prefers_standard(cloud):
     T4 in us-central1. With restart_overhead = 24 h and a checkpoint
     interval of 1 min, a Spot offer is priced 0.27098 x (1 + λ x 24.008):
     Spot stays cheaper while λ < 0.0485 per hour. The prior is 0.001 per
-    hour, so the first attempt is Spot; each attempt is preempted after
-    about 2 real seconds (200 simulated), a rate of at least 18 per
-    running hour whichever clock gpuqd measures with. After a few
-    preemptions an on-demand attempt must follow."""
+    hour, so the first attempt is Spot. λ is learnt as (preemptions +
+    prior x 10 h) / (Spot hours + 10 h) (daemon/cost.h); each attempt is
+    preempted after about 2 real seconds (200 simulated), so after one
+    preemption λ >= 1.01 / 10.06 = 0.1 per hour whichever clock gpuqd
+    counts the hours with, and the next attempt must be on demand."""
     c = cloud(speed=SPEED, providers=("gce",),
               scheduler={"preemptions_per_hour": "0.001",
                          "restart_overhead": "24h"})
