@@ -89,8 +89,8 @@ cli_job_exec(struct cli *cli, int argc, char **argv)
 		if (state != NULL && strcmp(op, "cancel") == 0 &&
 		    strcmp(state, "cancelled") != 0)
 			/* Cloud resources first: gpuqd finishes it later. */
-			printf("cancelling job %lld (now %s)\n",
-			    (long long)id, state);
+			printf("cancelling job %lld: its cloud resource is "
+			    "being deleted\n", (long long)id);
 		else
 			printf("%s job %lld\n", done, (long long)id);
 		json_decref(reply);

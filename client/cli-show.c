@@ -186,8 +186,9 @@ show_header(json_t *job, int64_t now)
 	const char	*name = cli_json_str(job, "name");
 	const char	*s;
 	char		 b1[64], b2[64], *c;
+	json_t		*cur;
 	int64_t		 t, n, intr, fail;
-	double		 cost;
+	double		 cost, live;
 
 	c = cli_table_clean(name ? name : "-");
 	printf("job %lld  %s  %s\n", (long long)cli_json_int(job, "id", 0),
@@ -212,8 +213,19 @@ show_header(json_t *job, int64_t now)
 	    (long long)n, (long long)intr, intr == 1 ? "" : "s",
 	    (long long)fail, fail == 1 ? "" : "s");
 	cost = cli_json_num(job, "cost_usd", 0);
-	show_field("cost", "%s of ended attempts",
-	    cli_fmt_usd(cost, b1, sizeof b1));
+	cur = json_object_get(job, "current");
+	t = json_is_object(cur) ? cli_json_int(cur, "started", 0) : 0;
+	if (t > 0 && cli_json_int(cur, "ended", 0) == 0 && now > t) {
+		/* The running attempt's share, at its hourly price. */
+		live = cli_json_num(cur, "hourly_usd", 0) * (double)(now - t) /
+		    3600.0;
+		if (live < cli_json_num(cur, "cost_usd", 0))
+			live = cli_json_num(cur, "cost_usd", 0);
+		show_field("cost", "%s so far (%s of ended attempts)",
+		    cli_fmt_usd(cost + live, b1, sizeof b1),
+		    cli_fmt_usd(cost, b2, sizeof b2));
+	} else
+		show_field("cost", "%s", cli_fmt_usd(cost, b1, sizeof b1));
 	if ((s = cli_json_str(job, "checkpoint")) != NULL) {
 		t = cli_json_int(job, "checkpoint_at", 0);
 		if (t > 0)

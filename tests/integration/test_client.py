@@ -261,6 +261,8 @@ def test_show_story(scripted):
     assert rc == 0, err
     assert out.startswith("job 7  resnet  running\n")
     assert "  attempts    2 (1 interruption, 0 failures)\n" in out
+    # $0.50 ended + 1 h at $1.00/h running.
+    assert "  cost        $1.50 so far ($0.50 of ended attempts)\n" in out
     assert "  checkpoint  gs://b/gpuq/7/checkpoints/ckpt-00000600 " \
            "(2m00s ago)\n" in out
     # The spec reads back as the same YAML.
@@ -395,7 +397,8 @@ def test_cancel_many_on_one_connection(scripted):
     d = scripted(handler)
     rc, out, err = run_gpuq(d.path, "cancel", "4", "5", "6")
     assert rc == 1
-    assert out == "cancelled job 4\ncancelling job 6 (now cancelling)\n"
+    assert out == ("cancelled job 4\ncancelling job 6: its cloud resource "
+                   "is being deleted\n")
     assert err == ("gpuq: cancel job 5: forbidden: job 5 belongs to uid "
                    "1000; only its owner, root or members of group \"gpuq\" "
                    "may cancel it\n")
