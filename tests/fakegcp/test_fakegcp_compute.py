@@ -2,7 +2,7 @@
 preemption and the simulated workload (API-NOTES A, C)."""
 import uuid
 
-from conftest import CP, instance_body
+from fgutil import CP, instance_body
 
 Z = CP + "/zones/us-central1-a"
 

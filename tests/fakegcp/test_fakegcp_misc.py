@@ -5,7 +5,7 @@ import json
 import time
 import urllib.parse
 
-from conftest import CP, instance_body
+from fgutil import CP, instance_body
 
 Z = CP + "/zones/us-central1-a"
 
