@@ -74,6 +74,7 @@ struct api {
 
 	gid_t			 admin_gid;	/* of [daemon] admin_group */
 	int			 admin_ok;	/* the group exists */
+	char			*admin_missing;	/* said so for this name */
 	char			*known_ops;	/* "submit, list, ..." */
 };
 
@@ -1031,8 +1032,13 @@ api_conf_changed(struct api *a)
 		return;
 	gr = getgrnam(a->conf->admin_group);
 	if (gr == NULL) {
-		log_info("admin group \"%s\" does not exist; only owners and "
-		    "root may change jobs", a->conf->admin_group);
+		if (a->admin_missing == NULL ||
+		    strcmp(a->admin_missing, a->conf->admin_group) != 0)
+			log_info("admin group \"%s\" does not exist; only "
+			    "owners and root may change jobs",
+			    a->conf->admin_group);
+		free(a->admin_missing);
+		a->admin_missing = xstrdup(a->conf->admin_group);
 		return;
 	}
 	a->admin_gid = gr->gr_gid;
@@ -1083,6 +1089,7 @@ api_on_close(uv_handle_t *h)
 	free(a->rows);
 	free(a->ids);
 	free(a->known_ops);
+	free(a->admin_missing);
 	free(a);
 }
 

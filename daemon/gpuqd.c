@@ -54,6 +54,7 @@ struct gpuqd {
 	const char	*opt_socket;
 	const char	*opt_log_level;
 	int		 lock_fd;
+	char		*lock_path;	/* <state_dir>/gpuqd.lock */
 	struct store	*store;
 	struct api	*api;
 	struct server	*server;
@@ -92,6 +93,21 @@ usage(FILE *f)
 "See gpuqd(8) and gpuqd.conf(5).\n");
 }
 
+/*
+ * Exit on a start-up error whose words are in CAUSE (new string): it
+ * is freed first, so leak checkers see a clean exit.
+ */
+static void __attribute__((noreturn))
+gpuqd_die(char *cause, const char *what)
+{
+	char	buf[2048];
+
+	(void)snprintf(buf, sizeof buf, "%s%s%s", what ? what : "",
+	    what ? ": " : "", cause ? cause : "unknown error");
+	free(cause);
+	fatalx("%s", buf);
+}
+
 /* Apply the command-line overrides to C. */
 static void
 gpuqd_overrides(struct gpuqd *g, struct conf *c)
@@ -104,7 +120,7 @@ gpuqd_overrides(struct gpuqd *g, struct conf *c)
 	    g->opt_socket, &cause) != 0) ||
 	    (g->opt_log_level != NULL && conf_set(c, "daemon", "log_level",
 	    g->opt_log_level, &cause) != 0))
-		fatalx("%s", cause);
+		gpuqd_die(cause, NULL);
 }
 
 /* "3 queued, 1 running": the live part of the queue, for STATUS=. */
@@ -246,7 +262,7 @@ gpuqd_lock(struct gpuqd *g)
 
 	if (mkdir(dir, 0750) == -1 && errno != EEXIST)
 		fatal("cannot create state directory %s", dir);
-	path = xprintf("%s/gpuqd.lock", dir);
+	path = g->lock_path = xprintf("%s/gpuqd.lock", dir);
 	g->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (g->lock_fd == -1)
 		fatal("cannot open %s", path);
@@ -265,7 +281,6 @@ gpuqd_lock(struct gpuqd *g)
 	if (ftruncate(g->lock_fd, 0) == -1 ||
 	    pwrite(g->lock_fd, buf, (size_t)n, 0) != n)
 		log_warn("cannot write pid to %s", path);
-	free(path);
 }
 
 /* Many clients need many fds: raise the soft limit toward the hard. */
@@ -309,7 +324,7 @@ gpuqd_listen(struct gpuqd *g)
 			    "Unix stream socket; check ListenStream= in "
 			    "gpuqd.socket", fd);
 		if (server_listen(g->server, fd, NULL, &cause) != 0)
-			fatalx("%s", cause);
+			gpuqd_die(cause, NULL);
 		len = sizeof sun;
 		memset(&sun, 0, sizeof sun);
 		if (getsockname(fd, (struct sockaddr *)&sun, &len) == 0 &&
@@ -325,7 +340,7 @@ gpuqd_listen(struct gpuqd *g)
 	if (server_socket_open(g->conf.socket, g->conf.admin_group, &fd,
 	    &cause) != 0 ||
 	    server_listen(g->server, fd, g->conf.socket, &cause) != 0)
-		fatalx("%s", cause);
+		gpuqd_die(cause, NULL);
 	log_info("socket: listening on %s", g->conf.socket);
 }
 
@@ -410,7 +425,7 @@ main(int argc, char **argv)
 	g.notify = getenv("NOTIFY_SOCKET") != NULL;
 
 	if (conf_load(&g.conf, g.config, g.config_given, &cause) != 0)
-		fatalx("%s", cause);
+		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
 	log_info("gpuqd %s starting, configuration %s%s", PACKAGE_VERSION,
@@ -421,8 +436,15 @@ main(int argc, char **argv)
 	gpuqd_lock(&g);
 	gpuqd_nofile();
 	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
-	if (store_open(dbpath, &g.store, &cause) != 0)
-		fatalx("cannot open the queue %s: %s", dbpath, cause);
+	rc = store_open(dbpath, &g.store, &cause);
+	if (rc != 0) {
+		char	what[1024];
+
+		(void)snprintf(what, sizeof what, "cannot open the queue %s",
+		    dbpath);
+		free(dbpath);
+		gpuqd_die(cause, what);
+	}
 	free(dbpath);
 
 	if ((rc = uv_loop_init(&g.loop)) != 0)
@@ -468,6 +490,7 @@ main(int argc, char **argv)
 	}
 	if (g.lock_fd != -1)
 		(void)close(g.lock_fd);
+	free(g.lock_path);
 	conf_done(&g.conf);
 	log_info("stopped");
 	return rc == 0 ? 0 : 1;

@@ -880,54 +880,64 @@ server_client_process(struct server_client *c)
 	struct server	*s = c->server;
 	char		*line;
 	size_t		 len;
-	int		 rc;
+	int		 rc, full;
 
-	while (!(c->flags & CLIENT_CLOSING) && !s->stopping &&
-	    !server_client_full(c)) {
-		if (c->flags & CLIENT_HELD_TOO_LONG) {
-			if (c->owed > 0)
-				break;
-			c->flags &= ~CLIENT_HELD_TOO_LONG;
-			server_client_error(c, GPUQ_ERR_TOO_LONG, NULL,
-			    "request line is longer than %d bytes; it was "
-			    "skipped", GPUQ_MAX_LINE);
-			continue;
-		}
-		if (c->held != NULL) {
-			if (c->owed > 0)
-				break;
-			rc = server_client_line(c, c->held, c->heldlen);
-			if (rc == -EAGAIN) {
-				/* Nothing owed, yet asked to wait: a bug. */
-				log_warnx("client %u: request held with no "
-				    "reply owed", c->id);
-				server_client_error(c, GPUQ_ERR_INTERNAL, NULL,
-				    "request could not be ordered");
-			}
-			free(c->held);
-			c->held = NULL;
-			continue;
-		}
-		rc = frame_next(&c->frame, &line, &len);
-		if (rc == 0)
-			break;
-		if (rc == -EMSGSIZE) {
-			if (c->owed > 0) {
-				c->flags |= CLIENT_HELD_TOO_LONG;
+	do {
+		full = 0;
+		while (!(c->flags & CLIENT_CLOSING) && !s->stopping) {
+			if (server_client_full(c)) {
+				full = 1;
 				break;
 			}
-			server_client_error(c, GPUQ_ERR_TOO_LONG, NULL,
-			    "request line is longer than %d bytes; it was "
-			    "skipped", GPUQ_MAX_LINE);
-			continue;
+			if (c->flags & CLIENT_HELD_TOO_LONG) {
+				if (c->owed > 0)
+					break;
+				c->flags &= ~CLIENT_HELD_TOO_LONG;
+				server_client_error(c, GPUQ_ERR_TOO_LONG, NULL,
+				    "request line is longer than %d bytes; it "
+				    "was skipped", GPUQ_MAX_LINE);
+				continue;
+			}
+			if (c->held != NULL) {
+				if (c->owed > 0)
+					break;
+				rc = server_client_line(c, c->held,
+				    c->heldlen);
+				if (rc == -EAGAIN) {
+					/* Nothing owed, yet told to wait. */
+					log_warnx("client %u: request held "
+					    "with no reply owed", c->id);
+					server_client_error(c,
+					    GPUQ_ERR_INTERNAL, NULL,
+					    "request could not be ordered");
+				}
+				free(c->held);
+				c->held = NULL;
+				continue;
+			}
+			rc = frame_next(&c->frame, &line, &len);
+			if (rc == 0)
+				break;
+			if (rc == -EMSGSIZE) {
+				if (c->owed > 0) {
+					c->flags |= CLIENT_HELD_TOO_LONG;
+					break;
+				}
+				server_client_error(c, GPUQ_ERR_TOO_LONG, NULL,
+				    "request line is longer than %d bytes; it "
+				    "was skipped", GPUQ_MAX_LINE);
+				continue;
+			}
+			if (server_client_line(c, line, len) == -EAGAIN) {
+				c->held = xstrndup(line, len);
+				c->heldlen = len;
+				break;
+			}
 		}
-		if (server_client_line(c, line, len) == -EAGAIN) {
-			c->held = xstrndup(line, len);
-			c->heldlen = len;
-			break;
-		}
-	}
-	server_client_flush(c);
+		server_client_flush(c);
+		/* The socket may have taken it all at once: then go on. */
+	} while (full && !server_client_full(c) &&
+	    !(c->flags & CLIENT_CLOSING));
 	server_client_update(c);
 }
 
