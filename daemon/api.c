@@ -330,11 +330,17 @@ api_owned_job(struct api_req *r, struct store_job **ret)
 		return -1;
 	}
 	if (!api_may_change(r, j)) {
-		server_client_error(r->client, GPUQ_ERR_FORBIDDEN, "id",
-		    "job %" PRId64 " belongs to uid %u; only its owner, root "
-		    "or members of group \"%s\" may %s it", id,
-		    (unsigned)j->owner, r->api->conf->admin_group,
-		    r->op->name);
+		if (*r->api->conf->admin_group == '\0')
+			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
+			    "id", "job %" PRId64 " belongs to uid %u; only its "
+			    "owner or root may %s it", id, (unsigned)j->owner,
+			    r->op->name);
+		else
+			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
+			    "id", "job %" PRId64 " belongs to uid %u; only its "
+			    "owner, root or members of group \"%s\" may %s "
+			    "it", id, (unsigned)j->owner,
+			    r->api->conf->admin_group, r->op->name);
 		store_job_free(j);
 		return -1;
 	}

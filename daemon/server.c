@@ -57,7 +57,7 @@
 #define SERVER_RESUME_MS	1000	/* retry accepting after a pause */
 #define SERVER_GRACE_MS		3000	/* slow readers at shutdown */
 #define SERVER_READ_SIZE	65536
-#define SERVER_OUT_KEEP		65536	/* output buffer kept when empty */
+#define SERVER_OUT_KEEP		65536	/* buffers kept when empty */
 #define SERVER_WARN_EVERY_MS	10000	/* rate of repeated warnings */
 #define SERVER_JSON_FLAGS	(JSON_COMPACT | JSON_REAL_PRECISION(12))
 
@@ -929,10 +929,19 @@ server_client_process(struct server_client *c)
 				continue;
 			}
 			if (server_client_line(c, line, len) == -EAGAIN) {
-				c->held = xstrndup(line, len);
+				/* Bytes, not a C string: NULs may be in it. */
+				c->held = xmalloc(len + 1);
+				memcpy(c->held, line, len);
+				c->held[len] = '\0';
 				c->heldlen = len;
 				break;
 			}
+		}
+		/* A big line grew the frame; do not keep that per client. */
+		if (frame_pending(&c->frame) == 0 && !c->frame.discarding &&
+		    c->frame.cap > SERVER_OUT_KEEP) {
+			frame_done(&c->frame);
+			frame_init(&c->frame, GPUQ_MAX_LINE);
 		}
 		server_client_flush(c);
 		/* The socket may have taken it all at once: then go on. */

@@ -127,6 +127,25 @@ def test_daemon_replies_in_order_across_the_group_commit(daemon):
     assert [j["name"] for j in replies[8]["jobs"]] == ["a", "b", "c", "d"]
 
 
+def test_daemon_bad_lines_behind_a_pending_submit_wait_their_turn(daemon):
+    d = daemon()
+    with d.connect() as c:
+        sub = json.dumps(submit()).encode()
+        big = b"z" * ((1 << 20) + 10)
+        c.send_raw(sub + b"\n" + b'{"op":"ping"}\x00{"a":1}\n' + sub +
+                   b"\n\xff\n" + sub + b"\n" + big + b"\n" + sub +
+                   b'\n{"op":"show","id":4}\n')
+        replies = [c.recv() for _ in range(8)]
+    assert replies[0]["id"] == 1
+    assert error(replies[1])["code"] == "bad_json"
+    assert replies[2]["id"] == 2
+    assert error(replies[3])["code"] == "bad_utf8"
+    assert replies[4]["id"] == 3
+    assert error(replies[5])["code"] == "line_too_long"
+    assert replies[6]["id"] == 4
+    assert replies[7]["job"]["id"] == 4
+
+
 def test_daemon_submit_overrides_and_show(daemon):
     d = daemon()
     r = d.request(submit(name="ovr", priority=5, hold=True))
