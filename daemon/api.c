@@ -49,7 +49,7 @@ struct api_submit {
 	struct server_client	*client;	/* owed the reply */
 	json_t			*spec;		/* normalized; new */
 	char			*text;		/* spec as JSON; new */
-	char			*labels;	/* labels as JSON or NULL; new */
+	char			*labels;	/* JSON or NULL; new */
 	int			 held;
 };
 

@@ -85,7 +85,7 @@ static const struct conf_key conf_table[] = {
 	    "service-account key file; empty: Application Default Credentials"),
 	KEY("gcp", "endpoint", CONF_STRING, "",
 	    endpoint, CONF_RESTART,
-	    "one base URL for every API (the simulated cloud); empty: Google's"),
+	    "one base URL for every API (the simulated cloud)"),
 	KEY("gcp", "compute_endpoint", CONF_STRING,
 	    "https://compute.googleapis.com", compute_endpoint, CONF_RESTART,
 	    "Compute Engine API"),
@@ -555,12 +555,12 @@ conf_check(const struct conf *c, char **cause)
 
 /* State of one ini_parse_stream run. */
 struct conf_parse {
-	struct conf			*c;
-	const char			*path;
-	FILE				*f;
-	int				 line;		/* last line read */
-	char				*err;		/* first error, new */
-	const struct conf_key	*last;		/* previous key */
+	struct conf		*c;
+	const char		*path;
+	FILE			*f;
+	int			 line;	/* last line read */
+	char			*err;	/* first error, new */
+	const struct conf_key	*last;	/* previous key */
 };
 
 static void
@@ -597,10 +597,10 @@ static int
 conf_on_key(void *arg, const char *section, const char *name,
     const char *value)
 {
-	struct conf_parse		*p = arg;
+	struct conf_parse	*p = arg;
 	const struct conf_key	*r;
-	char				*cause = NULL;
-	int				 append;
+	char			*cause = NULL;
+	int			 append;
 
 	if (*section == '\0') {
 		conf_parse_error(p, xprintf("key \"%s\" is outside any "
@@ -812,7 +812,7 @@ conf_apply(struct conf *cur, struct conf *next)
 		}
 		log_info("reload: [%s] %s: \"%s\" -> \"%s\"", k->section,
 		    k->name, a, b);
-		/* Swap the fields: NEXT now holds the old value, freed below. */
+		/* Swap: NEXT now holds the old value, freed below. */
 		sz = conf_field_size(k->type);
 		memcpy(tmp, conf_field(cur, k), sz);
 		memcpy(conf_field(cur, k), conf_field(next, k), sz);

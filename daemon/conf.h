@@ -28,53 +28,53 @@ struct conf_list {
 
 struct conf {
 	/* [daemon] */
-	char		*socket;		/* control socket path */
-	char		*state_dir;		/* gpuq.db, gpuqd.lock */
-	char		*admin_group;		/* may act on every job */
-	int		 log_level;		/* LOG_LEVEL_* */
-	int		 log_submits;		/* bool: audit each submit */
-	int		 max_connections;	/* clients at once */
-	int		 max_connections_per_uid;
-	int64_t		 idle_timeout;		/* s; close idle clients */
-	int64_t		 max_pending_output;	/* bytes queued to one client */
+	char	*socket;		/* control socket path */
+	char	*state_dir;		/* gpuq.db, gpuqd.lock */
+	char	*admin_group;		/* may act on every job */
+	int	 log_level;		/* LOG_LEVEL_* */
+	int	 log_submits;		/* bool: audit each submit */
+	int	 max_connections;	/* clients at once */
+	int	 max_connections_per_uid;
+	int64_t	 idle_timeout;		/* s; close idle clients */
+	int64_t	 max_pending_output;	/* bytes queued to a client */
 
 	/* [gcp] */
-	char		*project;		/* empty: no provider runs */
-	struct conf_list regions;		/* empty: every region */
-	struct conf_list providers;		/* vertex, batch, gce */
-	char		*checkpoint_root;	/* gs://bucket/prefix */
-	char		*credentials;		/* key file; empty: ADC */
-	char		*endpoint;		/* one base URL for all APIs */
-	char		*compute_endpoint;
-	char		*batch_endpoint;
-	char		*vertex_endpoint;	/* may hold "{region}" */
-	char		*billing_endpoint;
-	char		*storage_endpoint;
-	char		*token_endpoint;
-	char		*metadata_endpoint;
-	char		*quotas_endpoint;
-	int64_t		 price_refresh;		/* s between catalog reads */
+	char	*project;		/* empty: no provider runs */
+	struct conf_list regions;	/* empty: every region */
+	struct conf_list providers;	/* vertex, batch, gce */
+	char	*checkpoint_root;	/* gs://bucket/prefix */
+	char	*credentials;		/* key file; empty: ADC */
+	char	*endpoint;		/* one base URL for all */
+	char	*compute_endpoint;
+	char	*batch_endpoint;
+	char	*vertex_endpoint;	/* may hold "{region}" */
+	char	*billing_endpoint;
+	char	*storage_endpoint;
+	char	*token_endpoint;
+	char	*metadata_endpoint;
+	char	*quotas_endpoint;
+	int64_t	 price_refresh;		/* s between catalog reads */
 
 	/* [scheduler] */
-	int64_t		 poll_interval;		/* s between reconciler polls */
-	int64_t		 quota_ttl;		/* s a quota reading is trusted */
-	double		 preemptions_per_hour;	/* prior for lambda */
-	int64_t		 restart_overhead;	/* s lost per interruption */
-	int64_t		 backoff_base;		/* s, first retry delay */
-	int64_t		 backoff_max;		/* s, longest retry delay */
-	int64_t		 stockout_cooldown;	/* s, first zone cool-down */
-	int64_t		 stockout_cooldown_max;	/* s, longest cool-down */
+	int64_t	 poll_interval;		/* s between reconciler polls */
+	int64_t	 quota_ttl;		/* s a quota reading is good */
+	double	 preemptions_per_hour;	/* prior for lambda */
+	int64_t	 restart_overhead;	/* s lost per interruption */
+	int64_t	 backoff_base;		/* s, first retry delay */
+	int64_t	 backoff_max;		/* s, longest retry delay */
+	int64_t	 stockout_cooldown;	/* s, first zone cool-down */
+	int64_t	 stockout_cooldown_max;	/* s, longest cool-down */
 };
 
 enum conf_type {
 	CONF_STRING,		/* text as written */
 	CONF_LIST,		/* comma-separated strings */
-	CONF_DURATION,		/* "90s", "15m", "2h30m": int64_t seconds */
-	CONF_SIZE,		/* "4MiB", "512KiB", "1048576": int64_t bytes */
+	CONF_DURATION,		/* "90s", "2h30m": int64_t seconds */
+	CONF_SIZE,		/* "4MiB", "1048576": int64_t bytes */
 	CONF_INT,		/* int */
 	CONF_DOUBLE,		/* double */
-	CONF_BOOL,		/* yes/no, true/false, on/off, 1/0: int */
-	CONF_LOG_LEVEL,		/* error, warning, info, debug: int */
+	CONF_BOOL,		/* yes/no, true/false, on/off: int */
+	CONF_LOG_LEVEL,		/* error ... debug: int */
 };
 
 #define CONF_RESTART	0x1	/* a change needs a restart, not SIGHUP */
@@ -84,12 +84,12 @@ struct conf_key {
 	const char	*section;
 	const char	*name;
 	enum conf_type	 type;
-	const char	*def;		/* default, as a config file writes it */
+	const char	*def;		/* default, as a file writes it */
 	size_t		 offset;	/* of the field in struct conf */
 	int		 flags;		/* CONF_RESTART */
 	double		 min;		/* numeric types: allowed range, */
-	double		 max;		/* inclusive; none when max <= min */
-	const char	*choices;	/* lists: allowed items, "a,b,c" */
+	double		 max;		/* inclusive; none if max <= min */
+	const char	*choices;	/* lists: allowed items, "a,b" */
 	const char	*doc;		/* one line for humans */
 };
 

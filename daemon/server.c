@@ -106,28 +106,28 @@ struct server_write {
 };
 
 struct server {
-	uv_loop_t				*loop;
-	const struct conf			*conf;	/* borrowed */
-	server_request_cb			 cb;
-	void					*arg;
-	LIST_HEAD(, server_listener)		 listeners;
-	TAILQ_HEAD(, server_client)		 clients;
-	int					 nclients;
-	unsigned				 next_id;
-	rlim_t					 nofile;	/* fd limit */
-	int					 paused;	/* accepting */
-	int					 stopping;
-	int					 closing;
-	int					 grace_closed;
-	int					 pending_closes;
-	void					(*done)(void *);
-	void					*done_arg;
-	uv_timer_t				 sweep;	/* idle clients */
-	uv_timer_t				 resume; /* accept again */
-	uv_timer_t				 grace;	/* close deadline */
-	uint64_t				 warned;	/* last warning */
-	unsigned				 rejected;	/* since then */
-	char					 rbuf[SERVER_READ_SIZE];
+	uv_loop_t			*loop;
+	const struct conf		*conf;		/* borrowed */
+	server_request_cb		 cb;
+	void				*arg;
+	LIST_HEAD(, server_listener)	 listeners;
+	TAILQ_HEAD(, server_client)	 clients;	/* not closing */
+	int				 nclients;
+	unsigned			 next_id;
+	rlim_t				 nofile;	/* fd limit */
+	int				 paused;	/* accepting */
+	int				 stopping;
+	int				 closing;
+	int				 grace_closed;
+	int				 pending_closes;
+	void				(*done)(void *);
+	void				*done_arg;
+	uv_timer_t			 sweep;		/* idle clients */
+	uv_timer_t			 resume;	/* accept again */
+	uv_timer_t			 grace;		/* close deadline */
+	uint64_t			 warned;	/* last warning */
+	unsigned			 rejected;	/* since then */
+	char				 rbuf[SERVER_READ_SIZE];
 };
 
 static void	server_client_process(struct server_client *);
