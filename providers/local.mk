@@ -12,6 +12,7 @@ GCP_SOURCES = \
 	providers/gcp/auth.c providers/gcp/auth.h \
 	providers/gcp/quota.c providers/gcp/quota.h \
 	providers/gcp/price.c providers/gcp/price.h \
+	providers/gcp/storage.c providers/gcp/storage.h \
 	providers/gcp/gcp.c
 
 providers_libproviders_a_SOURCES = $(GCP_SOURCES)
@@ -62,6 +63,14 @@ tests_unit_test_price_SOURCES = tests/unit/test-price.c \
 tests_unit_test_price_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_price_LDADD = $(GCP_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-storage
+TESTS += tests/unit/test-storage
+tests_unit_test_storage_SOURCES = tests/unit/test-storage.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_storage_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_storage_LDADD = $(GCP_TEST_LIBS)
 
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.

@@ -1008,6 +1008,12 @@ http_page_size(struct http *http, int api_max)
 	return api_max;
 }
 
+void
+http_set_page_size(struct http *http, int page_size)
+{
+	http->page_size = page_size > 0 ? page_size : 0;
+}
+
 int
 http_new(uv_loop_t *loop, const struct gcp_conf *conf, struct http **ret)
 {

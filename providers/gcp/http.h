@@ -117,7 +117,10 @@ int	 http_request_start(struct http *, const struct http_req *req,
 void	 http_get_stats(struct http *, struct http_stats *ret);
 /* The loop the client runs on. */
 struct uv_loop_s *http_loop(struct http *);
-/* The page size listings should ask for (0: each API's maximum). */
+/* The page size listings should ask for: the configured one if set and
+ * smaller, else API_MAX. */
 int	 http_page_size(struct http *, int api_max);
+/* Set the configured page size (0: each API's maximum); for tests. */
+void	 http_set_page_size(struct http *, int page_size);
 
 #endif

@@ -722,6 +722,14 @@ test_http_quota_and_stockout(void **state)
 	free(w);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void
 test_http_budget_queues(void **state)
 {
@@ -731,7 +739,8 @@ test_http_budget_queues(void **state)
 	struct http_stats	 st;
 	struct rec		 recs[12];
 	json_t			*reqs;
-	size_t			 i, j, n;
+	double			 when[12];
+	size_t			 i, n;
 	int			 count = 0;
 	char			*u;
 
@@ -752,16 +761,19 @@ test_http_budget_queues(void **state)
 		assert_int_equal(recs[i].status, 200);
 		rec_done(&recs[i]);
 	}
-	/* No more than 5 started in any second (allow 20 ms of clocks). */
+	/* No more than 5 started in any second (the fake's clock sees them
+	 * after the network and its threads: allow 100 ms of jitter). */
 	reqs = fake_requests(&t->fake, "GET", "/regions/us-west4$", 12);
 	n = json_array_size(reqs);
 	assert_int_equal(n, 12);
+	for (i = 0; i < n; i++)
+		when[i] = req_time(reqs, i);
+	qsort(when, n, sizeof when[0], cmp_double);
 	for (i = 0; i + 5 < n; i++)
-		for (j = i + 5; j < n; j++)
-			assert_true(req_time(reqs, j) - req_time(reqs, i) >
-			    0.98);
+		assert_true(when[i + 5] - when[i] > 0.9);
+	assert_true(when[n - 1] - when[0] > 1.9);
 	print_message("budget 5/s: 12 requests over %.2f s\n",
-	    req_time(reqs, n - 1) - req_time(reqs, 0));
+	    when[n - 1] - when[0]);
 	http_get_stats(t->http, &st);
 	assert_true(st.budget_waits > 0);
 	json_decref(reqs);
@@ -771,7 +783,7 @@ test_http_budget_queues(void **state)
 struct tick {
 	uv_timer_t	 timer;
 	uint64_t	 last, max_gap;
-	int		 n, *left;
+	int		 n, slow, *left;	/* slow: gaps over 5 ms */
 };
 
 static void
@@ -782,6 +794,8 @@ tick_on_timer(uv_timer_t *h)
 
 	if (tk->last != 0 && now - tk->last > tk->max_gap)
 		tk->max_gap = now - tk->last;
+	if (tk->last != 0 && now - tk->last > 5 * 1000 * 1000)
+		tk->slow++;
 	tk->last = now;
 	tk->n++;
 	if (*tk->left == 0)
@@ -826,10 +840,17 @@ test_http_loop_responsive(void **state)
 	uv_run(&t->loop, UV_RUN_DEFAULT);
 	assert_int_equal(left, 0);
 	print_message("100 slow requests in %.0f ms; 1 ms timer fired %d "
-	    "times, longest gap %.2f ms\n", (double)(uv_hrtime() - t0) / 1e6,
-	    tk.n, (double)tk.max_gap / 1e6);
+	    "times, %d gaps over 5 ms, longest %.2f ms\n",
+	    (double)(uv_hrtime() - t0) / 1e6, tk.n, tk.slow,
+	    (double)tk.max_gap / 1e6);
+	/*
+	 * The loop never waits on the network: the timer keeps its pace.
+	 * A shared machine may deschedule the process now and then, so a
+	 * rare long gap is the kernel's, not ours; many would be ours.
+	 */
 	assert_true(tk.n > 200);
-	assert_true(tk.max_gap < 15 * 1000 * 1000);
+	assert_true(tk.slow <= tk.n / 50);
+	assert_true(tk.max_gap < 100 * 1000 * 1000);
 	uv_close((uv_handle_t *)&tk.timer, NULL);
 	uv_run(&t->loop, UV_RUN_DEFAULT);	/* TK lives on this stack */
 	free(u);
