@@ -28,8 +28,9 @@ struct cli {
 
 /*
  * One command. Adding a command is one line in cli_cmds[] (gpuq.c) and
- * a handler: exec gets argv with argv[0] = the command name and returns
- * the exit status (GPUQ_EXIT_*).
+ * a handler: exec gets the command's own arguments, with argv[0] set to
+ * "gpuq NAME" (for getopt's messages) and optind reset, and returns the
+ * exit status (GPUQ_EXIT_*).
  */
 struct cli_cmd {
 	const char	*name;
@@ -50,7 +51,7 @@ int	cli_job_exec(struct cli *, int, char **);	/* cancel, hold, release */
 int	cli_ping_exec(struct cli *, int, char **);
 int	cli_help_exec(struct cli *, int, char **);
 
-/* gpuq.c: messages and usage. */
+/* gpuq.c: messages and usage. "gpuq: ..." on stderr, after stdout. */
 void	cli_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 /* Print "usage: gpuq CMD ..." for CMD to F. */
 void	cli_usage(FILE *f, const struct cli_cmd *cmd);
