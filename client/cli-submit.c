@@ -65,13 +65,28 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 	return 0;
 }
 
-/* Send every job, SUBMIT_WINDOW at a time, and read the replies. */
+/* 1 if REPLY says gpuqd was busy: the job was not stored. */
+static int
+submit_busy(json_t *reply)
+{
+	const char	*code;
+
+	code = cli_json_str(json_object_get(reply, "error"), "code");
+	return !cli_reply_ok(reply) && code != NULL &&
+	    strcmp(code, GPUQ_ERR_BUSY) == 0;
+}
+
+/*
+ * Send every job, SUBMIT_WINDOW at a time, and read the replies. Jobs
+ * gpuqd was too busy to take are sent again at the end, one by one,
+ * through cli_call's patient retry.
+ */
 static int
 submit_all(struct submit_run *r, int hold)
 {
 	struct cli	*cli = r->cli;
 	json_t		*req, *reply;
-	size_t		 sent, done, n = r->docs->n;
+	size_t		 sent, done, n = r->docs->n, *retry, nretry = 0;
 	char		**toolong, *cause = NULL;
 	int		 failed = 0, rc;
 
@@ -82,6 +97,7 @@ submit_all(struct submit_run *r, int hold)
 		failed = 1;
 	/* Jobs too long to send are answered here, in their turn. */
 	toolong = xcalloc(n, sizeof *toolong);
+	retry = xcalloc(n, sizeof *retry);
 	sent = done = 1;
 	while (done < n) {
 		while (sent < n && sent - done < SUBMIT_WINDOW) {
@@ -111,13 +127,26 @@ submit_all(struct submit_run *r, int hold)
 		}
 		if ((rc = cli_conn_recv(cli->conn, &reply, &cause)) != 0)
 			goto lost;
+		if (submit_busy(reply)) {
+			/* Not stored: ask again below, patiently. */
+			json_decref(reply);
+			retry[nretry++] = done++;
+			continue;
+		}
 		if (submit_reply(r, done, reply) != 0)
 			failed = 1;
 		done++;
 	}
+	for (done = 0; done < nretry; done++) {
+		req = json_pack("{s:s, s:O, s:b}", "op", "submit", "job",
+		    r->docs->v[retry[done]].job, "hold", hold);
+		if (submit_reply(r, retry[done], cli_call(cli, req)) != 0)
+			failed = 1;
+	}
 	for (done = 0; done < n; done++)
 		free(toolong[done]);
 	free(toolong);
+	free(retry);
 	if (n > 1 && failed)
 		cli_warnx("%s: %zu of %zu jobs submitted", r->file, r->ok, n);
 	return failed ? GPUQ_EXIT_FAILED : GPUQ_EXIT_OK;
@@ -126,6 +155,7 @@ lost:
 	for (done = 0; done < n; done++)
 		free(toolong[done]);
 	free(toolong);
+	free(retry);
 	cli_warnx("%s", cause);
 	free(cause);
 	cli_warnx("%s: %zu of %zu jobs acknowledged before gpuqd stopped "

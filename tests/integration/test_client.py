@@ -374,6 +374,25 @@ def test_sweep_is_pipelined_in_order(scripted, tmp_path):
     assert d.requests[1]["job"]["lr"] == 0.001
 
 
+def test_sweep_job_refused_busy_is_sent_again(scripted, tmp_path):
+    seen = {}
+
+    def handler(req, n):
+        name = req["job"]["name"]
+        seen[name] = seen.get(name, 0) + 1
+        if name == "j2" and seen[name] == 1:
+            return {"ok": False, "error": {"code": "busy",
+                                           "message": "store busy"}}
+        return {"ok": True, "id": int(name[1:]) + 10}
+    d = scripted(handler)
+    p = tmp_path / "sweep.yaml"
+    p.write_text("".join(f"---\nname: j{i}\n" for i in range(5)))
+    rc, out, err = run_gpuq(d.path, "submit", "-q", str(p))
+    assert (rc, err) == (0, "")
+    assert sorted(int(x) for x in out.split()) == [10, 11, 12, 13, 14]
+    assert seen == {"j0": 1, "j1": 1, "j2": 2, "j3": 1, "j4": 1}
+
+
 def test_job_too_long_is_refused_locally(scripted, tmp_path):
     d = scripted(lambda req, n: {"ok": True, "id": 1})
     p = tmp_path / "big.json"
