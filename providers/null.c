@@ -20,6 +20,7 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
+#include "providers/gcp/quota.h"
 
 /* One pending callback. */
 struct null_call {
@@ -71,14 +72,23 @@ null_later(struct gcp *g, struct null_call *c)
 	return 0;
 }
 
-/* The quota a Compute Engine launch would draw on, so quota checks in
- * the daemon run as they do for real providers. */
+/* The quota a Compute Engine launch would draw on, so the daemon's quota
+ * checks run as they do for the real providers. */
 static char *
 null_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
+	char		 buf[QUOTA_METRIC_MAX];
+	const char	*m;
+
 	*ret_service = "compute";
-	return prov_compute_metric(gpu, spot);
+	if (gpu == NULL)
+		return NULL;
+	if (g == NULL)
+		return prov_compute_metric(gpu, spot);
+	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region,
+	    gpu->name, spot, buf);
+	return m != NULL ? xstrdup(m) : NULL;
 }
 
 static int

@@ -71,6 +71,10 @@ void		 prov_set(json_t *obj, const char *key, json_t *v);
 /* V, or fatal if NULL: for jansson constructors, which fail only on
  * OOM. */
 json_t		*prov_checked(json_t *v);
+/* Job id and attempt from a resource name gpuq-<install>-<job>-<attempt>:
+ * 0, or -EINVAL (outputs untouched). */
+int		 prov_name_parse(const char *resource, int64_t *ret_job,
+		    int *ret_attempt);
 /* Copy at most SIZE-1 bytes of S into DST, NUL-terminated; DST. */
 char		*prov_strlcpy(char *dst, const char *s, size_t size);
 

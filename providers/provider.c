@@ -388,6 +388,47 @@ prov_observed_labels(struct prov_observed *o, json_t *labels)
 	o->attempt = a <= 0x7fffffff ? (int)a : 0;
 }
 
+/* The number ending at END (exclusive) in S, after a '-': its value and
+ * *RET_START, or -1. */
+static int64_t
+prov_name_number(const char *s, const char *end, const char **ret_start)
+{
+	const char	*p = end;
+	int64_t		 n = 0, mul = 1;
+
+	while (p > s && p[-1] >= '0' && p[-1] <= '9') {
+		p--;
+		if (end - p > 18)
+			return -1;
+	}
+	if (p == end || p == s || p[-1] != '-')
+		return -1;
+	for (end--; end >= p; end--, mul *= 10)
+		n += (*end - '0') * mul;
+	*ret_start = p - 1;
+	return n;
+}
+
+int
+prov_name_parse(const char *resource, int64_t *ret_job, int *ret_attempt)
+{
+	const char	*dash, *dash2;
+	int64_t		 attempt, job;
+
+	if (resource == NULL || strncmp(resource, "gpuq-", 5) != 0)
+		return -EINVAL;
+	attempt = prov_name_number(resource, resource + strlen(resource),
+	    &dash);
+	if (attempt <= 0 || attempt > 0x7fffffff)
+		return -EINVAL;
+	job = prov_name_number(resource, dash, &dash2);
+	if (job <= 0 || dash2 <= resource + 5)
+		return -EINVAL;
+	*ret_job = job;
+	*ret_attempt = (int)attempt;
+	return 0;
+}
+
 char *
 prov_compute_metric(const struct gpu_type *gpu, int spot)
 {

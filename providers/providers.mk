@@ -30,13 +30,11 @@ PROV_TEST_LDADD = providers/libproviders.a common/libcommon.a \
 	$(CMOCKA_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(UV_LIBS) \
 	$(OPENSSL_LIBS) -lm
 
-# The providers' unit tests link against providers/gcp/gcp.c (gcp_conf,
-# gcp_http), which is not in libproviders.a yet. Until it is, they are
-# built on request only (make tests/unit/test-vertex ...); then they move
-# to check_PROGRAMS and TESTS.
 PROV_UNIT_TESTS = tests/unit/test-provider tests/unit/test-vertex \
-	tests/unit/test-batch tests/unit/test-gce
-EXTRA_PROGRAMS = $(PROV_UNIT_TESTS)
+	tests/unit/test-batch tests/unit/test-gce \
+	tests/unit/test-providers-live
+check_PROGRAMS += $(PROV_UNIT_TESTS)
+TESTS += $(PROV_UNIT_TESTS)
 
 tests_unit_test_provider_SOURCES = tests/unit/test-provider.c
 tests_unit_test_provider_CFLAGS = $(PROV_TEST_CFLAGS)
@@ -50,3 +48,9 @@ tests_unit_test_batch_LDADD = $(PROV_TEST_LDADD)
 tests_unit_test_gce_SOURCES = tests/unit/test-gce.c
 tests_unit_test_gce_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_gce_LDADD = $(PROV_TEST_LDADD)
+# Against the simulated cloud (tests/fakegcp); skips without it.
+tests_unit_test_providers_live_SOURCES = tests/unit/test-providers-live.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_providers_live_CFLAGS = $(PROV_TEST_CFLAGS) \
+	$(CURL_CFLAGS) $(OPENSSL_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_providers_live_LDADD = $(PROV_TEST_LDADD)

@@ -321,6 +321,16 @@ test_gce_map_live(void **state)
 	assert_int_equal(o.started, 1719427402);
 	assert_null(o.message);
 	json_decref(i);
+	/* A poll asks for four fields only: job and attempt come from the
+	 * name. */
+	assert_int_equal(map("{\"name\":\"gpuq-i1-42-2\",\"status\":"
+	    "\"RUNNING\"}", NULL, NULL, &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	assert_null(o.zone);
+	assert_null(o.cloud_id);
+	json_decref(i);
 	/* Still stopping: running until it has stopped. */
 	assert_int_equal(map(INST("STOPPING", STARTED), NULL, NULL, &i, &g,
 	    &o, &t), 0);

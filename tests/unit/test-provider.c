@@ -247,6 +247,69 @@ test_prov_observed_labels_numbers(void **state)
 	json_decref(labels);
 }
 
+static void
+test_prov_name_parse_forms(void **state)
+{
+	int64_t	job = -1;
+	int	attempt = -1;
+
+	(void)state;
+	assert_int_equal(prov_name_parse("gpuq-abc123-42-3", &job, &attempt),
+	    0);
+	assert_int_equal(job, 42);
+	assert_int_equal(attempt, 3);
+	/* Install ids may hold dashes: numbers are read from the end. */
+	assert_int_equal(prov_name_parse("gpuq-a-b-c-123456789012-17", &job,
+	    &attempt), 0);
+	assert_int_equal(job, 123456789012LL);
+	assert_int_equal(attempt, 17);
+	job = -1;
+	assert_int_equal(prov_name_parse("gpuq-42-3", &job, &attempt),
+	    -EINVAL);
+	assert_int_equal(prov_name_parse("bulk-1-2", &job, &attempt),
+	    -EINVAL);
+	assert_int_equal(prov_name_parse("gpuq-abc-x-3", &job, &attempt),
+	    -EINVAL);
+	assert_int_equal(prov_name_parse("gpuq-abc-4-", &job, &attempt),
+	    -EINVAL);
+	assert_int_equal(prov_name_parse("gpuq-abc-4-0", &job, &attempt),
+	    -EINVAL);
+	assert_int_equal(prov_name_parse(NULL, &job, &attempt), -EINVAL);
+	assert_int_equal(job, -1);
+}
+
+static void
+test_prov_metrics_and_uuids(void **state)
+{
+	char	*m, a[37], b[37], c[37];
+
+	(void)state;
+	m = prov_compute_metric(gpu_lookup("nvidia-tesla-t4"), 0);
+	assert_string_equal(m, "NVIDIA_T4_GPUS");
+	free(m);
+	m = prov_compute_metric(gpu_lookup("nvidia-l4"), 1);
+	assert_string_equal(m, "PREEMPTIBLE_NVIDIA_L4_GPUS");
+	free(m);
+	m = prov_vertex_metric(gpu_lookup("nvidia-a100-80gb"), 1);
+	assert_string_equal(m,
+	    "custom_model_training_preemptible_nvidia_a100_80gb_gpus");
+	free(m);
+	m = prov_vertex_metric(gpu_lookup("nvidia-tesla-t4"), 0);
+	assert_string_equal(m, "custom_model_training_nvidia_t4_gpus");
+	free(m);
+	assert_null(prov_compute_metric(NULL, 0));
+
+	prov_uuid_derive("0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00", "delete", a);
+	prov_uuid_derive("0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00", "delete", b);
+	prov_uuid_derive("0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00", "insert", c);
+	assert_string_equal(a, b);
+	assert_string_not_equal(a, c);
+	assert_int_equal(strlen(a), 36);
+	assert_int_equal(a[8], '-');
+	assert_int_equal(a[14], '8');		/* version 8 */
+	assert_non_null(strchr("89ab", a[19]));	/* RFC 9562 variant */
+}
+
 int
 main(void)
 {
@@ -259,6 +322,8 @@ main(void)
 		cmocka_unit_test(test_prov_labels_and_filter),
 		cmocka_unit_test(test_prov_launch_check_fields),
 		cmocka_unit_test(test_prov_observed_labels_numbers),
+		cmocka_unit_test(test_prov_name_parse_forms),
+		cmocka_unit_test(test_prov_metrics_and_uuids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

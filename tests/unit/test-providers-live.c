@@ -1,0 +1,970 @@
+/*
+ * test-providers-live.c: the three providers (and the null one) against
+ * the simulated Google Cloud (tests/fakegcp), over real HTTP on the loop:
+ * launch, poll until running and until done, preemption, host
+ * maintenance, a failing exit code, cancel, duplicate launches, quota and
+ * stockout errors. Every request body also passes the fake's discovery
+ * schema checks, or the launch would fail with 400.
+ *
+ * Skips when the fake (or python3) is missing. Each test starts its own
+ * fake, runs it 50 times faster than real time, and ends by closing every
+ * handle (uv_loop_close() == 0).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/gpu.h"
+#include "providers/provider.h"
+#include "providers/prov-impl.h"
+#include "providers/gcp/gcp.h"
+#include "tests/unit/gcptest.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR	"."
+#endif
+#define INSTALL		"lt1"
+#define REGION		"us-central1"
+#define ZONE		"us-central1-a"
+#define SPEED		50
+#define POLL_MAX	300		/* polls before a wait gives up */
+#define POLL_GAP_MS	100		/* real ms between polls */
+
+struct live {
+	struct fake	 fake;
+	uv_loop_t	 loop;
+	struct gcp	*g;
+	int		 up;
+};
+
+/* One launch's or cancel's result, copied out of the callback. */
+struct done {
+	int	 called;
+	int	 fail;
+	char	 cloud_id[256];
+	char	 zone[64];
+	char	 zones_available[256];
+	char	 quota_metric[128];
+	char	 message[1024];
+};
+
+/* What one poll saw. */
+struct seen {
+	char	 resource[128];
+	char	 cloud_id[256];
+	char	 zone[64];
+	char	 message[512];
+	int	 state;
+	int	 exit_code;
+	int64_t	 job_id;
+	int	 attempt;
+	int64_t	 created, started, ended;
+};
+
+struct polled {
+	struct seen	 s[64];
+	int		 n;
+	struct done	 d;
+};
+
+static int
+live_setup(void **state)
+{
+	struct live	*t = calloc(1, sizeof *t);
+	struct gcp_conf	 c;
+	const char	*top;
+	char		 key[512], prices[1024], *cause = NULL;
+
+	*state = t;
+	if (!fake_available())
+		return 0;
+	if (fake_start(&t->fake) != 0)
+		return -1;
+	json_decref(fake_post(&t->fake, "/_fake/speed", "{\"factor\":%d}",
+	    SPEED));
+	(void)snprintf(key, sizeof key, "%s/key.json", t->fake.dir);
+	fake_make_key(&t->fake, key, "gpuq@gpuq-demo.iam.gserviceaccount.com",
+	    1);
+	fake_conf(&t->fake, &c);
+	c.credentials = key;
+	top = getenv("top_srcdir");
+	(void)snprintf(prices, sizeof prices, "%s/data/prices.csv",
+	    top != NULL && *top != '\0' ? top : TOP_SRCDIR);
+	c.price_table = prices;
+	assert_int_equal(uv_loop_init(&t->loop), 0);
+	if (gcp_new(&t->loop, &c, &t->g, &cause) != 0)
+		fail_msg("gcp_new: %s", cause != NULL ? cause : "?");
+	t->up = 1;
+	return 0;
+}
+
+static int
+live_teardown(void **state)
+{
+	struct live	*t = *state;
+
+	if (t->up) {
+		gcp_free(t->g);
+		(void)uv_run(&t->loop, UV_RUN_DEFAULT);
+		assert_int_equal(uv_loop_close(&t->loop), 0);
+		fake_stop(&t->fake);
+	}
+	free(t);
+	return 0;
+}
+
+static void
+copy(char *dst, const char *s, size_t n)
+{
+	prov_strlcpy(dst, s != NULL ? s : "", n);
+}
+
+static void
+on_done(const struct prov_result *r, void *arg)
+{
+	struct done	*d = arg;
+
+	d->called++;
+	d->fail = r->fail;
+	copy(d->cloud_id, r->cloud_id, sizeof d->cloud_id);
+	copy(d->zone, r->zone, sizeof d->zone);
+	copy(d->zones_available, r->zones_available,
+	    sizeof d->zones_available);
+	copy(d->quota_metric, r->quota_metric, sizeof d->quota_metric);
+	copy(d->message, r->message, sizeof d->message);
+}
+
+static void
+on_seen(const struct prov_observed *o, void *arg)
+{
+	struct polled	*p = arg;
+	struct seen	*s;
+
+	assert_non_null(o);
+	assert_true(p->n < (int)(sizeof p->s / sizeof p->s[0]));
+	s = &p->s[p->n++];
+	copy(s->resource, o->resource, sizeof s->resource);
+	copy(s->cloud_id, o->cloud_id, sizeof s->cloud_id);
+	copy(s->zone, o->zone, sizeof s->zone);
+	copy(s->message, o->message, sizeof s->message);
+	s->state = o->state;
+	s->exit_code = o->exit_code;
+	s->job_id = o->job_id;
+	s->attempt = o->attempt;
+	s->created = o->created;
+	s->started = o->started;
+	s->ended = o->ended;
+}
+
+static void
+on_poll_done(const struct prov_result *r, void *arg)
+{
+	struct polled	*p = arg;
+
+	on_done(r, &p->d);
+}
+
+/* Run the loop until *FLAG is set: the harness bounds the time. */
+static void
+run_until(struct live *t, int *flag)
+{
+	while (!*flag)
+		(void)uv_run(&t->loop, UV_RUN_ONCE);
+}
+
+static void
+on_gap(uv_timer_t *tm)
+{
+	*(int *)tm->data = 1;
+}
+
+static void
+on_gap_closed(uv_handle_t *h)
+{
+	*(int *)h->data = 2;
+}
+
+/* Let MS of real time pass on the loop. */
+static void
+gap(struct live *t, uint64_t ms)
+{
+	uv_timer_t	tm;
+	int		flag = 0;
+
+	tm.data = &flag;
+	assert_int_equal(uv_timer_init(&t->loop, &tm), 0);
+	assert_int_equal(uv_timer_start(&tm, on_gap, ms, 0), 0);
+	run_until(t, &flag);
+	uv_close((uv_handle_t *)&tm, on_gap_closed);
+	while (flag != 2)
+		(void)uv_run(&t->loop, UV_RUN_ONCE);
+}
+
+/* A launch of job JOB attempt ATTEMPT; ENV is FAKEGCP_* text pairs. */
+struct job {
+	struct prov_launch	 l;
+	char			 resource[64];
+	char			 request_id[37];
+	json_t			*env, *labels, *command;
+};
+
+static void
+job_init(struct job *j, int64_t job, int attempt, int spot,
+    const char *work, const char *exit_code)
+{
+	char	num[32];
+
+	memset(j, 0, sizeof *j);
+	(void)snprintf(j->resource, sizeof j->resource, "gpuq-%s-%lld-%d",
+	    INSTALL, (long long)job, attempt);
+	prov_uuid_derive(j->resource, "insert", j->request_id);
+	j->env = json_object();
+	json_object_set_new(j->env, "FAKEGCP_WORK_SECONDS",
+	    json_string(work));
+	json_object_set_new(j->env, "FAKEGCP_EXIT", json_string(exit_code));
+	(void)snprintf(num, sizeof num, "%lld", (long long)job);
+	json_object_set_new(j->env, "GPUQ_JOB_ID", json_string(num));
+	(void)snprintf(num, sizeof num, "%d", attempt);
+	json_object_set_new(j->env, "GPUQ_ATTEMPT", json_string(num));
+	json_object_set_new(j->env, "GPUQ_CHECKPOINT_DIR", json_string(
+	    "gs://gpuq-live/ckpt/checkpoints/"));
+	j->labels = json_pack("{s:s}", "team", "live");
+	j->command = json_pack("[s, s]", "python", "train.py");
+	j->l.install = INSTALL;
+	j->l.job_id = job;
+	j->l.attempt = attempt;
+	j->l.resource = j->resource;
+	j->l.request_id = j->request_id;
+	j->l.region = REGION;
+	j->l.zone = ZONE;
+	j->l.machine_type = "n1-standard-4";
+	j->l.gpu = gpu_lookup("nvidia-tesla-t4");
+	j->l.gpu_count = 1;
+	j->l.spot = spot;
+	j->l.image = "us-docker.pkg.dev/gpuq-demo/train/resnet:1";
+	j->l.command = j->command;
+	j->l.env = j->env;
+	j->l.output_dir = "gs://gpuq-live/ckpt/";
+	j->l.max_runtime = 86400;
+	j->l.labels = j->labels;
+}
+
+static void
+job_done(struct job *j)
+{
+	json_decref(j->env);
+	json_decref(j->labels);
+	json_decref(j->command);
+}
+
+static void
+launch(struct live *t, const struct provider *p, struct job *j,
+    struct done *d)
+{
+	memset(d, 0, sizeof *d);
+	assert_int_equal(p->launch(t->g, &j->l, on_done, d), 0);
+	run_until(t, &d->called);
+	assert_int_equal(d->called, 1);
+}
+
+static void
+poll_once(struct live *t, const struct provider *p, struct polled *out)
+{
+	memset(out, 0, sizeof *out);
+	assert_int_equal(p->poll(t->g, INSTALL, p->poll_global ? NULL :
+	    REGION, on_seen, on_poll_done, out), 0);
+	run_until(t, &out->d.called);
+	assert_int_equal(out->d.called, 1);
+}
+
+static const struct seen *
+find(const struct polled *p, const char *resource)
+{
+	int	i;
+
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->s[i].resource, resource) == 0)
+			return &p->s[i];
+	return NULL;
+}
+
+/*
+ * Poll until RESOURCE is in state WANT; *OUT gets that sighting. Fails
+ * the test if it settles in another final state or never gets there.
+ */
+static void
+wait_state(struct live *t, const struct provider *p, const char *resource,
+    int want, struct seen *out)
+{
+	struct polled	*pl = malloc(sizeof *pl);
+	const struct seen *s;
+	int		 i;
+
+	for (i = 0; i < POLL_MAX; i++) {
+		poll_once(t, p, pl);
+		assert_int_equal(pl->d.fail, PROV_FAIL_NONE);
+		s = find(pl, resource);
+		if (s != NULL && s->state == want) {
+			*out = *s;
+			free(pl);
+			return;
+		}
+		if (s != NULL && s->state >= PROV_SUCCEEDED)
+			fail_msg("%s: %s: wanted %s, got %s (%s)", p->name,
+			    resource, prov_state_name(want),
+			    prov_state_name(s->state), s->message);
+		gap(t, POLL_GAP_MS);
+	}
+	free(pl);
+	fail_msg("%s: %s never became %s", p->name, resource,
+	    prov_state_name(want));
+}
+
+/* Poll until RESOURCE is no longer listed. */
+static void
+wait_gone(struct live *t, const struct provider *p, const char *resource)
+{
+	struct polled	*pl = malloc(sizeof *pl);
+	int		 i;
+
+	for (i = 0; i < POLL_MAX; i++) {
+		poll_once(t, p, pl);
+		if (find(pl, resource) == NULL) {
+			free(pl);
+			return;
+		}
+		gap(t, POLL_GAP_MS);
+	}
+	free(pl);
+	fail_msg("%s: %s is still listed after cancel", p->name, resource);
+}
+
+static void
+cancel(struct live *t, const struct provider *p, const char *resource,
+    const char *cloud_id, const char *request_id)
+{
+	struct prov_ref	ref;
+	struct done	d;
+
+	memset(&ref, 0, sizeof ref);
+	memset(&d, 0, sizeof d);
+	ref.resource = resource;
+	ref.cloud_id = cloud_id != NULL && *cloud_id != '\0' ? cloud_id :
+	    NULL;
+	ref.region = REGION;
+	ref.zone = ZONE;
+	ref.request_id = request_id;
+	assert_int_equal(p->cancel(t->g, &ref, on_done, &d), 0);
+	run_until(t, &d.called);
+	assert_int_equal(d.called, 1);
+	if (d.fail != PROV_FAIL_NONE)
+		fail_msg("%s: cancel of %s: fail %d: %s", p->name, resource,
+		    d.fail, d.message);
+}
+
+/* Resources of SERVICE the fake knows named NAME, deleted or not. */
+static int
+fake_count(struct live *t, const char *service, const char *name,
+    int *ret_live)
+{
+	json_t		*r, *res;
+	size_t		 i;
+	char		 path[128];
+	int		 n = 0, live = 0;
+
+	(void)snprintf(path, sizeof path, "/_fake/resources?service=%s",
+	    service);
+	r = fake_ctl(&t->fake, "GET", path, NULL);
+	assert_non_null(r);
+	json_array_foreach(json_object_get(r, "resources"), i, res) {
+		if (strcmp(json_string_value(json_object_get(res, "name")),
+		    name) != 0)
+			continue;
+		n++;
+		if (!json_is_true(json_object_get(res, "deleted")))
+			live++;
+	}
+	json_decref(r);
+	if (ret_live != NULL)
+		*ret_live = live;
+	return n;
+}
+
+/* How many calls of discovery method METHOD the fake has answered. */
+static int
+fake_counter(struct live *t, const char *method)
+{
+	json_t	*r;
+	int	 n;
+
+	r = fake_ctl(&t->fake, "GET", "/_fake/counters", NULL);
+	assert_non_null(r);
+	n = (int)json_integer_value(json_object_get(json_object_get(r,
+	    "by_method"), method));
+	json_decref(r);
+	return n;
+}
+
+static void
+poll_twice(struct live *t, const struct provider *p)
+{
+	struct polled	*pl = malloc(sizeof *pl);
+
+	poll_once(t, p, pl);
+	assert_int_equal(pl->d.fail, PROV_FAIL_NONE);
+	poll_once(t, p, pl);
+	assert_int_equal(pl->d.fail, PROV_FAIL_NONE);
+	free(pl);
+}
+
+static void
+interrupt(struct live *t, const char *what, const char *name,
+    const char *extra)
+{
+	char	path[64];
+
+	(void)snprintf(path, sizeof path, "/_fake/%s", what);
+	json_decref(fake_post(&t->fake, path, "{\"name\":\"%s\"%s}", name,
+	    extra));
+}
+
+/* The whole life of a job that succeeds, then its cleanup. */
+static void
+run_success(struct live *t, const struct provider *p, const char *service)
+{
+	struct job	j;
+	struct done	d;
+	struct seen	s;
+	int		live;
+
+	job_init(&j, 11, 1, 1, "60", "0");
+	launch(t, p, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	assert_true(d.cloud_id[0] != '\0');
+	wait_state(t, p, j.resource, PROV_RUNNING, &s);
+	assert_int_equal(s.job_id, 11);
+	assert_int_equal(s.attempt, 1);
+	assert_true(s.created > 0);
+	wait_state(t, p, j.resource, PROV_SUCCEEDED, &s);
+	assert_int_equal(s.exit_code, 0);
+	assert_true(s.ended >= s.started);
+	/* Polls again while the VM waits: its stop is looked into once. */
+	poll_twice(t, p);
+	if (p == &prov_gce) {
+		assert_int_equal(fake_counter(t,
+		    "compute.instances.getGuestAttributes"), 1);
+		assert_int_equal(fake_counter(t,
+		    "compute.zoneOperations.list"), 0);
+	}
+	cancel(t, p, j.resource, d.cloud_id, j.request_id);
+	wait_gone(t, p, j.resource);
+	assert_int_equal(fake_count(t, service, j.resource, &live), 1);
+	assert_int_equal(live, 0);
+	job_done(&j);
+}
+
+/* FAKEGCP_EXIT=3: the user's code fails with 3. */
+static void
+run_exit3(struct live *t, const struct provider *p)
+{
+	struct job	j;
+	struct done	d;
+	struct seen	s;
+
+	job_init(&j, 12, 1, 0, "30", "3");
+	launch(t, p, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, p, j.resource, PROV_FAILED, &s);
+	assert_int_equal(s.exit_code, 3);
+	job_done(&j);
+}
+
+/* Preempt a running Spot job: WANT is how the provider reports it. */
+static void
+run_interrupt(struct live *t, const struct provider *p, const char *what,
+    const char *extra, int want)
+{
+	struct job	j;
+	struct done	d;
+	struct seen	s;
+
+	job_init(&j, 13, 2, 1, "100000", "0");
+	launch(t, p, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, p, j.resource, PROV_RUNNING, &s);
+	gap(t, 200);	/* the container is running, not just the VM */
+	interrupt(t, what, j.resource, extra);
+	wait_state(t, p, j.resource, want, &s);
+	assert_int_equal(s.exit_code, -1);
+	assert_int_equal(s.job_id, 13);
+	assert_int_equal(s.attempt, 2);
+	job_done(&j);
+}
+
+/* The same attempt launched twice makes one resource. */
+static void
+run_duplicate(struct live *t, const struct provider *p, const char *service)
+{
+	struct job	j;
+	struct done	d1, d2;
+	int		live;
+
+	job_init(&j, 14, 1, 1, "100000", "0");
+	launch(t, p, &j, &d1);
+	assert_int_equal(d1.fail, PROV_FAIL_NONE);
+	launch(t, p, &j, &d2);
+	assert_true(d2.fail == PROV_FAIL_NONE || d2.fail == PROV_FAIL_EXISTS);
+	if (p != &prov_gce)
+		assert_string_equal(d2.cloud_id, d1.cloud_id);
+	assert_int_equal(fake_count(t, service, j.resource, &live), 1);
+	assert_int_equal(live, 1);
+	job_done(&j);
+}
+
+static void
+test_live_null(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct polled	 pl;
+
+	if (!t->up)
+		skip();
+	job_init(&j, 1, 1, 1, "1", "0");
+	launch(t, &prov_null, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	poll_once(t, &prov_null, &pl);
+	assert_int_equal(pl.n, 0);
+	assert_int_equal(pl.d.fail, PROV_FAIL_NONE);
+	cancel(t, &prov_null, j.resource, NULL, NULL);
+	job_done(&j);
+}
+
+/* Which quota a launch draws on, as quota.c names it. */
+static void
+test_live_quota_metrics(void **state)
+{
+	struct live		*t = *state;
+	const struct gpu_type	*t4 = gpu_lookup("nvidia-tesla-t4");
+	const char		*svc = NULL;
+	char			*m;
+
+	if (!t->up)
+		skip();
+	m = prov_gce.quota_metric(t->g, REGION, t4, 0, &svc);
+	assert_string_equal(m, "NVIDIA_T4_GPUS");
+	assert_string_equal(svc, "compute");
+	free(m);
+	m = prov_batch.quota_metric(t->g, REGION, t4, 0, &svc);
+	assert_string_equal(m, "NVIDIA_T4_GPUS");
+	assert_string_equal(svc, "compute");
+	free(m);
+	m = prov_vertex.quota_metric(t->g, REGION, t4, 1, &svc);
+	assert_string_equal(m,
+	    "custom_model_training_preemptible_nvidia_t4_gpus");
+	assert_string_equal(svc, "vertex");
+	free(m);
+	m = prov_gce.quota_metric(t->g, REGION, t4, 1, &svc);
+	assert_non_null(m);
+	assert_non_null(strstr(m, "NVIDIA_T4_GPUS"));
+	free(m);
+	assert_null(prov_gce.quota_metric(t->g, REGION, NULL, 0, &svc));
+}
+
+static void
+test_live_gce_succeeds(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_success(t, &prov_gce, "compute");
+}
+
+static void
+test_live_gce_exit_code(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_exit3(t, &prov_gce);
+}
+
+static void
+test_live_gce_preempted(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, &prov_gce, "preempt", "", PROV_PREEMPTED);
+}
+
+static void
+test_live_gce_maintenance(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, &prov_gce, "maintenance", "", PROV_MAINTENANCE);
+}
+
+static void
+test_live_gce_duplicate(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	int		 live;
+
+	if (!t->up)
+		skip();
+	run_duplicate(t, &prov_gce, "compute");
+	/* Another requestId, same name: 409, adopted. */
+	job_init(&j, 14, 1, 1, "100000", "0");
+	prov_uuid_derive(j.resource, "another insert", j.request_id);
+	launch(t, &prov_gce, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_EXISTS);
+	assert_string_equal(d.zone, ZONE);
+	assert_int_equal(fake_count(t, "compute", j.resource, &live), 1);
+	job_done(&j);
+}
+
+static void
+test_live_gce_quota(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+
+	if (!t->up)
+		skip();
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
+	    "\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
+	job_init(&j, 15, 1, 0, "60", "0");
+	launch(t, &prov_gce, &j, &d);	/* 403 quotaExceeded at insert */
+	assert_int_equal(d.fail, PROV_FAIL_QUOTA);
+	assert_string_equal(d.quota_metric, "NVIDIA_T4_GPUS");
+	job_done(&j);
+
+	/* The same, reported in the insert's Operation. */
+	json_decref(fake_post(&t->fake, "/_fake/config",
+	    "{\"compute_quota_error\":\"operation\"}"));
+	job_init(&j, 15, 2, 0, "60", "0");
+	launch(t, &prov_gce, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_QUOTA);
+	assert_string_equal(d.quota_metric, "NVIDIA_T4_GPUS");
+	job_done(&j);
+}
+
+static void
+test_live_gce_stockout(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+
+	if (!t->up)
+		skip();
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
+	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true,"
+	    "\"with_details\":true,\"zones_available\":[\"us-central1-b\","
+	    "\"us-central1-c\"]}", ZONE));
+	job_init(&j, 16, 1, 1, "60", "0");
+	launch(t, &prov_gce, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_STOCKOUT);
+	assert_string_equal(d.zones_available, "us-central1-b,us-central1-c");
+	assert_string_equal(d.zone, ZONE);
+	job_done(&j);
+}
+
+static void
+test_live_gce_cancel_running(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
+	int		 live;
+
+	if (!t->up)
+		skip();
+	job_init(&j, 17, 1, 1, "100000", "0");
+	launch(t, &prov_gce, &j, &d);
+	wait_state(t, &prov_gce, j.resource, PROV_RUNNING, &s);
+	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
+	/* A repeat is harmless: same requestId, or already gone. */
+	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
+	wait_gone(t, &prov_gce, j.resource);
+	assert_int_equal(fake_count(t, "compute", j.resource, &live), 1);
+	assert_int_equal(live, 0);
+	job_done(&j);
+}
+
+static void
+test_live_batch_succeeds(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_success(t, &prov_batch, "batch");
+}
+
+static void
+test_live_batch_exit_code(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_exit3(t, &prov_batch);
+}
+
+static void
+test_live_batch_preempted(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, &prov_batch, "preempt", "", PROV_PREEMPTED);
+}
+
+static void
+test_live_batch_maintenance(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, &prov_batch, "maintenance", "", PROV_MAINTENANCE);
+}
+
+static void
+test_live_batch_duplicate(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_duplicate(t, &prov_batch, "batch");
+}
+
+static void
+test_live_batch_stockout_quota(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
+
+	if (!t->up)
+		skip();
+	/* Batch accepts the job and fails it when it cannot get a VM. */
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
+	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true}",
+	    REGION));
+	job_init(&j, 18, 1, 1, "60", "0");
+	j.l.zone = NULL;
+	launch(t, &prov_batch, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, &prov_batch, j.resource, PROV_STOCKOUT, &s);
+	assert_non_null(strstr(s.message, "RESOURCE_POOL_EXHAUSTED"));
+	job_done(&j);
+
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
+	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\","
+	    "\"on\":false}", REGION));
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
+	    "\"metric\":\"PREEMPTIBLE_NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
+	    "\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
+	job_init(&j, 18, 2, 1, "60", "0");
+	launch(t, &prov_batch, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, &prov_batch, j.resource, PROV_STOCKOUT, &s);
+	assert_non_null(strstr(s.message, "QUOTA_EXCEEDED"));
+	job_done(&j);
+}
+
+static void
+test_live_vertex_succeeds(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_success(t, &prov_vertex, "vertex");
+}
+
+static void
+test_live_vertex_exit_code(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_exit3(t, &prov_vertex);
+}
+
+/* Vertex restarts a preempted worker; when it gives up, PREEMPTED. */
+static void
+test_live_vertex_preempted(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, &prov_vertex, "preempt", ",\"vertex_restart\":false",
+	    PROV_PREEMPTED);
+}
+
+/* Host maintenance: Vertex restarts the worker, the job keeps running. */
+static void
+test_live_vertex_maintenance(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
+	struct polled	*pl = malloc(sizeof *pl);
+	const struct seen *f;
+	int		 i;
+
+	if (!t->up) {
+		free(pl);
+		skip();
+	}
+	job_init(&j, 19, 1, 1, "100000", "0");
+	launch(t, &prov_vertex, &j, &d);
+	wait_state(t, &prov_vertex, j.resource, PROV_RUNNING, &s);
+	gap(t, 200);
+	interrupt(t, "maintenance", j.resource, "");
+	for (i = 0; i < 10; i++) {
+		poll_once(t, &prov_vertex, pl);
+		f = find(pl, j.resource);
+		assert_non_null(f);
+		assert_int_equal(f->state, PROV_RUNNING);
+		gap(t, POLL_GAP_MS);
+	}
+	free(pl);
+	job_done(&j);
+}
+
+static void
+test_live_vertex_duplicate(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_duplicate(t, &prov_vertex, "vertex");
+}
+
+static void
+test_live_vertex_quota_stockout(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
+	int		 live;
+
+	if (!t->up)
+		skip();
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"service\":"
+	    "\"aiplatform\",\"region\":\"%s\",\"metric\":"
+	    "\"custom_model_training_preemptible_nvidia_t4_gpus\",\"limit\":0}",
+	    REGION));
+	job_init(&j, 20, 1, 1, "60", "0");
+	launch(t, &prov_vertex, &j, &d);	/* 429 RESOURCE_EXHAUSTED */
+	assert_int_equal(d.fail, PROV_FAIL_QUOTA);
+	assert_string_equal(d.quota_metric,
+	    "custom_model_training_preemptible_nvidia_t4_gpus");
+	assert_int_equal(fake_count(t, "vertex", j.resource, &live), 0);
+	job_done(&j);
+
+	/* Every zone of the region out of T4s: the job fails, code 8. */
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
+	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true}",
+	    REGION));
+	job_init(&j, 20, 2, 0, "60", "0");
+	launch(t, &prov_vertex, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, &prov_vertex, j.resource, PROV_STOCKOUT, &s);
+	job_done(&j);
+}
+
+/* Cancel a running job: CANCELLED, then a second cancel deletes it. */
+static void
+test_live_vertex_cancel(void **state)
+{
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
+	int		 live;
+
+	if (!t->up)
+		skip();
+	job_init(&j, 21, 1, 1, "100000", "0");
+	launch(t, &prov_vertex, &j, &d);
+	wait_state(t, &prov_vertex, j.resource, PROV_RUNNING, &s);
+	cancel(t, &prov_vertex, j.resource, d.cloud_id, NULL);
+	wait_state(t, &prov_vertex, j.resource, PROV_CANCELLED, &s);
+	/* Without the cloud id: found by its label, then deleted. */
+	cancel(t, &prov_vertex, j.resource, NULL, NULL);
+	wait_gone(t, &prov_vertex, j.resource);
+	assert_int_equal(fake_count(t, "vertex", j.resource, &live), 1);
+	assert_int_equal(live, 0);
+	job_done(&j);
+}
+
+#define LIVE(f)	cmocka_unit_test_setup_teardown(f, live_setup, live_teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LIVE(test_live_null),
+		LIVE(test_live_quota_metrics),
+		LIVE(test_live_gce_succeeds),
+		LIVE(test_live_gce_exit_code),
+		LIVE(test_live_gce_preempted),
+		LIVE(test_live_gce_maintenance),
+		LIVE(test_live_gce_duplicate),
+		LIVE(test_live_gce_quota),
+		LIVE(test_live_gce_stockout),
+		LIVE(test_live_gce_cancel_running),
+		LIVE(test_live_batch_succeeds),
+		LIVE(test_live_batch_exit_code),
+		LIVE(test_live_batch_preempted),
+		LIVE(test_live_batch_maintenance),
+		LIVE(test_live_batch_duplicate),
+		LIVE(test_live_batch_stockout_quota),
+		LIVE(test_live_vertex_succeeds),
+		LIVE(test_live_vertex_exit_code),
+		LIVE(test_live_vertex_preempted),
+		LIVE(test_live_vertex_maintenance),
+		LIVE(test_live_vertex_duplicate),
+		LIVE(test_live_vertex_quota_stockout),
+		LIVE(test_live_vertex_cancel),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
