@@ -61,12 +61,16 @@ struct auth {
 	char			*client_secret;
 	char			*refresh_token;
 	char			*gcloud_file;	/* looked for, for errors */
+	char			*quota_project;	/* x-goog-user-project */
 
 	char			*token;		/* cached access token */
 	uint64_t		 expires;	/* uv_now() ms */
 	uint64_t		 margin;	/* ms before expiry to refresh */
 	int			 fetching;
 	unsigned long		 fetches;
+	unsigned long		 seq;		/* next waiter's */
+	int			 notifying;	/* inside auth_notify() */
+	int			 dead;		/* freed while notifying */
 	struct auth_waiters	 waiters;
 };
 
@@ -215,6 +219,8 @@ auth_load_user(struct auth *a, const struct gcp_conf *conf, json_t *j,
 		return -EINVAL;
 	}
 	a->kind = AUTH_AUTHORIZED_USER;
+	if (auth_str(j, "quota_project_id") != NULL)
+		a->quota_project = xstrdup(auth_str(j, "quota_project_id"));
 	a->client_id = xstrdup(auth_str(j, "client_id"));
 	a->client_secret = xstrdup(auth_str(j, "client_secret"));
 	a->refresh_token = xstrdup(auth_str(j, "refresh_token"));
@@ -338,21 +344,31 @@ auth_clear_token(struct auth *a)
 	a->expires = 0;
 }
 
-/* Call every waiter: TOKEN, or ERROR and CAUSE. */
+/*
+ * Call every waiter queued so far: TOKEN, or ERROR and CAUSE. Each is
+ * taken off the list before its call, so a callback may cancel others
+ * or queue new ones (those wait for the next fetch).
+ */
+static void	auth_really_free(struct auth *);
+
 static void
 auth_notify(struct auth *a, const char *token, int error, const char *cause)
 {
-	struct auth_waiters	 list;
 	struct auth_waiter	*w;
+	unsigned long		 limit = a->seq;
 
-	/* Waiters queued from inside a callback wait for the next fetch. */
-	TAILQ_INIT(&list);
-	TAILQ_CONCAT(&list, &a->waiters, entry);
-	while ((w = TAILQ_FIRST(&list)) != NULL) {
-		TAILQ_REMOVE(&list, w, entry);
+	a->notifying++;
+	while ((w = TAILQ_FIRST(&a->waiters)) != NULL && w->seq < limit) {
+		TAILQ_REMOVE(&a->waiters, w, entry);
 		w->queued = 0;
-		w->cb(w, token, error, cause);
+		if (a->dead)	/* auth_free() from a callback: cancel */
+			w->cb(w, NULL, -ECANCELED, "cancelled: credentials "
+			    "closed");
+		else
+			w->cb(w, token, error, cause);
 	}
+	if (--a->notifying == 0 && a->dead && !a->fetching)
+		auth_really_free(a);
 }
 
 /* The no-credentials message: the three ways, and why each failed. */
@@ -381,6 +397,12 @@ auth_on_token(const struct http_resp *r, void *arg)
 	a->fetching = 0;
 	tok = json_object_get(r->json, "access_token");
 	exp = json_object_get(r->json, "expires_in");
+	if (a->dead) {
+		auth_wipe_json_string(tok);
+		if (!a->notifying)
+			auth_really_free(a);
+		return;
+	}
 	if (r->status == 200 && json_is_string(tok) &&
 	    json_string_length(tok) > 0) {
 		auth_clear_token(a);
@@ -592,6 +614,7 @@ auth_token_wait(struct auth *a, struct auth_waiter *w)
 {
 	TAILQ_INSERT_TAIL(&a->waiters, w, entry);
 	w->queued = 1;
+	w->seq = a->seq++;
 	auth_fetch(a);
 }
 
@@ -629,18 +652,21 @@ auth_project(struct auth *a)
 	return a->project;
 }
 
+const char *
+auth_quota_project(struct auth *a)
+{
+	return a->quota_project;
+}
+
 unsigned long
 auth_fetches(struct auth *a)
 {
 	return a->fetches;
 }
 
-void
-auth_free(struct auth *a)
+static void
+auth_really_free(struct auth *a)
 {
-	if (a == NULL)
-		return;
-	auth_notify(a, NULL, -ECANCELED, "cancelled: credentials closed");
 	auth_clear_token(a);
 	free(a->describe);
 	free(a->file);
@@ -654,5 +680,22 @@ auth_free(struct auth *a)
 	freezero_str(a->client_secret);
 	freezero_str(a->refresh_token);
 	free(a->gcloud_file);
+	free(a->quota_project);
 	free(a);
+}
+
+void
+auth_free(struct auth *a)
+{
+	if (a == NULL || a->dead)
+		return;
+	a->dead = 1;
+	if (a->notifying)
+		return;		/* auth_notify() finishes the job */
+	a->notifying++;
+	auth_notify(a, NULL, -ECANCELED, "cancelled: credentials closed");
+	a->notifying--;
+	/* A fetch in flight still points here: its answer frees A. */
+	if (!a->fetching)
+		auth_really_free(a);
 }

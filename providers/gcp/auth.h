@@ -39,6 +39,7 @@ struct auth_waiter {
 	void		(*cb)(struct auth_waiter *, const char *token,
 			    int error, const char *cause);
 	int		  queued;	/* on the waiters list */
+	unsigned long	  seq;		/* order of arrival */
 };
 
 /*
@@ -49,8 +50,11 @@ struct auth_waiter {
  */
 int		 auth_new(struct http *http, const struct gcp_conf *conf,
 		    struct auth **ret, char **cause);
-/* Fail every waiter (-ECANCELED), wipe keys and tokens, free. NULL ok.
- * Call after http_cancel_all() or http_free() of the client it uses. */
+/*
+ * Fail every waiter (-ECANCELED), wipe keys and tokens, free; a token
+ * fetch still in flight frees it when it ends. NULL ok. Safe from inside
+ * a waiter's callback.
+ */
 void		 auth_free(struct auth *);
 /*
  * The cached token if it is fresh, else NULL. A token inside its refresh
@@ -78,6 +82,11 @@ const char	*auth_describe(struct auth *);
 /* Project named by the credential file (project_id / quota_project_id),
  * or NULL. Borrowed. */
 const char	*auth_project(struct auth *);
+/*
+ * The project user credentials bill API quota to (quota_project_id of an
+ * authorized_user file), sent as x-goog-user-project; NULL otherwise.
+ */
+const char	*auth_quota_project(struct auth *);
 /* Tokens fetched so far (tests assert one fetch serves many). */
 unsigned long	 auth_fetches(struct auth *);
 

@@ -484,11 +484,15 @@ http_call_done(struct http_call *c, CURLcode cc)
 	struct http	*http = c->http;
 	const char	*ct = NULL;
 	char		*p;
+	long		 nconn = 0;
 	int		 retry = 0, transport;
 	uint64_t	 delay;
 
 	http->stats.in_flight--;
 	c->curl_error = (int)cc;
+	if (curl_easy_getinfo(c->easy, CURLINFO_NUM_CONNECTS, &nconn) ==
+	    CURLE_OK && nconn > 0)
+		http->stats.connects += (unsigned long)nconn;
 	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
 	curl_easy_getinfo(c->easy, CURLINFO_CONTENT_TYPE, &ct);
 	if (cc != CURLE_OK && c->errbuf[0] == '\0')
@@ -779,6 +783,14 @@ http_call_transfer(struct http_call *c)
 		line = xprintf("Authorization: Bearer %s", c->token);
 		c->hdrs = curl_slist_append(c->hdrs, line);
 		freezero_str(line);
+		/* User credentials bill quota to a project they name. */
+		if (http->auth != NULL && auth_quota_project(http->auth) !=
+		    NULL) {
+			line = xprintf("x-goog-user-project: %s",
+			    auth_quota_project(http->auth));
+			c->hdrs = curl_slist_append(c->hdrs, line);
+			free(line);
+		}
 	}
 	if (c->hdrs == NULL)
 		fatalx("curl_slist_append failed");

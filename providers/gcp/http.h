@@ -70,6 +70,7 @@ struct http_stats {
 	unsigned long	 retries;	/* attempts after a failure */
 	unsigned long	 auth_retries;	/* retries after a 401 */
 	unsigned long	 budget_waits;	/* requests held by the budget */
+	unsigned long	 connects;	/* new connections (the rest reused) */
 	unsigned long	 completed;	/* callbacks made */
 	int		 in_flight;	/* transfers running now */
 	int		 queued;	/* waiting: budget, token or backoff */

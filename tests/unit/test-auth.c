@@ -245,6 +245,7 @@ test_auth_authorized_user(void **state)
 	t->conf.credentials = t->path;
 	auth(t);
 	assert_int_equal(auth_kind(t->auth), AUTH_AUTHORIZED_USER);
+	assert_string_equal(auth_quota_project(t->auth), "gpuq-demo");
 	get(t, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->auth), 1);

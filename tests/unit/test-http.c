@@ -343,6 +343,31 @@ test_http_get_json(void **state)
 	rec_done(&rec);
 }
 
+static void
+test_http_connection_reuse(void **state)
+{
+	struct t		*t = *state;
+	struct rec		 rec = { 0 };
+	struct http_stats	 st;
+	char			*u;
+	int			 i;
+
+	NEED_FAKE(t);
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
+	    "gpuq-demo", "name");
+	for (i = 0; i < 20; i++) {
+		get(t, u, &rec);
+		assert_int_equal(rec.status, 200);
+		rec_done(&rec);
+	}
+	http_get_stats(t->http, &st);
+	/* One for the token, one for the API: then reused. */
+	print_message("20 requests one after another: %lu connections\n",
+	    st.connects);
+	assert_true(st.connects <= 2);
+	free(u);
+}
+
 #define NCONC	200
 
 static void
@@ -391,13 +416,30 @@ test_http_concurrent_200(void **state)
 	free(recs);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+req_time(json_t *reqs, size_t i)
+{
+	return json_number_value(json_object_get(json_array_get(reqs, i),
+	    "real_time"));
+}
+
 static void
 test_http_retry_503_storm(void **state)
 {
 	struct t	*t = *state;
 	struct rec	 rec = { 0 };
 	json_t		*reqs, *r;
+	double		 when[5], ceiling;
 	char		*u;
+	int		 i;
 
 	NEED_FAKE(t);
 	/* Four 503s, then the answer: attempt five succeeds. */
@@ -413,6 +455,21 @@ test_http_retry_503_storm(void **state)
 	r = json_array_get(reqs, 0);
 	assert_int_equal(json_integer_value(json_object_get(r, "status")),
 	    503);
+	/* Full jitter: wait k is within [0, min(cap, base * 2^(k-1))],
+	 * base 50 ms, cap 400 ms; allow 150 ms for the round trip. */
+	for (i = 0; i < 5; i++)
+		when[i] = req_time(reqs, i);
+	qsort(when, 5, sizeof when[0], cmp_double);
+	for (i = 1; i < 5; i++) {
+		ceiling = 0.05 * (1 << (i - 1));
+		if (ceiling > 0.4)
+			ceiling = 0.4;
+		assert_true(when[i] - when[i - 1] <= ceiling + 0.15);
+	}
+	print_message("503 storm: 4 backoffs of %.0f, %.0f, %.0f, %.0f ms "
+	    "(ceilings 50, 100, 200, 400)\n", (when[1] - when[0]) * 1000,
+	    (when[2] - when[1]) * 1000, (when[3] - when[2]) * 1000,
+	    (when[4] - when[3]) * 1000);
 	json_decref(reqs);
 	rec_done(&rec);
 
@@ -427,13 +484,6 @@ test_http_retry_503_storm(void **state)
 	rec_done(&rec);
 	json_decref(fake_ctl(&t->fake, "DELETE", "/_fake/fault", NULL));
 	free(u);
-}
-
-static double
-req_time(json_t *reqs, size_t i)
-{
-	return json_number_value(json_object_get(json_array_get(reqs, i),
-	    "real_time"));
 }
 
 static void
@@ -722,14 +772,6 @@ test_http_quota_and_stockout(void **state)
 	free(w);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 test_http_budget_queues(void **state)
 {
@@ -911,6 +953,8 @@ main(void)
 		cmocka_unit_test(test_http_error_shapes),
 		cmocka_unit_test_setup_teardown(test_http_get_json, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_http_connection_reuse,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_concurrent_200,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_retry_503_storm,
