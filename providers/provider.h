@@ -100,7 +100,7 @@ struct prov_result {
 };
 
 typedef void (*prov_launch_cb)(const struct prov_result *, void *);
-/* Called once per resource seen, then once with NULL and the result. */
+/* Called once per resource seen; then the poll's DONE callback once. */
 typedef void (*prov_poll_cb)(const struct prov_observed *, void *);
 typedef void (*prov_done_cb)(const struct prov_result *, void *);
 
