@@ -65,7 +65,7 @@ struct auth {
 
 	char			*token;		/* cached access token */
 	uint64_t		 expires;	/* uv_now() ms */
-	uint64_t		 margin;	/* ms before expiry to refresh */
+	uint64_t		 margin; /* ms before expiry to refresh */
 	int			 fetching;
 	unsigned long		 fetches;
 	unsigned long		 seq;		/* next waiter's */

@@ -200,7 +200,8 @@ gcp_error_scan_message(struct gcp_error *e)
 	/* Compute: "Quota 'NVIDIA_T4_GPUS' exceeded.  Limit: 1.0 in region
 	 * us-central1." / "... Limit: 64.0 globally." */
 	if (e->quota_metric == NULL && (p = strstr(m, "Quota '")) != NULL &&
-	    (q = strchr(p + 7, '\'')) != NULL && strncmp(q, "' exceeded", 10) == 0)
+	    (q = strchr(p + 7, '\'')) != NULL &&
+	    strncmp(q, "' exceeded", 10) == 0)
 		gcp_error_metric(e, p + 7, (size_t)(q - (p + 7)));
 	if ((p = strstr(m, "Limit: ")) != NULL) {
 		d = strtod(p + 7, &end);
@@ -517,8 +518,8 @@ gcp_error_from_http(struct gcp_error *e, long status, json_t *body,
 		return;
 	}
 	if (json_is_object(err)) {
-		gcp_error_set(&e->message, json_string_value(json_object_get(err,
-		    "message")));
+		gcp_error_set(&e->message, json_string_value(
+		    json_object_get(err, "message")));
 		gcp_error_set(&e->status, json_string_value(json_object_get(err,
 		    "status")));
 		e->rpc_code = gcp_error_rpc_number(e->status);

@@ -73,23 +73,32 @@ struct gcp_conf {
 	 * base URL with Google's own paths (the simulated cloud), unless the
 	 * API's own *_endpoint is also set. Each is a root (scheme://host
 	 * [:port][/base]) without the API's version path, except
-	 * token_endpoint which is the whole token URL.
+	 * token_endpoint which is the whole token URL. Defaults:
+	 *   compute   https://compute.googleapis.com
+	 *   batch     https://batch.googleapis.com
+	 *   vertex    https://{region}-aiplatform.googleapis.com
+	 *   billing   https://cloudbilling.googleapis.com
+	 *   storage   https://storage.googleapis.com
+	 *   quotas    https://cloudquotas.googleapis.com
+	 *   token     https://oauth2.googleapis.com/token (a service-account
+	 *             key's own token_uri when no endpoint is configured)
+	 *   metadata  http://$GCE_METADATA_HOST, else
+	 *             http://metadata.google.internal
 	 */
 	const char	 *endpoint;
-	const char	 *compute_endpoint;	/* https://compute.googleapis.com */
-	const char	 *batch_endpoint;	/* https://batch.googleapis.com */
-	const char	 *vertex_endpoint;	/* https://{region}-aiplatform... */
-	const char	 *billing_endpoint;	/* https://cloudbilling... */
-	const char	 *storage_endpoint;	/* https://storage.googleapis.com */
-	const char	 *quotas_endpoint;	/* https://cloudquotas... */
-	const char	 *token_endpoint;	/* https://oauth2.googleapis.com/token */
-	const char	 *metadata_endpoint;	/* $GCE_METADATA_HOST, else
-						   http://metadata.google.internal */
+	const char	 *compute_endpoint;
+	const char	 *batch_endpoint;
+	const char	 *vertex_endpoint;	/* may hold "{region}" */
+	const char	 *billing_endpoint;
+	const char	 *storage_endpoint;
+	const char	 *quotas_endpoint;
+	const char	 *token_endpoint;
+	const char	 *metadata_endpoint;
 
 	const char	 *price_table;		/* GPUQ_DATADIR "/prices.csv" */
 	int64_t		  quota_ttl;		/* 60 */
 	int64_t		  price_refresh;	/* 86400 */
-	int		  request_budget;	/* 600 per API per minute; <0: none */
+	int		  request_budget;	/* 600/min per API; -1 none */
 	int		  retry_max_attempts;	/* 5 (first try included) */
 	int		  retry_base_ms;	/* 1000 */
 	int		  retry_cap_ms;		/* 32000 */
@@ -166,7 +175,7 @@ struct gcp_error {
 	long		 code;		/* HTTP status, or Operation's
 					   httpErrorStatusCode; 0 if none */
 	int		 rpc_code;	/* google.rpc.Code number, -1 if none */
-	char		*status;	/* "RESOURCE_EXHAUSTED", OAuth "error" */
+	char		*status; /* "RESOURCE_EXHAUSTED", OAuth "error" */
 	char		*reasons[GCP_ERROR_REASONS];	/* errors[].reason,
 					   ErrorInfo.reason, Operation
 					   errors[].code: "quotaExceeded",

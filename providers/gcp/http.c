@@ -112,7 +112,7 @@ struct http_sock {
 struct http_budget {
 	int			 limit;		/* per window; < 0: none */
 	uint64_t		 window;	/* ms */
-	uint64_t		*ring;		/* start times, oldest at head */
+	uint64_t		*ring;	/* start times, oldest at head */
 	int			 n, head;
 };
 

@@ -117,8 +117,9 @@ struct quota {
 	struct gcp_conf		*conf;		/* owned copy */
 	int			 dead;
 	int			 inflight;	/* requests out */
+	int			 busy;		/* calling back */
 
-	struct quota_entry	*e;		/* sorted: cls, region, metric */
+	struct quota_entry	*e;	/* sorted: cls, region, metric */
 	size_t			 ne, ce;
 	struct quota_region	*r;
 	size_t			 nr;
@@ -534,14 +535,20 @@ quota_round_done(struct quota *q)
 	q->waiters = NULL;
 	if (cause != NULL)
 		log_debug("quota: %s", cause);
+	q->busy++;		/* a callback may quota_free() */
 	while ((w = list) != NULL) {
 		list = w->next;
-		w->cb(cause != NULL ? -EIO : 0, cause, w->arg);
+		if (!q->dead)
+			w->cb(cause != NULL ? -EIO : 0, cause, w->arg);
+		else
+			w->cb(-ECANCELED, "cancelled: quotas closed", w->arg);
 		free(w);
 	}
 	free(cause);
-	if (q->listener != NULL)
+	if (q->listener != NULL && !q->dead)
 		q->listener(q->listener_arg);
+	q->busy--;
+	quota_maybe_free(q);
 }
 
 /* One chain ended. */
@@ -1224,7 +1231,7 @@ quota_really_free(struct quota *q)
 static void
 quota_maybe_free(struct quota *q)
 {
-	if (q->dead && q->inflight == 0)
+	if (q->dead && q->inflight == 0 && q->busy == 0)
 		quota_really_free(q);
 }
 
