@@ -7,6 +7,9 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +75,10 @@ fake_start(struct fake *f)
 	if ((f->pid = fork()) < 0)
 		return -errno;
 	if (f->pid == 0) {
+#ifdef __linux__
+		/* A test that crashes takes its fake with it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
@@ -379,6 +386,9 @@ mini_start(struct fake *f, const char *body)
 	if ((f->pid = fork()) < 0)
 		return -errno;
 	if (f->pid == 0) {
+#ifdef __linux__
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
