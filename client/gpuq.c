@@ -70,6 +70,21 @@ const struct cli_cmd cli_cmds[] = {
 	  "keep queued jobs from starting", "" },
 	{ "release", cli_job_exec, "ID...",
 	  "let held jobs start", "" },
+	{ "plan", cli_plan_exec, "[--json] [--all] FILE|-",
+	  "rank the ways to run a job by expected cost, without launching",
+	  "      --json           print gpuqd's reply as JSON\n"
+	  "  -a, --all            list every excluded offer, not the first "
+	  "20\n" },
+	{ "quotas", cli_quotas_exec, "[--region R] [--gpu TYPE] [--json]",
+	  "show free GPU quota per region and service, and its age",
+	  "  -r, --region R       only region R\n"
+	  "  -g, --gpu TYPE       only GPU TYPE (either spelling)\n"
+	  "      --json           print gpuqd's reply as JSON\n" },
+	{ "prices", cli_prices_exec, "[--region R] [--gpu TYPE] [--json]",
+	  "show GPU and host prices per region, and where they came from",
+	  "  -r, --region R       only region R\n"
+	  "  -g, --gpu TYPE       only GPU TYPE (either spelling)\n"
+	  "      --json           print gpuqd's reply as JSON\n" },
 	{ "ping", cli_ping_exec, "",
 	  "check that gpuqd answers, and print its version", "" },
 	{ "help", cli_help_exec, "[COMMAND]",

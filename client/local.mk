@@ -17,6 +17,7 @@ client_libcli_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 bin_PROGRAMS += gpuq
 gpuq_SOURCES = \
 	client/gpuq.c \
+	client/cli-cloud.c \
 	client/cli-job.c \
 	client/cli-ping.c \
 	client/cli-show.c \

@@ -105,11 +105,13 @@ static int	api_op_cancel(struct api_req *, struct store_job *);
 static int	api_op_hold(struct api_req *, struct store_job *);
 static int	api_op_release(struct api_req *, struct store_job *);
 static int	api_op_ping(struct api_req *, struct store_job *);
+static int	api_op_plan(struct api_req *, struct store_job *);
+static int	api_op_quotas(struct api_req *, struct store_job *);
+static int	api_op_prices(struct api_req *, struct store_job *);
 
 /*
- * Every op of the wire. plan, quotas and prices wait for the providers:
- * a NULL handler answers "unavailable"; giving it a handler is the whole
- * change that brings one in.
+ * Every op of the wire. plan, quotas and prices ask the cloud through
+ * the hooks; while gpuqd runs no provider they answer "unavailable".
  */
 static const struct api_op api_ops[] = {
 	{ "submit",	api_op_submit,	API_DEFER, "job,hold,name,priority" },
@@ -118,9 +120,9 @@ static const struct api_op api_ops[] = {
 	{ "cancel",	api_op_cancel,	API_OWNER, "id" },
 	{ "hold",	api_op_hold,	API_OWNER, "id" },
 	{ "release",	api_op_release,	API_OWNER, "id" },
-	{ "plan",	NULL,		API_CLOUD, "job" },
-	{ "quotas",	NULL,		API_CLOUD, "region,gpu" },
-	{ "prices",	NULL,		API_CLOUD, "region,gpu" },
+	{ "plan",	api_op_plan,	API_CLOUD, "job" },
+	{ "quotas",	api_op_quotas,	API_CLOUD, "region,gpu" },
+	{ "prices",	api_op_prices,	API_CLOUD, "region,gpu" },
 	{ "ping",	api_op_ping,	0, "" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
@@ -1106,4 +1108,102 @@ api_close(struct api *a)
 		api_commit(a);
 	uv_close((uv_handle_t *)&a->check, api_on_close);
 	uv_close((uv_handle_t *)&a->idle, api_on_close);
+}
+
+/* Answer a cloud op from HOOK's reply (NULL: the cause, or unavailable). */
+static void
+api_cloud_reply(struct api_req *r, json_t *reply, char *cause,
+    const char *what)
+{
+	if (reply == NULL) {
+		server_client_error(r->client, GPUQ_ERR_UNAVAILABLE, NULL,
+		    "%s: %s", what, cause != NULL ? cause :
+		    "the cloud providers are not running");
+		free(cause);
+		return;
+	}
+	(void)json_object_set_new(reply, "ok", json_true());
+	api_reply(r, reply);
+}
+
+/* An optional string field NAME of the request: 0, or -1 after an error
+ * reply. */
+static int
+api_opt_string(struct api_req *r, const char *name, const char **ret)
+{
+	json_t	*v = json_object_get(r->req, name);
+
+	*ret = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
+		    "\"%s\" must be a string", name);
+		return -1;
+	}
+	*ret = json_string_value(v);
+	return 0;
+}
+
+/* plan: validate the job like submit does, then rank its offers. */
+static int
+api_op_plan(struct api_req *r, struct store_job *unused)
+{
+	struct api		*a = r->api;
+	struct spec_error	 err = { NULL, NULL };
+	json_t			*job, *norm, *reply;
+	char			*cause = NULL;
+
+	job = json_object_get(r->req, "job");
+	if (!json_is_object(job)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "job",
+		    "\"job\" must be an object: the job spec");
+		return 0;
+	}
+	if (spec_validate(job, &norm, &err) != 0) {
+		server_client_error(r->client, GPUQ_ERR_INVALID_JOB,
+		    err.field != NULL && *err.field != '\0' ? err.field : NULL,
+		    "%s", err.message != NULL ? err.message : "invalid job");
+		spec_error_done(&err);
+		return 0;
+	}
+	reply = a->hooks.plan != NULL ?
+	    a->hooks.plan(a->hooks.arg, norm, &cause) : NULL;
+	json_decref(norm);
+	api_cloud_reply(r, reply, cause, "plan");
+	return 0;
+}
+
+static int
+api_op_quotas(struct api_req *r, struct store_job *unused)
+{
+	struct api	*a = r->api;
+	const char	*region, *gpu;
+	char		*cause = NULL;
+	json_t		*reply;
+
+	if (api_opt_string(r, "region", &region) != 0 ||
+	    api_opt_string(r, "gpu", &gpu) != 0)
+		return 0;
+	reply = a->hooks.quotas != NULL ?
+	    a->hooks.quotas(a->hooks.arg, region, gpu, &cause) : NULL;
+	api_cloud_reply(r, reply, cause, "quotas");
+	return 0;
+}
+
+static int
+api_op_prices(struct api_req *r, struct store_job *unused)
+{
+	struct api	*a = r->api;
+	const char	*region, *gpu;
+	char		*cause = NULL;
+	json_t		*reply;
+
+	if (api_opt_string(r, "region", &region) != 0 ||
+	    api_opt_string(r, "gpu", &gpu) != 0)
+		return 0;
+	reply = a->hooks.prices != NULL ?
+	    a->hooks.prices(a->hooks.arg, region, gpu, &cause) : NULL;
+	api_cloud_reply(r, reply, cause, "prices");
+	return 0;
 }

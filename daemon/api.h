@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
 #include <uv.h>
 
 struct api;
@@ -28,6 +29,17 @@ struct api_hooks {
 	void	(*changed)(void *arg);
 	/* Job ID went to cancelling: stop and delete its cloud resource. */
 	void	(*cancel)(void *arg, int64_t id);
+	/*
+	 * The cloud ops. Each returns a NEW reply object (without "ok"),
+	 * or NULL with *cause (new string) when it cannot answer. plan
+	 * gets the normalized spec (borrowed); quotas and prices get
+	 * optional filters (NULL: all).
+	 */
+	json_t	*(*plan)(void *arg, json_t *spec, char **cause);
+	json_t	*(*quotas)(void *arg, const char *region, const char *gpu,
+		    char **cause);
+	json_t	*(*prices)(void *arg, const char *region, const char *gpu,
+		    char **cause);
 	void	*arg;
 };
 

@@ -1,0 +1,363 @@
+/*
+ * cli-cloud.c: the commands that show what gpuqd knows of the cloud:
+ * gpuq plan (the ranked offers for a job, without launching), gpuq
+ * quotas (free GPU quota per region and service) and gpuq prices.
+ *
+ * The client only shows what the daemon answers; every number here was
+ * computed by gpuqd (DESIGN.md "Expected cost").
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "client/cli.h"
+#include "common/proto.h"
+
+/* Options shared by quotas and prices: --region, --gpu, --json. */
+struct cli_cloud_opts {
+	const char	*region;
+	const char	*gpu;
+	int		 json;
+};
+
+static int
+cli_cloud_getopt(int argc, char **argv, const struct cli_cmd *cmd,
+    struct cli_cloud_opts *o)
+{
+	static const struct option	 opts[] = {
+		{ "region", required_argument, NULL, 'r' },
+		{ "gpu", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int				 ch;
+
+	memset(o, 0, sizeof *o);
+	while ((ch = cli_getopt(argc, argv, "r:g:h", opts, cmd)) != -1) {
+		switch (ch) {
+		case 'r':
+			o->region = optarg;
+			break;
+		case 'g':
+			o->gpu = optarg;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'h':
+			return GPUQ_EXIT_OK;
+		default:
+			return GPUQ_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		cli_usage(stderr, cmd);
+		return GPUQ_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Send REQ (taken); on success *ret holds the reply. Exit code else. */
+static int
+cli_cloud_call(struct cli *cli, json_t *req, const char *what, json_t **ret)
+{
+	json_t	*reply;
+
+	reply = cli_call(cli, req);
+	if (reply == NULL)
+		return GPUQ_EXIT_FAILED;
+	if (!cli_reply_ok(reply)) {
+		cli_reply_warn(reply, "%s", what);
+		json_decref(reply);
+		return GPUQ_EXIT_FAILED;
+	}
+	*ret = reply;
+	return GPUQ_EXIT_OK;
+}
+
+static void
+cli_cloud_dump(json_t *reply)
+{
+	json_object_del(reply, "ok");
+	json_dumpf(reply, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+}
+
+/* "12.5" or "-" for a missing number. */
+static void
+cli_cloud_num(struct cli_table *t, json_t *obj, const char *key)
+{
+	json_t	*v = json_object_get(obj, key);
+
+	if (json_is_number(v))
+		cli_table_addf(t, "%g", json_number_value(v));
+	else
+		cli_table_add(t, NULL);
+}
+
+static void
+cli_cloud_usd(struct cli_table *t, json_t *obj, const char *key)
+{
+	json_t	*v = json_object_get(obj, key);
+	char	 buf[32];
+
+	if (json_is_number(v))
+		cli_table_add(t, cli_fmt_usd(json_number_value(v), buf,
+		    sizeof buf));
+	else
+		cli_table_add(t, NULL);
+}
+
+int
+cli_quotas_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct cli_col	 cols[] = {
+		{ "SERVICE", CLI_LEFT }, { "REGION", CLI_LEFT },
+		{ "METRIC", CLI_LEFT }, { "LIMIT", CLI_RIGHT },
+		{ "USAGE", CLI_RIGHT }, { "IN FLIGHT", CLI_RIGHT },
+		{ "FREE", CLI_RIGHT }, { "AGE", CLI_RIGHT },
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find("quotas");
+	struct cli_cloud_opts		 o;
+	struct cli_table		*t;
+	json_t				*req, *reply, *q;
+	size_t				 i;
+	char				 buf[32];
+	int				 rc;
+
+	if ((rc = cli_cloud_getopt(argc, argv, cmd, &o)) != -1)
+		return rc;
+	req = json_pack("{s:s}", "op", "quotas");
+	if (o.region != NULL)
+		json_object_set_new(req, "region", json_string(o.region));
+	if (o.gpu != NULL)
+		json_object_set_new(req, "gpu", json_string(o.gpu));
+	if ((rc = cli_cloud_call(cli, req, "quotas", &reply)) != 0)
+		return rc;
+	if (o.json) {
+		cli_cloud_dump(reply);
+		json_decref(reply);
+		return GPUQ_EXIT_OK;
+	}
+	t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+	json_array_foreach(json_object_get(reply, "quotas"), i, q) {
+		cli_table_add(t, cli_json_str(q, "service"));
+		cli_table_add(t, cli_json_str(q, "region"));
+		cli_table_add(t, cli_json_str(q, "metric"));
+		cli_cloud_num(t, q, "limit");
+		cli_cloud_num(t, q, "usage");
+		cli_cloud_num(t, q, "in_flight");
+		cli_cloud_num(t, q, "free");
+		if (json_is_number(json_object_get(q, "age_s")))
+			cli_table_add(t, cli_fmt_age(cli_json_int(q, "age_s",
+			    0), buf, sizeof buf));
+		else
+			cli_table_add(t, NULL);
+	}
+	if (cli_table_rows(t) == 0)
+		printf("no quota readings yet%s\n", o.gpu || o.region ?
+		    " for that region or GPU" : "");
+	else
+		cli_table_print(t, stdout, cli_table_width(), 1);
+	cli_table_free(t);
+	json_array_foreach(json_object_get(reply, "warnings"), i, q) {
+		if (json_is_string(q))
+			cli_warnx("%s", json_string_value(q));
+	}
+	json_decref(reply);
+	return GPUQ_EXIT_OK;
+}
+
+int
+cli_prices_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct cli_col	 cols[] = {
+		{ "GPU", CLI_LEFT }, { "REGION", CLI_LEFT },
+		{ "HOST", CLI_LEFT },
+		{ "GCE", CLI_RIGHT }, { "GCE SPOT", CLI_RIGHT },
+		{ "HOST", CLI_RIGHT }, { "HOST SPOT", CLI_RIGHT },
+		{ "VERTEX", CLI_RIGHT }, { "VERTEX SPOT", CLI_RIGHT },
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find("prices");
+	struct cli_cloud_opts		 o;
+	struct cli_table		*t;
+	json_t				*req, *reply, *p, *gce, *vx;
+	const char			*src;
+	size_t				 i;
+	int				 rc;
+
+	if ((rc = cli_cloud_getopt(argc, argv, cmd, &o)) != -1)
+		return rc;
+	req = json_pack("{s:s}", "op", "prices");
+	if (o.region != NULL)
+		json_object_set_new(req, "region", json_string(o.region));
+	if (o.gpu != NULL)
+		json_object_set_new(req, "gpu", json_string(o.gpu));
+	if ((rc = cli_cloud_call(cli, req, "prices", &reply)) != 0)
+		return rc;
+	if (o.json) {
+		cli_cloud_dump(reply);
+		json_decref(reply);
+		return GPUQ_EXIT_OK;
+	}
+	t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+	json_array_foreach(json_object_get(reply, "prices"), i, p) {
+		gce = json_object_get(p, "gce");
+		vx = json_object_get(p, "vertex");
+		cli_table_add(t, cli_json_str(p, "gpu"));
+		cli_table_add(t, cli_json_str(p, "region"));
+		cli_table_add(t, cli_json_str(p, "host"));
+		cli_cloud_usd(t, gce, "ondemand");
+		cli_cloud_usd(t, gce, "spot");
+		cli_cloud_usd(t, gce, "host_ondemand");
+		cli_cloud_usd(t, gce, "host_spot");
+		cli_cloud_usd(t, vx, "ondemand");
+		cli_cloud_usd(t, vx, "spot");
+	}
+	if (cli_table_rows(t) == 0)
+		printf("no prices%s\n", o.gpu || o.region ?
+		    " for that region or GPU" : "");
+	else {
+		cli_table_print(t, stdout, cli_table_width(), 1);
+		printf("US dollars per hour, one GPU on its default host; "
+		    "Batch is billed as GCE.\n");
+	}
+	if ((src = cli_json_str(reply, "source")) != NULL)
+		printf("source: %s\n", src);
+	cli_table_free(t);
+	json_decref(reply);
+	return GPUQ_EXIT_OK;
+}
+
+/* One offer row: rank, service, where, spot, machine, prices. */
+static void
+cli_plan_row(struct cli_table *t, json_t *o, int excluded)
+{
+	char	buf[64];
+
+	if (!excluded)
+		cli_table_addf(t, "%lld",
+		    (long long)cli_json_int(o, "rank", 0));
+	cli_table_add(t, cli_json_str(o, "provider"));
+	cli_table_add(t, cli_fmt_where_s(NULL, cli_json_str(o, "zone"),
+	    cli_json_str(o, "region"), buf, sizeof buf));
+	cli_table_add(t, json_is_true(json_object_get(o, "spot")) ?
+	    "spot" : "standard");
+	cli_table_add(t, cli_json_str(o, "machine_type"));
+	cli_cloud_usd(t, o, "hourly_usd");
+	if (excluded)
+		cli_table_add(t, cli_json_str(o, "reason"));
+	else
+		cli_cloud_usd(t, o, "expected_usd");
+}
+
+int
+cli_plan_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct option	 opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const struct cli_col	 ocols[] = {
+		{ "RANK", CLI_RIGHT }, { "SERVICE", CLI_LEFT },
+		{ "WHERE", CLI_LEFT }, { "MODEL", CLI_LEFT },
+		{ "MACHINE", CLI_LEFT }, { "$/HOUR", CLI_RIGHT },
+		{ "EXPECTED", CLI_RIGHT },
+	};
+	static const struct cli_col	 xcols[] = {
+		{ "SERVICE", CLI_LEFT }, { "WHERE", CLI_LEFT },
+		{ "MODEL", CLI_LEFT }, { "MACHINE", CLI_LEFT },
+		{ "$/HOUR", CLI_RIGHT }, { "EXCLUDED BECAUSE", CLI_LEFT },
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find("plan");
+	struct cli_docs			 docs;
+	struct cli_table		*t;
+	json_t				*req, *reply, *o, *offers, *ex;
+	char				*cause = NULL;
+	size_t				 d, i, shown;
+	int				 ch, json = 0, all = 0, rc = 0, r;
+
+	while ((ch = cli_getopt(argc, argv, "ah", opts, cmd)) != -1) {
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'h':
+			return GPUQ_EXIT_OK;
+		default:
+			return GPUQ_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_usage(stderr, cmd);
+		return GPUQ_EXIT_USAGE;
+	}
+	if (cli_jobfile_read(argv[optind], &docs, &cause) != 0) {
+		cli_warnx("%s", cause);
+		free(cause);
+		return GPUQ_EXIT_FAILED;
+	}
+	for (d = 0; d < docs.n; d++) {
+		req = json_pack("{s:s,s:O}", "op", "plan", "job",
+		    docs.v[d].job);
+		r = cli_cloud_call(cli, req, "plan", &reply);
+		if (r != 0) {
+			rc = r;
+			continue;
+		}
+		if (json) {
+			cli_cloud_dump(reply);
+			json_decref(reply);
+			continue;
+		}
+		if (docs.n > 1)
+			printf("%sjob %zu (%s:%d)\n", d ? "\n" : "", d + 1,
+			    argv[optind], docs.v[d].line);
+		offers = json_object_get(reply, "offers");
+		ex = json_object_get(reply, "excluded");
+		if (json_array_size(offers) == 0)
+			printf("no offer fits this job now%s\n",
+			    json_array_size(ex) ? "; excluded:" : "");
+		else {
+			t = cli_table_new(ocols, 7);
+			json_array_foreach(offers, i, o)
+				cli_plan_row(t, o, 0);
+			cli_table_print(t, stdout, cli_table_width(), 1);
+			cli_table_free(t);
+			printf("gpuq would launch rank 1. Expected cost = "
+			    "$/hour x estimated_hours, stretched for Spot\n"
+			    "by the preemption rate (gpuq-job(5)).\n");
+		}
+		if (json_array_size(ex) > 0) {
+			if (json_array_size(offers) > 0)
+				printf("\nexcluded:\n");
+			t = cli_table_new(xcols, 6);
+			shown = 0;
+			json_array_foreach(ex, i, o) {
+				if (!all && shown == 20)
+					break;
+				cli_plan_row(t, o, 1);
+				shown++;
+			}
+			cli_table_print(t, stdout, cli_table_width(), 1);
+			cli_table_free(t);
+			if (shown < json_array_size(ex))
+				printf("... and %zu more (gpuq plan --all)\n",
+				    json_array_size(ex) - shown);
+		}
+		json_decref(reply);
+	}
+	cli_docs_done(&docs);
+	return rc;
+}
