@@ -376,6 +376,37 @@ store_job_set_why(struct store *st, int64_t id, const char *why,
 	return store_job_update(st, s, id, cause, "set why a job waits");
 }
 
+/* Set why N jobs wait in one transaction; store.h. */
+int
+store_jobs_set_why(struct store *st, const int64_t *ids,
+    const char *const *whys, size_t n, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_WHY];
+	size_t		 i;
+	int		 rc, changed = 0;
+
+	if (n == 0)
+		return 0;
+	if ((rc = store_tx_begin(st, cause, "set why jobs wait: begin")) != 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		sqlite3_bind_int64(s, 1, ids[i]);
+		store_bind_text(s, 2, whys[i]);
+		if ((rc = store_step_done(st, s, cause,
+		    "set why a job waits")) != 0) {
+			store_tx_rollback(st);
+			return rc;
+		}
+		changed += sqlite3_changes(st->db) > 0;
+	}
+	if ((rc = store_tx_commit(st, cause,
+	    "set why jobs wait: commit")) != 0) {
+		store_tx_rollback(st);
+		return rc;
+	}
+	return changed;
+}
+
 /* Do not schedule job ID before WHEN. */
 int
 store_job_set_not_before(struct store *st, int64_t id, int64_t when,

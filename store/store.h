@@ -217,6 +217,13 @@ int	 store_job_transition(struct store *, int64_t id, unsigned from_mask,
 /* Set why a job waits (NULL clears). No event: it changes often. */
 int	 store_job_set_why(struct store *, int64_t id, const char *why,
 	    char **cause);
+/*
+ * Set why each of N jobs waits, in ONE transaction: ids[i] gets whys[i]
+ * (NULL clears). For the scheduler, which may change thousands in one
+ * pass. Unknown ids are skipped. Returns how many jobs changed.
+ */
+int	 store_jobs_set_why(struct store *, const int64_t *ids,
+	    const char *const *whys, size_t n, char **cause);
 /* Earliest time the scheduler may try the job again. */
 int	 store_job_set_not_before(struct store *, int64_t id, int64_t when,
 	    char **cause);
