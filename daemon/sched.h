@@ -1,0 +1,84 @@
+/*
+ * sched.h: the scheduler -- which queued job runs where, and the launch
+ * of the attempt it chose (DESIGN.md "The flow of one job", steps 4-5,
+ * and "Expected cost").
+ *
+ * One timer, re-armed to the next due time; sched_wake() re-arms it at
+ * zero. A pass refreshes stale quotas, then takes the runnable jobs in
+ * priority order (FIFO within a priority), enumerates their offers
+ * (provider x region x zone x Spot or not), drops those without quota,
+ * without the GPU, in a stockout cool-down or outside the job's limits,
+ * ranks the rest by expected cost and launches the cheapest. A job that
+ * cannot be placed gets a sentence saying why it waits (store "why").
+ *
+ * Knows the store, the cloud (cloud.h), quotas and prices; tells the
+ * reconciler about the attempts it starts (reconcile.h).
+ */
+#ifndef GPUQ_SCHED_H
+#define GPUQ_SCHED_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct cloud;
+struct reconcile;
+struct sched;
+struct store_attempt;
+
+/* Counters for tests, benchmarks and logs. */
+struct sched_stats {
+	unsigned long	 passes;		/* passes run */
+	unsigned long	 launches;		/* attempts started */
+	unsigned long	 launch_errors;		/* launches that failed */
+	unsigned long	 relaunches;		/* re-launches after a crash */
+	unsigned long	 jobs_seen;		/* runnable jobs, last pass */
+	unsigned long	 shapes;		/* job shapes, last pass */
+	unsigned long	 why_writes;		/* whys changed, last pass */
+	double		 pass_ms;		/* CPU-bound time, last pass */
+	double		 max_pass_ms;
+};
+
+/* New scheduler over CLOUD (borrowed; outlives it). No pass runs
+ * before sched_start(), and none launches before sched_ready(). */
+struct sched	*sched_new(struct cloud *cloud);
+/* The reconciler to tell about launches (borrowed); NULL: none. */
+void		 sched_set_reconcile(struct sched *, struct reconcile *);
+/* Arm the timer: the first pass runs on the next turn of the loop. */
+void		 sched_start(struct sched *);
+/* The reconciler has finished its first pass after start: launches
+ * may begin (a restart must adopt what runs before adding to it). */
+void		 sched_ready(struct sched *);
+/* Run a pass soon: a job was submitted or released, an attempt ended,
+ * quotas were refreshed. Cheap; many calls make one pass. */
+void		 sched_wake(struct sched *);
+/* Run a pass no later than WHEN (unix seconds): a backoff ends. */
+void		 sched_wake_at(struct sched *, int64_t when);
+/* Spot history changed (an attempt ended): re-learn λ next pass. */
+void		 sched_history_changed(struct sched *);
+/*
+ * Launch attempt A again under its own name and request id: the
+ * reconciler found it "launching" after a restart and the cloud does
+ * not list it. The result is handled as a first launch's is. 0, or
+ * -errno (the launch could not start; A is left as it was).
+ */
+int		 sched_relaunch(struct sched *, const struct store_attempt *a);
+/*
+ * The offers for normalized job SPEC (borrowed), without launching, on
+ * the quota and prices known now: {"offers":[{"provider","region",
+ * "zone","spot","machine_type","hourly_usd","expected_usd","lambda",
+ * "rank"}...], "excluded":[{"provider","region","zone","spot",
+ * "reason"}...], "why":"..." (only when no offer fits)}. New reference.
+ */
+json_t		*sched_plan(struct sched *, json_t *spec);
+/* Counters; *RET is filled. */
+void		 sched_get_stats(struct sched *, struct sched_stats *ret);
+/*
+ * Stop: no more passes; launches still in flight end without touching
+ * the store (their attempts stay "launching" and the next start adopts
+ * or re-launches them). The memory goes once the loop has closed the
+ * timer and every launch has called back (cloud_free() makes them).
+ */
+void		 sched_close(struct sched *);
+
+#endif
