@@ -133,6 +133,17 @@ RUNNING = job(7, name="resnet", state="running", attempts=2,
                               message=None, hourly_usd=1.0, cost_usd=0.0,
                               resumed_from="gs://b/gpuq/7/checkpoints/"
                                            "ckpt-00000600"))
+
+
+@pytest.fixture(autouse=True)
+def running_for_an_hour():
+    """The running attempt started an hour before the test itself, not
+    before the module was imported (a long suite runs in between), so its
+    cost so far is $1.00 and the job's $1.50."""
+    RUNNING["current"]["started"] = int(time.time()) - 3600
+    yield
+
+
 WAITING = job(8, name="llm", why="no A100 quota in us-central1, "
               "europe-west4 or us-east1; waiting for quota to free up",
               accelerator={"type": "nvidia-tesla-a100", "count": 4})
