@@ -8,17 +8,21 @@
  * flagged API_CLOUD need a provider and answer "unavailable" without
  * one.
  *
- * submit is the only op answered later: its validated job joins the
- * batch, and api_on_check() (once per turn of the loop) writes the
- * whole batch with one store_jobs_insert() — one transaction, one fsync
- * — before any of its replies leaves. A client that pipelines thousands
- * of submits gets them all in one commit; a request of the same client
- * behind them waits (-EAGAIN to the server) until their replies are out.
+ * submit is answered later: its validated job joins the batch, and
+ * api_on_check() (once per turn of the loop) writes the whole batch
+ * with one store_jobs_insert() — one transaction, one fsync — before any
+ * of its replies leaves. A client that pipelines thousands of submits
+ * gets them all in one commit; a request of the same client behind them
+ * waits (-EAGAIN to the server) until their replies are out. The cloud
+ * ops (plan, quotas, prices) may be answered later too, through their
+ * hooks; their client waits for that answer before anything else.
  *
  * Knows the store and the server's client handle; nothing of sockets,
- * and nothing of the cloud but the cancel hook.
+ * and nothing of the cloud but the hooks.
  */
 #include "config.h"
+
+#include <sys/queue.h>
 
 #include <errno.h>
 #include <grp.h>
@@ -72,10 +76,25 @@ struct api {
 	int64_t			*ids;
 	size_t			 caprows;
 
+	/* Cloud ops whose answers are on their way. */
+	LIST_HEAD(, api_cloud)	 clouds;
+
 	gid_t			 admin_gid;	/* of [daemon] admin_group */
 	int			 admin_ok;	/* the group exists */
 	char			*admin_missing;	/* said so for this name */
 	char			*known_ops;	/* "submit, list, ..." */
+};
+
+/*
+ * A cloud op (plan, quotas, prices) answered later: its client owes it
+ * a reply, and sends nothing else -- not even a submit that could join
+ * the batch -- until it is out, so replies keep their order.
+ */
+struct api_cloud {
+	struct server_client	*client;
+	const char		*what;		/* op name, static */
+	int			 orphaned;	/* answered by api_close */
+	LIST_ENTRY(api_cloud)	 entry;
 };
 
 /* One request being answered. */
@@ -361,6 +380,7 @@ api_request(void *arg, struct server_client *c, const char *line,
 	json_t			*op;
 	const char		*name;
 	size_t			 i;
+	struct api_cloud	*w;
 	int			 owed = server_client_owed(c) > 0, rc;
 
 	memset(&r, 0, sizeof r);
@@ -391,10 +411,14 @@ api_request(void *arg, struct server_client *c, const char *line,
 	r.op = name != NULL && i < API_NOPS ? &api_ops[i] : NULL;
 	/*
 	 * Only a well-formed submit may join the batch ahead of owed
-	 * replies; anything else waits for them.
+	 * replies, and only when no cloud answer is owed; anything else
+	 * waits for them.
 	 */
-	if (owed && (r.op == NULL || !(r.op->flags & API_DEFER) ||
-	    api_check_fields(&r, 1) != 0)) {
+	LIST_FOREACH(w, &a->clouds, entry)
+		if (w->client == c)
+			break;
+	if (owed && (w != NULL || r.op == NULL ||
+	    !(r.op->flags & API_DEFER) || api_check_fields(&r, 1) != 0)) {
 		json_decref(r.req);
 		return -EAGAIN;
 	}
@@ -1075,6 +1099,7 @@ api_new(uv_loop_t *loop, struct store *store, const struct conf *conf)
 	(void)uv_idle_init(loop, &a->idle);
 	a->check.data = a->idle.data = a;
 	a->closes = 2;
+	LIST_INIT(&a->clouds);
 	(void)uv_check_start(&a->check, api_on_check);
 	return a;
 }
@@ -1104,26 +1129,62 @@ api_on_close(uv_handle_t *h)
 void
 api_close(struct api *a)
 {
+	struct api_cloud	*w;
+
 	while (a->nbatch > 0)
 		api_commit(a);
+	/* Answers still owed now will not come in time: say so. */
+	while ((w = LIST_FIRST(&a->clouds)) != NULL) {
+		LIST_REMOVE(w, entry);
+		w->orphaned = 1;
+		server_client_error(w->client, GPUQ_ERR_BUSY, NULL,
+		    "%s: gpuqd is stopping", w->what);
+		server_client_settle(w->client);
+		w->client = NULL;
+	}
 	uv_close((uv_handle_t *)&a->check, api_on_close);
 	uv_close((uv_handle_t *)&a->idle, api_on_close);
 }
 
-/* Answer a cloud op from HOOK's reply (NULL: the cause, or unavailable). */
+/* A cloud op's answer is here (api_cloud_cb): send it, settle. */
 static void
-api_cloud_reply(struct api_req *r, json_t *reply, char *cause,
-    const char *what)
+api_on_cloud(json_t *reply, char *cause, void *ctx)
 {
-	if (reply == NULL) {
-		server_client_error(r->client, GPUQ_ERR_UNAVAILABLE, NULL,
-		    "%s: %s", what, cause != NULL ? cause :
-		    "the cloud providers are not running");
+	struct api_cloud	*w = ctx;
+
+	if (w->orphaned) {
+		json_decref(reply);
 		free(cause);
+		free(w);
 		return;
 	}
-	(void)json_object_set_new(reply, "ok", json_true());
-	api_reply(r, reply);
+	LIST_REMOVE(w, entry);
+	if (reply == NULL)
+		server_client_error(w->client, GPUQ_ERR_UNAVAILABLE, NULL,
+		    "%s: %s", w->what, cause != NULL ? cause :
+		    "the cloud providers are not running");
+	else {
+		(void)json_object_set_new(reply, "ok", json_true());
+		server_client_reply_json(w->client, reply);
+		json_decref(reply);
+	}
+	free(cause);
+	server_client_settle(w->client);
+	free(w);
+}
+
+/* Promise R's client the answer of a cloud op; the context for it. */
+static struct api_cloud *
+api_cloud_start(struct api_req *r)
+{
+	struct api_cloud	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->client = r->client;
+	w->what = r->op->name;
+	LIST_INSERT_HEAD(&r->api->clouds, w, entry);
+	server_client_defer(r->client);
+	return w;
 }
 
 /* An optional string field NAME of the request: 0, or -1 after an error
@@ -1151,8 +1212,8 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 {
 	struct api		*a = r->api;
 	struct spec_error	 err = { NULL, NULL };
-	json_t			*job, *norm, *reply;
-	char			*cause = NULL;
+	struct api_cloud	*w;
+	json_t			*job, *norm;
 
 	job = json_object_get(r->req, "job");
 	if (!json_is_object(job)) {
@@ -1167,43 +1228,47 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 		spec_error_done(&err);
 		return 0;
 	}
-	reply = a->hooks.plan != NULL ?
-	    a->hooks.plan(a->hooks.arg, norm, &cause) : NULL;
+	w = api_cloud_start(r);
+	if (a->hooks.plan != NULL)
+		a->hooks.plan(a->hooks.arg, norm, api_on_cloud, w);
+	else
+		api_on_cloud(NULL, NULL, w);
 	json_decref(norm);
-	api_cloud_reply(r, reply, cause, "plan");
 	return 0;
 }
 
 static int
 api_op_quotas(struct api_req *r, struct store_job *unused)
 {
-	struct api	*a = r->api;
-	const char	*region, *gpu;
-	char		*cause = NULL;
-	json_t		*reply;
+	struct api		*a = r->api;
+	struct api_cloud	*w;
+	const char		*region, *gpu;
 
 	if (api_opt_string(r, "region", &region) != 0 ||
 	    api_opt_string(r, "gpu", &gpu) != 0)
 		return 0;
-	reply = a->hooks.quotas != NULL ?
-	    a->hooks.quotas(a->hooks.arg, region, gpu, &cause) : NULL;
-	api_cloud_reply(r, reply, cause, "quotas");
+	w = api_cloud_start(r);
+	if (a->hooks.quotas != NULL)
+		a->hooks.quotas(a->hooks.arg, region, gpu, api_on_cloud, w);
+	else
+		api_on_cloud(NULL, NULL, w);
 	return 0;
 }
 
 static int
 api_op_prices(struct api_req *r, struct store_job *unused)
 {
-	struct api	*a = r->api;
-	const char	*region, *gpu;
-	char		*cause = NULL;
-	json_t		*reply;
+	struct api		*a = r->api;
+	struct api_cloud	*w;
+	const char		*region, *gpu;
 
 	if (api_opt_string(r, "region", &region) != 0 ||
 	    api_opt_string(r, "gpu", &gpu) != 0)
 		return 0;
-	reply = a->hooks.prices != NULL ?
-	    a->hooks.prices(a->hooks.arg, region, gpu, &cause) : NULL;
-	api_cloud_reply(r, reply, cause, "prices");
+	w = api_cloud_start(r);
+	if (a->hooks.prices != NULL)
+		a->hooks.prices(a->hooks.arg, region, gpu, api_on_cloud, w);
+	else
+		api_on_cloud(NULL, NULL, w);
 	return 0;
 }

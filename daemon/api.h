@@ -23,6 +23,9 @@ struct conf;
 struct server_client;
 struct store;
 
+/* A cloud op's answer (struct api_hooks): see there. */
+typedef void (*api_cloud_cb)(json_t *reply, char *cause, void *ctx);
+
 /* What the rest of the daemon wants to hear about. Any may be NULL. */
 struct api_hooks {
 	/* The queue changed (jobs added or moved): STATUS=, the scheduler. */
@@ -30,16 +33,19 @@ struct api_hooks {
 	/* Job ID went to cancelling: stop and delete its cloud resource. */
 	void	(*cancel)(void *arg, int64_t id);
 	/*
-	 * The cloud ops. Each returns a NEW reply object (without "ok"),
-	 * or NULL with *cause (new string) when it cannot answer. plan
-	 * gets the normalized spec (borrowed); quotas and prices get
-	 * optional filters (NULL: all).
+	 * The cloud ops answer through DONE(reply, cause, CTX), exactly
+	 * once, at once or later (plan and quotas may first wait for stale
+	 * quota readings). REPLY is new and has no "ok"; NULL means the op
+	 * cannot answer, CAUSE (new string, or NULL) says why. plan gets
+	 * the normalized spec (borrowed: take a reference to keep it);
+	 * quotas and prices get optional filters (NULL: all), borrowed for
+	 * the call only.
 	 */
-	json_t	*(*plan)(void *arg, json_t *spec, char **cause);
-	json_t	*(*quotas)(void *arg, const char *region, const char *gpu,
-		    char **cause);
-	json_t	*(*prices)(void *arg, const char *region, const char *gpu,
-		    char **cause);
+	void	(*plan)(void *arg, json_t *spec, api_cloud_cb done, void *ctx);
+	void	(*quotas)(void *arg, const char *region, const char *gpu,
+		    api_cloud_cb done, void *ctx);
+	void	(*prices)(void *arg, const char *region, const char *gpu,
+		    api_cloud_cb done, void *ctx);
 	void	*arg;
 };
 

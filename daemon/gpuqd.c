@@ -1,8 +1,9 @@
 /*
  * gpuqd.c: main of the gpuq daemon. It only wires (systemd's homed.c):
  * options -> gpuqd.conf -> log -> lock the state directory -> open the
- * store -> api and server -> listen (sockets from systemd first) ->
- * READY=1 and STATUS= -> uv_run. Signals: SIGTERM/SIGINT stop cleanly
+ * store -> api and server -> listen (sockets from systemd first) -> the
+ * cloud side when [gcp] project is set (cloud.c, reconcile.c, sched.c)
+ * -> READY=1 and STATUS= -> uv_run. Signals: SIGTERM/SIGINT stop cleanly
  * (the pending group commit is committed and answered, every handle
  * closed, uv_loop_close() returns 0), SIGHUP reloads gpuqd.conf.
  *
@@ -34,8 +35,14 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "daemon/api.h"
+#include "daemon/cloud.h"
 #include "daemon/conf.h"
+#include "daemon/reconcile.h"
+#include "daemon/sched.h"
 #include "daemon/server.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/price.h"
+#include "providers/gcp/quota.h"
 #include "store/store.h"
 
 #ifndef GPUQ_SYSCONFDIR
@@ -58,6 +65,9 @@ struct gpuqd {
 	struct store	*store;
 	struct api	*api;
 	struct server	*server;
+	struct cloud	*cloud;		/* NULL without [gcp] project */
+	struct sched	*sched;
+	struct reconcile *rec;
 	uv_signal_t	 sigterm;
 	uv_signal_t	 sigint;
 	uv_signal_t	 sighup;
@@ -164,16 +174,187 @@ gpuqd_on_status(uv_timer_t *t)
 	free(s);
 }
 
-/* The queue changed: send STATUS= within a second, at most once. */
+/* The queue changed: send STATUS= within a second, at most once,
+ * and let the scheduler look. */
 static void
 gpuqd_on_changed(void *arg)
 {
 	struct gpuqd	*g = arg;
 
+	if (g->sched != NULL && !g->stopping)
+		sched_wake(g->sched);
+
 	if (g->notify && !g->stopping && !uv_is_active((uv_handle_t *)
 	    &g->status))
 		(void)uv_timer_start(&g->status, gpuqd_on_status,
 		    GPUQD_STATUS_MS, 0);
+}
+
+/* Job ID went to cancelling: the reconciler stops its resource. */
+static void
+gpuqd_on_cancel(void *arg, int64_t id)
+{
+	struct gpuqd	*g = arg;
+
+	if (g->rec != NULL && !g->stopping)
+		reconcile_cancel(g->rec, id);
+}
+
+/* A cloud op waiting for fresh quota readings before it answers. */
+struct gpuqd_op {
+	struct gpuqd	*g;
+	json_t		*spec;		/* plan: a reference; else NULL */
+	char		*region;	/* quotas: filters, or NULL */
+	char		*gpu;
+	api_cloud_cb	 done;
+	void		*ctx;
+};
+
+#define GPUQD_NO_CLOUD	"no provider configured; set [gcp] project in " \
+	"gpuqd.conf"
+
+/* Answer OP from what is known now; ERROR < 0: the refresh failed. */
+static void
+gpuqd_op_answer(struct gpuqd_op *op, int error, const char *cause)
+{
+	struct gpuqd	*g = op->g;
+	json_t		*reply;
+
+	if (g->stopping || g->cloud == NULL || error == -ECANCELED)
+		op->done(NULL, xstrdup("gpuqd is stopping"), op->ctx);
+	else {
+		if (op->spec != NULL)
+			reply = sched_plan(g->sched, op->spec);
+		else
+			reply = quota_to_json(gcp_quota(cloud_gcp(g->cloud)),
+			    op->region, op->gpu);
+		if (error < 0)
+			(void)json_object_set_new(reply, "warning",
+			    json_sprintf("quotas could not be read again: %s; "
+			    "these are older readings", cause != NULL ? cause :
+			    strerror(-error)));
+		op->done(reply, NULL, op->ctx);
+	}
+	json_decref(op->spec);
+	free(op->region);
+	free(op->gpu);
+	free(op);
+}
+
+static void
+gpuqd_on_op_fresh(int error, const char *cause, void *arg)
+{
+	gpuqd_op_answer(arg, error, cause);
+}
+
+/* Run OP once the quota readings are no older than quota_ttl. */
+static void
+gpuqd_op_start(struct gpuqd_op *op)
+{
+	int	rc;
+
+	rc = quota_refresh(gcp_quota(cloud_gcp(op->g->cloud)), 0,
+	    gpuqd_on_op_fresh, op);
+	if (rc != 0)
+		gpuqd_op_answer(op, rc == 1 ? 0 : rc, NULL);
+}
+
+/* The plan op: ranked offers for a normalized spec (sched.c). */
+static void
+gpuqd_on_plan(void *arg, json_t *spec, api_cloud_cb done, void *ctx)
+{
+	struct gpuqd	*g = arg;
+	struct gpuqd_op	*op;
+
+	if (g->sched == NULL || g->stopping) {
+		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
+		return;
+	}
+	op = xcalloc(1, sizeof *op);
+	op->g = g;
+	op->spec = json_incref(spec);
+	op->done = done;
+	op->ctx = ctx;
+	gpuqd_op_start(op);
+}
+
+/* The quotas op: quota readings and GPU zones (providers/gcp). */
+static void
+gpuqd_on_quotas(void *arg, const char *region, const char *gpu,
+    api_cloud_cb done, void *ctx)
+{
+	struct gpuqd	*g = arg;
+	struct gpuqd_op	*op;
+
+	if (g->cloud == NULL || g->stopping) {
+		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
+		return;
+	}
+	op = xcalloc(1, sizeof *op);
+	op->g = g;
+	op->region = region != NULL ? xstrdup(region) : NULL;
+	op->gpu = gpu != NULL ? xstrdup(gpu) : NULL;
+	op->done = done;
+	op->ctx = ctx;
+	gpuqd_op_start(op);
+}
+
+/* The prices op: the price table in use (providers/gcp), at once. */
+static void
+gpuqd_on_prices(void *arg, const char *region, const char *gpu,
+    api_cloud_cb done, void *ctx)
+{
+	struct gpuqd	*g = arg;
+
+	if (g->cloud == NULL || g->stopping) {
+		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
+		return;
+	}
+	done(price_to_json(gcp_price(cloud_gcp(g->cloud)), region, gpu),
+	    NULL, ctx);
+}
+
+/*
+ * The cloud side, when [gcp] project is set: the gcp facade and the
+ * providers (cloud.c), the reconciler, which first adopts what a
+ * previous run left in the cloud, and the scheduler, which launches
+ * only once that first look is done. Without a project, jobs queue and
+ * say so.
+ */
+static void
+gpuqd_cloud_start(struct gpuqd *g)
+{
+	char	*cause = NULL;
+
+	if (g->conf.project == NULL || *g->conf.project == '\0') {
+		log_info("cloud: no [gcp] project in %s; jobs will queue "
+		    "until one is set", g->config);
+		return;
+	}
+	if (cloud_new(&g->loop, g->store, &g->conf, &g->cloud, &cause) != 0)
+		gpuqd_die(cause, "cannot reach Google Cloud");
+	g->sched = sched_new(g->cloud);
+	g->rec = reconcile_new(g->cloud, g->sched);
+	sched_set_reconcile(g->sched, g->rec);
+	cloud_start(g->cloud);
+	if (reconcile_start(g->rec, &cause) != 0)
+		gpuqd_die(cause, "cannot read the live attempts");
+	sched_start(g->sched);
+	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
+	    cloud_nproviders(g->cloud));
+}
+
+/* Stop the cloud side: no new launches or polls, then every request in
+ * flight ends (cancelled) and the handles close with the loop. */
+static void
+gpuqd_cloud_stop(struct gpuqd *g)
+{
+	sched_close(g->sched);
+	reconcile_close(g->rec);
+	cloud_free(g->cloud);
+	g->sched = NULL;
+	g->rec = NULL;
+	g->cloud = NULL;
 }
 
 static void
@@ -228,6 +409,7 @@ gpuqd_stop(struct gpuqd *g, const char *why)
 	log_info("stopping on %s", why);
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	server_stop(g->server);
+	gpuqd_cloud_stop(g);		/* cloud answers owed go out */
 	api_close(g->api);		/* commits and queues the replies */
 	g->api = NULL;
 	server_close(g->server, gpuqd_on_server_closed, g);
@@ -452,10 +634,15 @@ main(int argc, char **argv)
 	g.api = api_new(&g.loop, g.store, &g.conf);
 	memset(&hooks, 0, sizeof hooks);
 	hooks.changed = gpuqd_on_changed;
+	hooks.cancel = gpuqd_on_cancel;
+	hooks.plan = gpuqd_on_plan;
+	hooks.quotas = gpuqd_on_quotas;
+	hooks.prices = gpuqd_on_prices;
 	hooks.arg = &g;
 	api_set_hooks(g.api, &hooks);
 	g.server = server_new(&g.loop, &g.conf, api_request, g.api);
 	gpuqd_listen(&g);
+	gpuqd_cloud_start(&g);
 
 	(void)uv_signal_init(&g.loop, &g.sigterm);
 	(void)uv_signal_init(&g.loop, &g.sigint);

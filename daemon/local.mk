@@ -8,13 +8,34 @@ gpuqd_SOURCES = \
 	daemon/conf.c daemon/conf.h \
 	daemon/server.c daemon/server.h \
 	daemon/api.c daemon/api.h \
-	daemon/spec.c daemon/spec.h
+	daemon/spec.c daemon/spec.h \
+	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) \
 	$(OPENSSL_CFLAGS)
-gpuqd_LDADD = store/libstore.a common/libcommon.a \
+# An uninstalled gpuqd (tests, the demo) finds the bundled price table in
+# the source tree when GPUQ_DATADIR has none (daemon/cloud.c).
+gpuqd_CPPFLAGS = $(AM_CPPFLAGS) -DGPUQ_TOP_SRCDIR='"$(abs_top_srcdir)"'
+gpuqd_LDADD = store/libstore.a providers/libproviders.a common/libcommon.a \
 	$(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS) \
-	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS)
+	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) -lm
+
+# The job lifecycle: the hold on the cloud, the scheduler, the
+# reconciler and the expected-cost arithmetic.
+GPUQD_CLOUD_SOURCES = \
+	daemon/cloud.c daemon/cloud.h \
+	daemon/sched.c daemon/sched.h \
+	daemon/reconcile.c daemon/reconcile.h \
+	daemon/cost.c daemon/cost.h
+
+# Unit tests of the expected cost (pure) and of the scheduler against
+# the simulated cloud (tests/unit/gcptest.c starts tests/fakegcp).
+check_PROGRAMS += tests/unit/test-cost
+TESTS += tests/unit/test-cost
+tests_unit_test_cost_SOURCES = tests/unit/test-cost.c \
+	daemon/cost.c daemon/cost.h
+tests_unit_test_cost_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_cost_LDADD = $(CMOCKA_LIBS) -lm
 
 # Unit tests: common/frame.c as the server uses it, and gpuqd.conf.
 check_PROGRAMS += tests/unit/test-frame tests/unit/test-conf
@@ -32,3 +53,17 @@ tests_unit_test_conf_LDADD = common/libcommon.a $(INIH_LIBS) $(CMOCKA_LIBS)
 # Manual pages of the daemon and its configuration (man/local.mk lints
 # every page in man/).
 dist_man_MANS += man/gpuqd.8 man/gpuqd.conf.5
+
+check_PROGRAMS += tests/unit/test-sched
+TESTS += tests/unit/test-sched
+tests_unit_test_sched_SOURCES = tests/unit/test-sched.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h \
+	$(GPUQD_CLOUD_SOURCES) \
+	daemon/conf.c daemon/conf.h \
+	daemon/spec.c daemon/spec.h
+tests_unit_test_sched_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CMOCKA_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_sched_LDADD = store/libstore.a providers/libproviders.a \
+	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
+	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm

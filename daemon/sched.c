@@ -1461,6 +1461,7 @@ sched_why_flush(struct sched *s)
 	size_t	 i;
 	int	 rc;
 
+	s->stats.why_writes = s->nwhy;
 	if (s->nwhy == 0)
 		return;
 	rc = store_jobs_set_why(s->store, s->why_ids,
@@ -1470,7 +1471,6 @@ sched_why_flush(struct sched *s)
 		    s->nwhy, cause);
 		free(cause);
 	}
-	s->stats.why_writes = s->nwhy;
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
 	s->nwhy = 0;
