@@ -12,7 +12,6 @@ behind and prints where its logs are.
 import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import fakeclient  # noqa: E402
 
 SPEED = 120.0          # simulated seconds per real second
 DEADLINE = 110.0       # real seconds for the whole demo
+INTERRUPT_AFTER = 5.0  # real seconds a job runs before the demo strikes
 
 # The example jobs, and what the demo does to them once they run.
 JOBS = [
@@ -128,6 +128,7 @@ backoff_max = 5s
         self.start_daemon(self.write_conf(key))
         actions = self.submit()
         done_actions = set()
+        running_since = {}
         start = time.monotonic()
         last_show = 0.0
         while time.monotonic() - start < DEADLINE:
@@ -135,8 +136,16 @@ backoff_max = 5s
             for j in jobs:
                 act = actions.get(j["id"])
                 cur = j.get("current") or {}
+                if j["state"] == "running":
+                    running_since.setdefault(j["id"], time.monotonic())
+                else:
+                    running_since.pop(j["id"], None)
+                # Interrupt a job once it has run long enough to have
+                # written checkpoints, so its next attempt resumes.
                 if (act and j["id"] not in done_actions
-                        and j["state"] == "running" and cur.get("resource")):
+                        and j["state"] == "running" and cur.get("resource")
+                        and time.monotonic() - running_since[j["id"]]
+                        >= INTERRUPT_AFTER):
                     path = "/_fake/preempt" if act == "preempt" \
                         else "/_fake/maintenance"
                     self.fake.ctl(path, {"name": cur["resource"]})
@@ -156,10 +165,13 @@ backoff_max = 5s
 
     def summary(self):
         jobs = self.jobs()
-        say("summary")
+        say("summary (costs count the real seconds gpuqd watched each "
+            "attempt run;\nthe simulated cloud's own clock runs "
+            f"{SPEED:.0f}x faster)")
         ok = bool(jobs)
         for j in jobs:
             show = json.loads(self.gpuq("show", "--json", str(j["id"])).stdout)
+            show = show.get("job", show)
             atts = show.get("attempts_list") or []
             where = ", ".join(
                 f"{a.get('provider')}/{a.get('zone') or a.get('region')}"
