@@ -9,7 +9,8 @@ store_libstore_a_SOURCES = \
 	store/store-names.c
 store_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 
-# Unit tests of the store; data/store-v1.sql is a version-1 database.
+# Unit tests of the store; data/store-v1.sql and data/store-v2.sql are
+# databases as versions 1 and 2 of the schema wrote them.
 check_PROGRAMS += tests/unit/test-store
 TESTS += tests/unit/test-store
 tests_unit_test_store_SOURCES = tests/unit/test-store.c
@@ -18,4 +19,4 @@ tests_unit_test_store_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DSTORE_TEST_DATA='"$(abs_top_srcdir)/tests/unit/data"'
 tests_unit_test_store_LDADD = store/libstore.a common/libcommon.a \
 	$(SQLITE_LIBS) $(CMOCKA_LIBS)
-EXTRA_DIST += tests/unit/data/store-v1.sql
+EXTRA_DIST += tests/unit/data/store-v1.sql tests/unit/data/store-v2.sql

@@ -5,7 +5,7 @@
  * in one transaction. A state change and its events row are written in
  * the same transaction, so `gpuq show` never tells half a story. Listing
  * walks keyset pages (id > after), never OFFSET. Knows nothing of specs
- * beyond "JSON text".
+ * beyond "JSON text" and where its accelerator is (store.c's insert).
  */
 #include "config.h"
 
@@ -52,6 +52,8 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->why = store_col_text(s, 16);
 	j->exit_code = sqlite3_column_int(s, 17);
 	j->message = store_col_text(s, 18);
+	j->gpu_type = store_col_text(s, 19);
+	j->gpu_count = sqlite3_column_int(s, 20);
 }
 
 /* Write one events row; the caller holds the transaction. */
@@ -104,6 +106,8 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 		sqlite3_bind_text(s, 5, jobs[i].spec, -1, SQLITE_STATIC);
 		store_bind_text(s, 6, jobs[i].labels);
 		sqlite3_bind_int64(s, 7, now);
+		store_bind_text(s, 8, jobs[i].gpu_type);
+		sqlite3_bind_int(s, 9, jobs[i].gpu_count);
 		if ((rc = store_step_done(st, s, cause, "insert job")) != 0)
 			goto fail;
 		id = sqlite3_last_insert_rowid(st->db);
@@ -138,6 +142,7 @@ store_job_copy(const struct store_job *b)
 	j->checkpoint = store_strdup(b->checkpoint);
 	j->why = store_strdup(b->why);
 	j->message = store_strdup(b->message);
+	j->gpu_type = store_strdup(b->gpu_type);
 	return j;
 }
 
@@ -179,6 +184,7 @@ store_job_free(struct store_job *j)
 	free(j->checkpoint);
 	free(j->why);
 	free(j->message);
+	free(j->gpu_type);
 	free(j);
 }
 

@@ -11,6 +11,15 @@
  * Version 2: attempts.cloud_id and attempts.resumed_from, cooldowns, and
  *            the partial indexes that keep live listings fast when most
  *            jobs are finished.
+ * Version 3: jobs.gpu_type and jobs.gpu_count, copied from the spec's
+ *            accelerator at insert, so a listing never parses specs;
+ *            jobs without AUTOINCREMENT (a submit no longer updates a
+ *            sqlite_sequence row: one page less per commit).
+ *
+ * Steps run with foreign keys off, as SQLite's table rebuild procedure
+ * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
+ * old jobs table must not cascade into attempts and events), and check
+ * PRAGMA foreign_key_check before they commit.
  *
  * States and end reasons are stored as their enum numbers (store.h);
  * STORE_LIVE_SQL names the live ones for the partial index.
@@ -106,6 +115,57 @@ static const char *const store_migrations[] = {
 	"CREATE INDEX attempts_live ON attempts(id) WHERE ended IS NULL;"
 	"CREATE INDEX attempts_spot ON attempts(ended)"
 	"  WHERE spot = 1 AND ended IS NOT NULL;",
+
+	/*
+	 * 2 → 3: rebuild jobs. Ids are kept. Without AUTOINCREMENT a new
+	 * job gets max(id) + 1; ids are still never reused because jobs
+	 * are never deleted (attempts and events point at them forever).
+	 */
+	"CREATE TABLE jobs_v3 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT,"
+	"  state INTEGER NOT NULL,"
+	"  priority INTEGER NOT NULL DEFAULT 0,"
+	"  owner INTEGER NOT NULL,"
+	"  spec TEXT NOT NULL,"
+	"  labels TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL,"
+	"  not_before INTEGER NOT NULL DEFAULT 0,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  failures INTEGER NOT NULL DEFAULT 0,"
+	"  interruptions INTEGER NOT NULL DEFAULT 0,"
+	"  cost_usd REAL NOT NULL DEFAULT 0,"
+	"  checkpoint TEXT,"
+	"  checkpoint_at INTEGER NOT NULL DEFAULT 0,"
+	"  why TEXT,"
+	"  exit_code INTEGER NOT NULL DEFAULT -1,"
+	"  message TEXT,"
+	"  gpu_type TEXT,"
+	"  gpu_count INTEGER NOT NULL DEFAULT 0"
+	");"
+	"INSERT INTO jobs_v3 (id, name, state, priority, owner, spec, labels,"
+	"  created, updated, not_before, attempts, failures, interruptions,"
+	"  cost_usd, checkpoint, checkpoint_at, why, exit_code, message,"
+	"  gpu_type, gpu_count)"
+	"  SELECT id, name, state, priority, owner, spec, labels, created,"
+	"  updated, not_before, attempts, failures, interruptions, cost_usd,"
+	"  checkpoint, checkpoint_at, why, exit_code, message,"
+	"  CASE WHEN json_valid(spec)"
+	"    THEN json_extract(spec, '$.accelerator.type') END,"
+	"  CASE WHEN json_valid(spec)"
+	"    THEN coalesce(json_extract(spec, '$.accelerator.count'), 0)"
+	"    ELSE 0 END"
+	"  FROM jobs ORDER BY id;"
+	"DROP TABLE jobs;"
+	"ALTER TABLE jobs_v3 RENAME TO jobs;"
+	"CREATE INDEX jobs_state ON jobs(state);"
+	"CREATE INDEX jobs_owner ON jobs(owner, id);"
+	"CREATE INDEX jobs_name ON jobs(name, id);"
+	"CREATE INDEX jobs_live ON jobs(id)"
+	"  WHERE state IN (" STORE_LIVE_SQL ");"
+	"CREATE INDEX jobs_runnable ON jobs(priority DESC, id, not_before)"
+	"  WHERE state = 1;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])
@@ -137,6 +197,44 @@ store_schema_get(struct store *st, int *ret, char **cause)
 	return 0;
 }
 
+/*
+ * After step FROM, inside its transaction: every foreign key must still
+ * hold (the step ran with them off). 0, or -EIO naming the first orphan.
+ */
+static int
+store_schema_fk_check(struct store *st, int from, char **cause)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s,
+	    NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "check migration to %d",
+		    from + 1);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		if (cause != NULL)
+			*cause = xprintf("%s: after migration to schema %d, "
+			    "%s row %lld points at a missing %s row; nothing "
+			    "was changed (fix or delete that row)", st->path,
+			    from + 1,
+			    sqlite3_column_text(s, 0),
+			    (long long)sqlite3_column_int64(s, 1),
+			    sqlite3_column_text(s, 2));
+		sqlite3_finalize(s);
+		return -EIO;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = store_fail(st, rc, cause, "check migration to %d",
+		    from + 1);
+		sqlite3_finalize(s);
+		return rc;
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
 /* Run one migration step, FROM → FROM + 1, in its own transaction. */
 static int
 store_schema_step(struct store *st, int from, char **cause)
@@ -161,6 +259,8 @@ store_schema_step(struct store *st, int from, char **cause)
 		    from, from + 1);
 		goto fail;
 	}
+	if ((rc = store_schema_fk_check(st, from, cause)) != 0)
+		goto fail;
 	sql = xprintf("PRAGMA user_version = %d", from + 1);
 	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 	free(sql);
@@ -184,7 +284,8 @@ fail:
 
 /*
  * Bring the database to store_schema_version(). -EPROTO if it is newer
- * than this code knows.
+ * than this code knows. Call with foreign keys off (store_open turns
+ * them on afterwards): a step may rebuild a table others point at.
  */
 int
 store_schema_migrate(struct store *st, char **cause)
@@ -207,9 +308,18 @@ store_schema_migrate(struct store *st, char **cause)
 			    v);
 		return -EIO;
 	}
+	if (v == STORE_NMIGRATIONS)
+		return 0;
 	for (; v < STORE_NMIGRATIONS; v++) {
 		if ((rc = store_schema_step(st, v, cause)) != 0)
 			return rc;
 	}
+	/*
+	 * A step may rewrite a whole table: give the WAL that grew for it
+	 * back to the file system rather than keep it while gpuqd runs.
+	 * Only a reader elsewhere can stop that, and then it stays.
+	 */
+	(void)sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+	    NULL, NULL);
 	return 0;
 }

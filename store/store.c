@@ -32,9 +32,15 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2)"
 	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 
+	/* ?8 NULL or ?9 0: take the accelerator from the spec. */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
-	    " spec, labels, created, updated)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+	    " spec, labels, created, updated, gpu_type, gpu_count)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, coalesce(?8,"
+	    " CASE WHEN json_valid(?5)"
+	    " THEN json_extract(?5, '$.accelerator.type') END),"
+	    " CASE WHEN ?9 > 0 THEN ?9 WHEN json_valid(?5)"
+	    " THEN coalesce(json_extract(?5, '$.accelerator.count'), 0)"
+	    " ELSE 0 END)",
 	[STMT_JOB_GET] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE id = ?1",
 	[STMT_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
 	[STMT_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, updated = ?3"
@@ -423,10 +429,14 @@ store_open(const char *path, struct store **ret, char **cause)
 	if ((rc = store_pragma(st, "PRAGMA synchronous = FULL", NULL,
 	    cause)) != 0)
 		goto fail;
-	if ((rc = store_pragma(st, "PRAGMA foreign_keys = ON", NULL,
+	/* Migrations may rebuild tables others point at: keys off. */
+	if ((rc = store_pragma(st, "PRAGMA foreign_keys = OFF", NULL,
 	    cause)) != 0)
 		goto fail;
 	if ((rc = store_schema_migrate(st, cause)) != 0)
+		goto fail;
+	if ((rc = store_pragma(st, "PRAGMA foreign_keys = ON", NULL,
+	    cause)) != 0)
 		goto fail;
 	if ((rc = store_prepare(st, cause)) != 0)
 		goto fail;

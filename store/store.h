@@ -2,8 +2,9 @@
  * store.h: the durable queue, one SQLite file (DESIGN.md "The store").
  *
  * The store knows jobs, attempts, events, cool-downs and meta. It knows
- * nothing of sockets, the loop or the cloud: specs are opaque JSON text
- * to it. Every function returns 0 (or a count) on success and a negative
+ * nothing of sockets, the loop or the cloud: specs are JSON text to it,
+ * of which it reads only accelerator.type and .count, and only when the
+ * caller did not give them (struct store_job_new). Every function returns 0 (or a count) on success and a negative
  * errno on failure: -ENOENT unknown id, -EBUSY database locked, -ENOSPC
  * disk full, -EALREADY state does not allow the change, -EIO otherwise;
  * words for humans go to *cause (new string, caller frees; may be NULL).
@@ -103,9 +104,16 @@ struct store_job {
 	char		*why;		/* why it waits, or NULL */
 	int		 exit_code;	/* last exit code, -1 if none */
 	char		*message;	/* last end message, or NULL */
+	char		*gpu_type;	/* the spec's accelerator.type or NULL */
+	int		 gpu_count;	/* its accelerator.count, 0 if none */
 };
 
-/* What submit stores: the caller fills these; the store copies them. */
+/*
+ * What submit stores: the caller fills these; the store copies them.
+ * gpu_type NULL or gpu_count 0 means "read it from the spec's
+ * accelerator" (SQLite's json_extract); callers that have the parsed
+ * spec at hand give them and save that.
+ */
 struct store_job_new {
 	const char	*name;
 	int		 priority;
@@ -113,6 +121,8 @@ struct store_job_new {
 	const char	*spec;		/* JSON text */
 	const char	*labels;	/* JSON text or NULL */
 	int		 held;		/* start in JOB_HELD */
+	const char	*gpu_type;	/* accelerator.type, NULL: from spec */
+	int		 gpu_count;	/* accelerator.count, 0: from spec */
 };
 
 struct store_attempt {

@@ -2,8 +2,9 @@
  * test-store.c: unit tests of the SQLite store (store/store.h).
  *
  * Each case gets a fresh directory from mkdtemp and a fresh database in
- * it. Error paths are asserted exactly. The migration case builds a
- * version-1 database from tests/unit/data/store-v1.sql; the crash case
+ * it. Error paths are asserted exactly. The migration cases build
+ * version-1 and version-2 databases from tests/unit/data/store-v*.sql;
+ * the crash case
  * kills a writer with SIGKILL and checks that every batch it was told
  * was committed is there, and no half batch is. The plan case asserts
  * the indexes the hot queries must use. Includes store-int.h for the
@@ -104,6 +105,21 @@ sql_int(struct store *st, const char *fmt, ...)
 	v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	free(sql);
+	return v;
+}
+
+/* First integer of SQL on DB (a connection of the test's own). */
+static int64_t
+db_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*s;
+	int64_t		 v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
 	return v;
 }
 
@@ -369,6 +385,47 @@ test_store_get(void **state)
 	assert_int_equal(store_job_get(fx->st, id + 1, &j, &cause), -ENOENT);
 	assert_null(j);
 	store_job_free(NULL);
+}
+
+/* The accelerator columns: given, read from the spec, or absent. */
+static void
+test_store_insert_gpu(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 n[4];
+	struct store_job	*j, *c;
+	int64_t			 ids[4];
+	char			*cause = NULL;
+
+	memset(n, 0, sizeof n);
+	n[0].spec = "{\"accelerator\":{\"type\":\"nvidia-l4\",\"count\":8}}";
+	n[0].gpu_type = "nvidia-tesla-t4";	/* given wins */
+	n[0].gpu_count = 2;
+	n[1].spec = "{\"accelerator\":{\"type\":\"nvidia-l4\",\"count\":8}}";
+	n[2].spec = "{\"image\":\"x\"}";
+	n[3].spec = "not json";
+	assert_int_equal(store_jobs_insert(fx->st, n, 4, ids, &cause), 0);
+
+	assert_int_equal(store_job_get(fx->st, ids[0], &j, &cause), 0);
+	assert_string_equal(j->gpu_type, "nvidia-tesla-t4");
+	assert_int_equal(j->gpu_count, 2);
+	c = store_job_copy(j);
+	assert_string_equal(c->gpu_type, "nvidia-tesla-t4");
+	assert_int_equal(c->gpu_count, 2);
+	store_job_free(c);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, ids[1], &j, &cause), 0);
+	assert_string_equal(j->gpu_type, "nvidia-l4");
+	assert_int_equal(j->gpu_count, 8);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, ids[2], &j, &cause), 0);
+	assert_null(j->gpu_type);
+	assert_int_equal(j->gpu_count, 0);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, ids[3], &j, &cause), 0);
+	assert_null(j->gpu_type);
+	assert_int_equal(j->gpu_count, 0);
+	store_job_free(j);
 }
 
 static void
@@ -1191,9 +1248,9 @@ test_store_meta(void **state)
 	free(cause);
 }
 
-/* Make a database at FX->path from the committed version-1 SQL. */
+/* Make a database at FX->path from committed SQL in tests/unit/data. */
 static void
-make_v1(struct fixture *fx)
+make_db(struct fixture *fx, const char *name)
 {
 	const char	*srcdir;
 	sqlite3		*db;
@@ -1203,9 +1260,9 @@ make_v1(struct fixture *fx)
 
 	srcdir = getenv("top_srcdir");
 	if (srcdir != NULL)
-		file = xprintf("%s/tests/unit/data/store-v1.sql", srcdir);
+		file = xprintf("%s/tests/unit/data/%s", srcdir, name);
 	else
-		file = xprintf("%s/store-v1.sql", STORE_TEST_DATA);
+		file = xprintf("%s/%s", STORE_TEST_DATA, name);
 	f = fopen(file, "r");
 	if (f == NULL)
 		fail_msg("%s: %s", file, strerror(errno));
@@ -1218,7 +1275,7 @@ make_v1(struct fixture *fx)
 	free(file);
 	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
 	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("store-v1.sql: %s", err);
+		fail_msg("%s: %s", name, err);
 	sqlite3_close(db);
 	free(sql);
 }
@@ -1235,7 +1292,7 @@ test_store_migrate_from_v1(void **state)
 	char			*cause = NULL;
 	int			 more;
 
-	make_v1(fx);
+	make_db(fx, "store-v1.sql");
 	if (store_open(fx->path, &fx->st, &cause) != 0)
 		fail_msg("open v1: %s", cause);
 	assert_int_equal(sql_int(fx->st, "PRAGMA user_version"),
@@ -1283,6 +1340,139 @@ test_store_migrate_from_v1(void **state)
 	id = insert_one(fx->st, "new", 0);
 	assert_int_equal(id, 4);
 	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 6);
+}
+
+static void
+test_store_migrate_from_v2(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	*got[16];
+	struct store_filter	 f;
+	struct store_job	*j;
+	struct store_job_new	 n;
+	struct collect		 c;
+	int64_t			 id;
+	char			*cause = NULL;
+	int			 more;
+
+	make_db(fx, "store-v2.sql");
+	if (store_open(fx->path, &fx->st, &cause) != 0)
+		fail_msg("open v2: %s", cause);
+	assert_int_equal(sql_int(fx->st, "PRAGMA user_version"),
+	    store_schema_version());
+	assert_string_equal(store_install_id(fx->st), "0badf00d");
+	assert_int_equal(sql_int(fx->st, "PRAGMA foreign_keys"), 1);
+
+	/* Rows kept; the accelerator columns filled from each spec. */
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs"), 4);
+	assert_int_equal(store_job_get(fx->st, 1, &j, &cause), 0);
+	assert_string_equal(j->name, "resnet");
+	assert_int_equal(j->state, JOB_SUCCEEDED);
+	assert_float_equal(j->cost_usd, 2.5, 1e-9);
+	assert_string_equal(j->gpu_type, "nvidia-tesla-t4");
+	assert_int_equal(j->gpu_count, 2);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, 2, &j, &cause), 0);
+	assert_string_equal(j->labels, "{\"team\":\"nlp\"}");
+	assert_string_equal(j->gpu_type, "nvidia-tesla-a100");
+	assert_int_equal(j->gpu_count, 1);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, 3, &j, &cause), 0);
+	assert_string_equal(j->why, "no quota for nvidia-l4 in us-central1");
+	assert_string_equal(j->gpu_type, "nvidia-l4");
+	assert_int_equal(j->gpu_count, 8);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, 4, &j, &cause), 0);
+	assert_int_equal(j->state, JOB_HELD);
+	assert_null(j->gpu_type);
+	assert_int_equal(j->gpu_count, 0);
+	store_job_free(j);
+
+	/* Dropping the old table cascaded into nothing. */
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 6);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 2);
+	memset(got, 0, sizeof got);
+	assert_int_equal(store_attempt_list_live(fx->st, copy_attempt, got,
+	    &cause), 1);
+	assert_int_equal(got[0]->job_id, 2);
+	assert_string_equal(got[0]->cloud_id, "1234567");
+	attempts_free(got);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM cooldowns"),
+	    1);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM "
+	    "pragma_foreign_key_check"), 0);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM "
+	    "pragma_integrity_check WHERE integrity_check != 'ok'"), 0);
+
+	/* No AUTOINCREMENT; every index back and working. */
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM sqlite_schema "
+	    "WHERE name = 'jobs' AND sql LIKE '%%AUTOINCREMENT%%'"), 0);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM sqlite_schema "
+	    "WHERE type = 'index' AND tbl_name = 'jobs' AND name IN "
+	    "('jobs_state', 'jobs_owner', 'jobs_name', 'jobs_live', "
+	    "'jobs_runnable')"), 5);
+	memset(&f, 0, sizeof f);
+	f.states = JOB_MASK_LIVE;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 10, collect_job, &c,
+	    &more, &cause), 3);
+	assert_int_equal(c.ids[0], 2);
+	assert_int_equal(c.ids[2], 4);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_runnable(fx->st, 1800000000,
+	    collect_job, &c, &cause), 1);
+	assert_int_equal(c.ids[0], 3);
+	f.states = JOB_MASK(JOB_SUCCEEDED);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 10, collect_job, &c,
+	    &more, &cause), 1);
+	assert_int_equal(c.ids[0], 1);
+
+	/* The next id follows the highest; its accelerator from the spec. */
+	memset(&n, 0, sizeof n);
+	n.name = "new";
+	n.spec = "{\"accelerator\":{\"type\":\"nvidia-tesla-v100\","
+	    "\"count\":4}}";
+	assert_int_equal(store_jobs_insert(fx->st, &n, 1, &id, &cause), 0);
+	assert_int_equal(id, 5);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_string_equal(j->gpu_type, "nvidia-tesla-v100");
+	assert_int_equal(j->gpu_count, 4);
+	store_job_free(j);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 7);
+}
+
+/* An orphan row stops the migration; the file stays at version 2. */
+static void
+test_store_migrate_refuses_orphans(void **state)
+{
+	struct fixture	*fx = *state;
+	struct store	*st = NULL;
+	sqlite3		*db;
+	char		*cause = NULL;
+
+	make_db(fx, "store-v2.sql");
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO events (job_id, time, "
+	    "to_state) VALUES (99, 1700000000, 1)", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(store_open(fx->path, &st, &cause), -EIO);
+	assert_null(st);
+	assert_non_null(cause);
+	assert_non_null(strstr(cause, "events row 7"));
+	assert_non_null(strstr(cause, "nothing was changed"));
+	free(cause);
+
+	/* Untouched: still version 2, the old table, every row. */
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_schema "
+	    "WHERE name = 'jobs' AND sql LIKE '%AUTOINCREMENT%'"), 1);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM events"), 7);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM jobs"), 4);
+	sqlite3_close(db);
 }
 
 static void
@@ -1583,6 +1773,7 @@ main(void)
 		T(test_store_insert_batch),
 		T(test_store_insert_invalid_writes_nothing),
 		T(test_store_get),
+		T(test_store_insert_gpu),
 		T(test_store_list_paging),
 		T(test_store_list_filters),
 		T(test_store_list_callback_stops),
@@ -1604,6 +1795,8 @@ main(void)
 		T(test_store_spot_history),
 		T(test_store_meta),
 		TN(test_store_migrate_from_v1),
+		TN(test_store_migrate_from_v2),
+		TN(test_store_migrate_refuses_orphans),
 		TN(test_store_refuses_newer_schema),
 		T(test_store_busy),
 		T(test_store_full),
