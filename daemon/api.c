@@ -12,8 +12,9 @@
  * api_on_check() (once per turn of the loop) writes the whole batch
  * with one store_jobs_insert() — one transaction, one fsync — before any
  * of its replies leaves. A client that pipelines thousands of submits
- * gets them all in one commit; a request of the same client behind them
- * waits (-EAGAIN to the server) until their replies are out. The cloud
+ * gets them committed API_BATCH_MAX at a time; a request of the same
+ * client behind them waits (-EAGAIN to the server) until their replies
+ * are out. The cloud
  * ops (plan, quotas, prices) may be answered later too, through their
  * hooks; their client waits for that answer before anything else.
  *
@@ -48,13 +49,41 @@
 #define API_NO_PROVIDER_MSG	\
 	"no provider configured; set [gcp] project in gpuqd.conf"
 
-/* One submit waiting for the group commit. */
+/*
+ * Jobs in one group commit at most. A client that already owes replies
+ * waits (-EAGAIN) once the batch is full, so a client pipelining ten
+ * thousand submits is committed a thousand at a time and gpuqd's memory
+ * stays flat; a client owing nothing still joins, so a batch is at most
+ * this plus one per client.
+ */
+#define API_BATCH_MAX		1024
+#define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
+#define API_NONE		((size_t)-1)	/* no string */
+
+/*
+ * One submit waiting for the group commit. The normalized spec is
+ * dropped at once; what the commit needs is kept as text, at offsets
+ * into its batch's text (a realloc may move it).
+ */
 struct api_submit {
 	struct server_client	*client;	/* owed the reply */
-	json_t			*spec;		/* normalized; new */
-	char			*text;		/* spec as JSON; new */
-	char			*labels;	/* JSON or NULL; new */
+	size_t			 spec;		/* spec as JSON */
+	size_t			 labels;	/* JSON, or API_NONE */
+	size_t			 name;
+	size_t			 gpu_type;	/* or API_NONE */
+	int			 gpu_count;
+	int			 priority;
 	int			 held;
+};
+
+/* The submits of one turn, and their strings in one buffer. */
+struct api_batch {
+	struct api_submit	*v;
+	size_t			 n;
+	size_t			 cap;
+	char			*text;
+	size_t			 len;
+	size_t			 textcap;
 };
 
 struct api {
@@ -67,11 +96,8 @@ struct api {
 	int			 closes;	/* handles still open */
 
 	/* The batch filling now, and the one being committed (reused). */
-	struct api_submit	*batch;
-	size_t			 nbatch;
-	size_t			 capbatch;
-	struct api_submit	*spare;
-	size_t			 capspare;
+	struct api_batch	 batch;
+	struct api_batch	 spare;
 	struct store_job_new	*rows;		/* store_jobs_insert args */
 	int64_t			*ids;
 	size_t			 caprows;
@@ -459,6 +485,81 @@ api_on_idle(uv_idle_t *h)
 {
 }
 
+/* Room for N more bytes of B's text. */
+static void
+api_batch_room(struct api_batch *b, size_t n)
+{
+	size_t	cap;
+
+	if (b->textcap - b->len >= n)
+		return;
+	cap = b->textcap ? b->textcap : 16384;
+	while (cap - b->len < n)
+		cap *= 2;
+	b->text = xrealloc(b->text, cap);
+	b->textcap = cap;
+}
+
+/* Copy string S (NULL: none) into B's text; its offset or API_NONE. */
+static size_t
+api_batch_add(struct api_batch *b, const char *s)
+{
+	size_t	off = b->len, n;
+
+	if (s == NULL)
+		return API_NONE;
+	n = strlen(s) + 1;
+	api_batch_room(b, n);
+	memcpy(b->text + off, s, n);
+	b->len += n;
+	return off;
+}
+
+/*
+ * Encode V (compact, keys in their order: the spec's order is
+ * gpuq-job(5)'s) straight into B's text; its offset. One pass when it
+ * fits, which it does once the buffer has grown.
+ */
+static size_t
+api_batch_dump(struct api_batch *b, const json_t *v)
+{
+	size_t	off = b->len, n;
+
+	n = json_dumpb(v, b->text + off, b->textcap - off, JSON_COMPACT);
+	if (n == 0)
+		fatalx("submit: cannot encode a spec");
+	if (n + 1 > b->textcap - off) {
+		api_batch_room(b, n + 1);
+		if (json_dumpb(v, b->text + off, b->textcap - off,
+		    JSON_COMPACT) != n)
+			fatalx("submit: cannot encode a spec");
+	}
+	b->text[off + n] = '\0';
+	b->len += n + 1;
+	return off;
+}
+
+/* Write "{"ok":true,"id":ID}" into BUF (32 bytes); its length. */
+static size_t
+api_fmt_id_reply(char *buf, int64_t id)
+{
+	static const char	 head[] = "{\"ok\":true,\"id\":";
+	char			 digits[24];
+	size_t			 n = 0, len;
+	uint64_t		 u = id < 0 ? 0 : (uint64_t)id;
+
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	memcpy(buf, head, sizeof head - 1);
+	len = sizeof head - 1;
+	while (n > 0)
+		buf[len++] = digits[--n];
+	buf[len++] = '}';
+	return len;
+}
+
 /*
  * submit: validate now, answer after the group commit. A bad submit
  * behind owed replies waits its turn like any immediate answer.
@@ -467,11 +568,14 @@ static int
 api_op_submit(struct api_req *r, struct store_job *unused)
 {
 	struct api		*a = r->api;
+	struct api_batch	*b = &a->batch;
 	struct api_submit	*s;
 	struct spec_error	 err = { NULL, NULL };
-	json_t			*job, *v, *norm, *labels;
+	json_t			*job, *v, *norm, *labels, *acc;
 	int			 owed = server_client_owed(r->client) > 0;
 
+	if (owed && b->n >= API_BATCH_MAX)
+		return -EAGAIN;		/* the next batch, after this one */
 	job = json_object_get(r->req, "job");
 	v = json_object_get(r->req, "hold");
 	if (owed && (!json_is_object(job) || (v != NULL &&
@@ -509,22 +613,30 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 		return 0;
 	}
 
-	if (a->nbatch == a->capbatch) {
-		a->capbatch = a->capbatch ? a->capbatch * 2 : 64;
-		a->batch = xreallocarray(a->batch, a->capbatch,
-		    sizeof *a->batch);
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 64;
+		b->v = xreallocarray(b->v, b->cap, sizeof *b->v);
 	}
-	s = &a->batch[a->nbatch];
+	s = &b->v[b->n];
 	s->client = r->client;
-	s->spec = norm;
-	s->text = json_dumps(norm, JSON_COMPACT);
-	if (s->text == NULL)
-		fatalx("submit: cannot encode a spec");
+	s->spec = api_batch_dump(b, norm);
 	labels = json_object_get(norm, "labels");
 	s->labels = json_object_size(labels) > 0 ?
-	    json_dumps(labels, JSON_COMPACT) : NULL;
+	    api_batch_dump(b, labels) : API_NONE;
+	s->name = api_batch_add(b, json_string_value(json_object_get(norm,
+	    "name")));
+	if (s->name == API_NONE)
+		s->name = api_batch_add(b, "job");
+	v = json_object_get(norm, "priority");
+	s->priority = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+	acc = json_object_get(norm, "accelerator");
+	s->gpu_type = api_batch_add(b, json_string_value(json_object_get(acc,
+	    "type")));
+	v = json_object_get(acc, "count");
+	s->gpu_count = json_is_integer(v) ? (int)json_integer_value(v) : 0;
 	s->held = json_is_true(json_object_get(r->req, "hold"));
-	if (a->nbatch++ == 0)
+	json_decref(norm);
+	if (b->n++ == 0)
 		(void)uv_idle_start(&a->idle, api_on_idle);
 	server_client_defer(r->client);
 	return 0;
@@ -548,20 +660,21 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 void
 api_commit(struct api *a)
 {
-	struct api_submit	*b = a->batch;
-	size_t			 n = a->nbatch, i, cap = a->capbatch;
+	struct api_batch	 tmp;
+	struct api_submit	*b;
+	size_t			 n = a->batch.n, i, len;
 	char			*cause = NULL, buf[64];
-	int			 rc, len;
+	int			 rc;
 
 	if (n == 0) {
 		(void)uv_idle_stop(&a->idle);
 		return;
 	}
-	a->batch = a->spare;
-	a->capbatch = a->capspare;
-	a->nbatch = 0;
-	a->spare = b;
-	a->capspare = cap;
+	tmp = a->spare;
+	a->spare = a->batch;
+	a->batch = tmp;
+	a->batch.n = a->batch.len = 0;
+	b = a->spare.v;
 
 	if (n > a->caprows) {
 		a->caprows = n;
@@ -570,19 +683,17 @@ api_commit(struct api *a)
 	}
 	for (i = 0; i < n; i++) {
 		struct store_job_new	*row = &a->rows[i];
-		json_t			*v;
+		const char		*t = a->spare.text;
 
-		row->name = json_string_value(json_object_get(b[i].spec,
-		    "name"));
-		if (row->name == NULL)
-			row->name = "job";
-		v = json_object_get(b[i].spec, "priority");
-		row->priority = json_is_integer(v) ?
-		    (int)json_integer_value(v) : 0;
+		row->name = t + b[i].name;
+		row->priority = b[i].priority;
 		row->owner = server_client_peer(b[i].client)->uid;
-		row->spec = b[i].text;
-		row->labels = b[i].labels;
+		row->spec = t + b[i].spec;
+		row->labels = b[i].labels == API_NONE ? NULL : t + b[i].labels;
 		row->held = b[i].held;
+		row->gpu_type = b[i].gpu_type == API_NONE ? NULL :
+		    t + b[i].gpu_type;
+		row->gpu_count = b[i].gpu_count;
 	}
 	rc = store_jobs_insert(a->store, a->rows, n, a->ids, &cause);
 	if (rc != 0)
@@ -600,24 +711,27 @@ api_commit(struct api *a)
 			    (int)server_client_peer(b[i].client)->pid,
 			    a->rows[i].name, a->rows[i].held ? ", held" : "");
 		if (rc == 0) {
-			len = snprintf(buf, sizeof buf,
-			    "{\"ok\":true,\"id\":%" PRId64 "}", a->ids[i]);
-			server_client_reply(b[i].client, buf, (size_t)len);
+			len = api_fmt_id_reply(buf, a->ids[i]);
+			server_client_reply(b[i].client, buf, len);
 		} else
 			server_client_error(b[i].client, rc == -EBUSY ?
 			    GPUQ_ERR_BUSY : GPUQ_ERR_INTERNAL, NULL,
 			    "the job was not stored: %s%s",
 			    cause != NULL ? cause : strerror(-rc),
 			    rc == -EBUSY ? "; try again" : "");
-		json_decref(b[i].spec);
-		free(b[i].text);
-		free(b[i].labels);
 		server_client_settle(b[i].client);
 	}
 	free(cause);
+	/* A burst grew the text: do not keep that while idle. */
+	if (a->spare.textcap > API_TEXT_KEEP) {
+		free(a->spare.text);
+		a->spare.text = NULL;
+		a->spare.textcap = 0;
+	}
+	a->spare.n = a->spare.len = 0;
 	if (rc == 0)
 		api_changed(a);
-	if (a->nbatch == 0)
+	if (a->batch.n == 0)
 		(void)uv_idle_stop(&a->idle);
 }
 
@@ -1117,8 +1231,10 @@ api_on_close(uv_handle_t *h)
 
 	if (--a->closes > 0)
 		return;
-	free(a->batch);
-	free(a->spare);
+	free(a->batch.v);
+	free(a->batch.text);
+	free(a->spare.v);
+	free(a->spare.text);
 	free(a->rows);
 	free(a->ids);
 	free(a->known_ops);
@@ -1131,7 +1247,7 @@ api_close(struct api *a)
 {
 	struct api_cloud	*w;
 
-	while (a->nbatch > 0)
+	while (a->batch.n > 0)
 		api_commit(a);
 	/* Answers still owed now will not come in time: say so. */
 	while ((w = LIST_FIRST(&a->clouds)) != NULL) {

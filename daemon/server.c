@@ -58,6 +58,7 @@
 #define SERVER_GRACE_MS		3000	/* slow readers at shutdown */
 #define SERVER_READ_SIZE	65536
 #define SERVER_OUT_KEEP		65536	/* buffers kept when empty */
+#define SERVER_READ_AHEAD	GPUQ_MAX_LINE	/* bytes read past a held line */
 #define SERVER_WARN_EVERY_MS	10000	/* rate of repeated warnings */
 #define SERVER_JSON_FLAGS	(JSON_COMPACT | JSON_REAL_PRECISION(12))
 
@@ -795,13 +796,25 @@ server_client_flush(struct server_client *c)
 			buf.len -= (size_t)n;
 		}
 	}
-	/* The write request takes the buffer; a new one starts empty. */
+	/*
+	 * The write request needs what is left until it completes. A big
+	 * buffer goes with it (a new one starts empty); one small enough
+	 * to keep stays with the client and the request gets a copy, so
+	 * the next batch of replies does not grow a buffer again.
+	 */
 	w = xmalloc(sizeof *w);
 	w->req.data = w;
-	w->base = c->out;
 	w->len = buf.len;
-	c->out = NULL;
-	c->outlen = c->outcap = 0;
+	if (c->outcap > SERVER_OUT_KEEP) {
+		w->base = c->out;
+		c->out = NULL;
+		c->outcap = 0;
+	} else {
+		w->base = xmalloc(buf.len);
+		memcpy(w->base, buf.base, buf.len);
+		buf.base = w->base;
+	}
+	c->outlen = 0;
 	n = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1,
 	    server_client_on_write);
 	if (n != 0) {
@@ -814,7 +827,12 @@ server_client_flush(struct server_client *c)
 	c->writing += w->len;
 }
 
-/* Read while there is room and a reader; close a finished EOF client. */
+/*
+ * Read while there is room and a reader, and, while a line is held back
+ * for the client's owed replies, until SERVER_READ_AHEAD bytes of its
+ * next requests wait in the frame: reading on would only pile them up.
+ * Close a finished EOF client.
+ */
 static void
 server_client_update(struct server_client *c)
 {
@@ -824,7 +842,9 @@ server_client_update(struct server_client *c)
 	if (c->flags & CLIENT_CLOSING)
 		return;
 	want = !(c->flags & CLIENT_EOF) && !s->stopping &&
-	    !server_client_full(c);
+	    !server_client_full(c) && !((c->held != NULL ||
+	    (c->flags & CLIENT_HELD_TOO_LONG)) &&
+	    frame_pending(&c->frame) >= SERVER_READ_AHEAD);
 	if (want && !(c->flags & CLIENT_READING)) {
 		rc = uv_read_start((uv_stream_t *)&c->pipe,
 		    server_client_on_alloc, server_client_on_read);
