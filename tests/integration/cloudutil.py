@@ -169,6 +169,7 @@ class Cloud:
             self.gpuqd = Gpuqd(self.conf_text())
             if start:
                 self.gpuqd.start()
+                self.install        # known even while gpuqd is down
         except BaseException:
             self.close(keep=True)
             raise

@@ -125,9 +125,10 @@ def test_storm_during_run(cloud, provider, fault):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_orphans_are_deleted(cloud, provider):
-    """Resources with our install label and no attempt are deleted by the
-    reconciler; those of another install, or with no label, are not. A
-    job runs in the region so that its (provider, region) is polled."""
+    """Resources of ours (our install label, named gpuq-<install>-...) with
+    no attempt are deleted by the reconciler; those with another
+    install's label, or our name but no label, are not. A job runs in
+    the region so that its (provider, region) is polled."""
     c = cloud(probe=(provider,), speed=SPEED)
     jid = c.submit(job_spec(providers=[provider], work=10 ** 6, ckpt=1000))
     job = c.wait_running(jid, 60)
@@ -138,16 +139,17 @@ def test_orphans_are_deleted(cloud, provider):
         where["zone"] = a["zone"]
     else:
         where["region"] = a["region"]
-    c.ctl("/_fake/instances", dict(where, name_prefix="orphan",
+    mine = "gpuq-%s-" % c.install
+    c.ctl("/_fake/instances", dict(where, name_prefix=mine + "orphan",
                                    labels={"gpuq-install": c.install}))
-    c.ctl("/_fake/instances", dict(where, name_prefix="foreign",
+    c.ctl("/_fake/instances", dict(where, name_prefix=mine + "foreign",
                                    labels={"gpuq-install": "0badcafe"}))
-    c.ctl("/_fake/instances", dict(where, name_prefix="unlabelled"))
+    c.ctl("/_fake/instances", dict(where, name_prefix=mine + "unlabelled"))
 
     def by_prefix(prefix):
         return [r for r in c.resources(ours=False,
                                        service=SERVICE[provider])
-                if r["name"].startswith(prefix + "-")]
+                if r["name"].startswith(mine + prefix + "-")]
 
     def gone(r):
         st = str(r.get("state") or "")
