@@ -1142,6 +1142,19 @@ def _filter(req, objs, aliases=None):
     return [o for o in objs if util.match_filter(clauses, o, aliases)]
 
 
+def _read_mask(req, objs):
+    """Vertex ``readMask`` (a google-fieldmask) applied to each listed
+    resource."""
+    rm = req.q.get("readMask")
+    if not rm:
+        return objs
+    try:
+        tree = util.parse_field_mask(rm)
+    except util.FieldsError as e:
+        raise ApiError(400, "Invalid read_mask %r: %s" % (rm, e))
+    return [util.apply_fields(o, tree) for o in objs]
+
+
 class Compute:
     """Compute Engine v1 (API-NOTES A, C)."""
 
@@ -1822,6 +1835,7 @@ class Vertex:
                         "create_time": ["createTime"]})
         page, nxt = _paginate(objs, req, "pageSize", 100, 100,
                               "v%s%s" % (r, req.q.get("filter", "")))
+        page = _read_mask(req, page)
         out = {"customJobs": page} if page else {}
         if nxt:
             out["nextPageToken"] = nxt
@@ -2736,6 +2750,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                            {"field": p, "description":
                                             "Field is required."}
                                            for p in miss]}])
+        # the selector is checked before the method runs: a bad one is a
+        # 400 without side effects
+        sel = None
+        f = self._q.get("fields", [None])[-1]
+        if f:
+            try:
+                sel = util.parse_fields(f)
+            except util.FieldsError as e:
+                raise ApiError(400, "Invalid field selection %s: %s" % (f, e),
+                               "invalid")
         req = Req(cmd, path, params, self._q, self.headers, body)
         req.body = parsed
         with fake.lock:
@@ -2747,12 +2771,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 self._send(res[0], res[1])
             return mid
-        f = self._q.get("fields", [None])[-1]
-        if f:
-            try:
-                res = util.apply_fields(res, util.parse_fields(f))
-            except ValueError:
-                raise ApiError(400, "Invalid field selection %s" % f)
+        if sel is not None:
+            res = util.apply_fields(res, sel)
         self._send(200, res)
         return mid
 
