@@ -2525,6 +2525,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "\n").encode()
         elif body is None:
             body = b""
+        self._status = code
+        self._record()          # before the client can see the answer
         self.send_response(code)
         if code != 204:
             self.send_header("Content-Type", ctype)
@@ -2536,26 +2538,51 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if code != 204 and self.command != "HEAD":
             self.wfile.write(body)
-        self._status = code
 
     def do_GET(self):
         self._dispatch()
 
     do_POST = do_DELETE = do_PUT = do_PATCH = do_GET
 
+    def _record(self):
+        """Put this request in the request log and fakegcp.log, once.
+        Called just before the reply is written, so a client that asks
+        /_fake/requests right after its answer finds it there."""
+        if self._recorded:
+            return
+        self._recorded = True
+        fake = self.server.fake
+        dt = time.time() - self._t0
+        mid = getattr(self, "_mid", None)
+        if not self._fpath.startswith("/_fake/"):
+            with fake.lock:
+                fake.reqlog.append({
+                    "method": self.command, "path": self._fpath,
+                    "query": self._u.query, "method_id": mid,
+                    "status": self._status, "time": fake.now(),
+                    "real_time": self._t0, "ms": round(dt * 1000, 1)})
+        fake.log("%.3f %s %s %s %s %d %.1fms" % (
+            self._t0, self.command, self._u.path, self._u.query[:200],
+            mid or ("fake.control" if self._fpath.startswith("/_fake/")
+                    else "-"), self._status, dt * 1000))
+
     def _dispatch(self):
         fake = self.server.fake
         t0 = time.time()
         self._status = 0
+        self._t0 = t0
+        self._recorded = False
         u = urllib.parse.urlsplit(self.path)
+        self._u = u
         self._q = urllib.parse.parse_qs(u.query, keep_blank_values=True)
         rawpath = u.path
         path = urllib.parse.unquote(rawpath)
+        self._fpath = path
+        self._mid = None
+        self._api_name = None
         body = self._read_body()
-        method_id = None
         try:
             if path.startswith("/_fake/"):
-                method_id = "fake.control"
                 try:
                     obj = json.loads(body) if body.strip() else {}
                 except ValueError:
@@ -2566,7 +2593,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                      self._q, obj)
                 self._send(200, res)
                 return
-            method_id = self._api(fake, rawpath, path, body)
+            self._api(fake, rawpath, path, body)
         except ApiError as e:
             self._send(e.code, e.body(getattr(self, "_api_name", None)),
                        headers=e.headers)
@@ -2581,19 +2608,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(500, ApiError(500, "fakegcp internal error: %r" % e)
                        .body(None))
         finally:
-            dt = time.time() - t0
-            if not path.startswith("/_fake/"):
-                with fake.lock:
-                    fake.reqlog.append({
-                        "method": self.command, "path": path,
-                        "query": u.query, "method_id": method_id or
-                        getattr(self, "_mid", None),
-                        "status": self._status, "time": fake.now(),
-                        "real_time": t0, "ms": round(dt * 1000, 1)})
-            fake.log("%.3f %s %s %s %s %d %.1fms" % (
-                t0, self.command, rawpath, u.query[:200],
-                getattr(self, "_mid", method_id) or "-", self._status,
-                dt * 1000))
+            self._record()      # dropped connections never reached _send
 
     # -- auth ------------------------------------------------------------------
     def _bearer(self, fake, api):

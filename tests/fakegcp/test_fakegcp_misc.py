@@ -216,3 +216,31 @@ def test_speed_and_resume_after_preemption(gcp):
     assert r3["runs"][0]["resume_missing"] and r3["start_progress"] == 0
     assert gcp.ctl("/_fake/reset", {})["ok"]
     assert gcp.ctl("/_fake/resources")["resources"] == []
+
+
+def test_request_logged_before_reply(gcp):
+    """A client that asks the request log or the counters right after its
+    answer must find its request there (and with its final status)."""
+    gcp.ctl("/_fake/instances", {"count": 300, "zone": "us-central1-a"})
+    gcp.ctl("/_fake/counters/reset", {})
+    u = urllib.parse.urlsplit(gcp.url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    for i in range(60):
+        # a big answer keeps the server busy writing while the client reads
+        path = Z + "/instances?maxResults=%d" % (300 - i)
+        c.request("GET", path, headers={"Authorization": "Bearer " +
+                                         gcp.token})
+        r = c.getresponse()
+        r.read()
+        assert r.status == 200
+        last = gcp.ctl("/_fake/requests")["requests"][-1]
+        assert last["query"] == "maxResults=%d" % (300 - i)
+        assert last["status"] == 200
+        assert last["method_id"] == "compute.instances.list"
+        cnt = gcp.ctl("/_fake/counters")["by_method"]
+        assert cnt["compute.instances.list"] == i + 1
+        st = gcp.get(Z + "/instances/none-%d" % i)[0]
+        last = gcp.ctl("/_fake/requests")["requests"][-1]
+        assert st == 404 and last["status"] == 404
+        assert last["path"].endswith("/none-%d" % i)
+    c.close()
