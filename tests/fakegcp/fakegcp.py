@@ -840,6 +840,12 @@ DEFAULT_CFG = {
     "compute_quota_error": "http",   # "http" (403 at insert) | "operation"
     "vertex_spot_restarts": 6,    # Vertex restarts a preempted Spot worker
     "wait_max_seconds": 2.0,      # real-time cap of zoneOperations.wait
+    # regions (a list, or true for all) whose regions.get/list answer
+    # without `quotas` and with quotaStatusWarning QUOTA_INFO_UNAVAILABLE
+    "quota_info_unavailable": [],
+    # org policy compute.requireBasicQuotaInResponse enforced: those
+    # regions make regions.get/list fail instead (API-NOTES A.1)
+    "require_basic_quota_in_response": False,
 }
 DEFAULT_GPU_LIMIT = 16.0
 DEFAULT_LIMITS = {"GPUS_ALL_REGIONS": 64.0, "CPUS_ALL_REGIONS": 10000.0}
@@ -871,7 +877,7 @@ class Fake:
                 1000000000000000000 + secrets.randbelow(10 ** 15))
             self.events = []               # heap of (t, seq, fn)
             self.active_runs = set()
-            self.cfg = dict(DEFAULT_CFG)
+            self.cfg = json.loads(json.dumps(DEFAULT_CFG))
             self.instances = {}            # (project, zone, name) -> Instance
             self.removed = []              # deleted resources, for /_fake
             self.ops = {}                  # (project, zone, name) -> Operation
@@ -1077,6 +1083,10 @@ class Fake:
         self.instances.pop((inst.project, inst.zone, inst.name), None)
         self.removed.append(inst)
 
+    def quota_info_unavailable(self, region):
+        u = self.cfg["quota_info_unavailable"]
+        return u is True or (isinstance(u, list) and region in u)
+
     def sku_list(self):
         if self._skus is None:
             self._skus = cat.build_skus()
@@ -1210,14 +1220,33 @@ class Compute:
 
     # -- regions, zones, accelerator types -------------------------------------
     def region_json(self, project, region, use):
-        return {"kind": "compute#region", "id": str(1000 + cat.REGIONS.index(
+        """A Region.  Quota lookup is fail-open (A.1): when the fake is told
+        the region's quota data is unavailable the answer has no `quotas`
+        and a quotaStatusWarning instead, or -- with the org policy
+        compute.requireBasicQuotaInResponse enforced -- the call fails."""
+        r = {"kind": "compute#region", "id": str(1000 + cat.REGIONS.index(
             region)), "name": region, "status": "UP",
             "description": region,
             "zones": [COMPUTE_LINK + "projects/%s/zones/%s" % (project, z)
                       for z in cat.REGION_ZONES[region]],
-            "quotas": self.f.region_quotas(project, region, use),
             "selfLink": COMPUTE_LINK + "projects/%s/regions/%s" % (project,
                                                                    region)}
+        if not self.f.quota_info_unavailable(region):
+            r["quotas"] = self.f.region_quotas(project, region, use)
+        elif self.f.cfg["require_basic_quota_in_response"]:
+            raise ApiError(503, "Quota information for region '%s' is not "
+                           "available and the organization policy "
+                           "constraint compute.requireBasicQuotaInResponse "
+                           "is enforced. Try again later." % region,
+                           "backendError")
+        else:
+            # the code's documented meaning (compute v1, 2026 revision)
+            r["quotaStatusWarning"] = {
+                "code": "QUOTA_INFO_UNAVAILABLE",
+                "message": "Quota information is not available to client "
+                           "requests (e.g: regions.list).",
+                "data": [{"key": "region", "value": region}]}
+        return r
 
     def regions_get(self, req):
         p, r = req.params["project"], req.params["region"]
@@ -2188,6 +2217,14 @@ class Control:
                 for k, v in body.items():
                     if k not in DEFAULT_CFG:
                         raise ApiError(400, "unknown config key %r" % k)
+                    if k == "quota_info_unavailable":
+                        bad = [r for r in (v if isinstance(v, list) else
+                                           []) if r not in cat.REGIONS]
+                        if not isinstance(v, (bool, list)) or bad:
+                            raise ApiError(400, "quota_info_unavailable: "
+                                           "give true, false or a list of "
+                                           "known regions (not %r)" % (
+                                               bad or v))
                     f.cfg[k] = v
             return dict(f.cfg)
         if ep == "speed" and method == "POST":

@@ -290,3 +290,42 @@ def test_workload_guest_attributes_and_preemption(gcp):
         assert False
     except urllib.error.HTTPError as e:
         assert e.code == 404
+
+
+def test_regions_without_quota_info(gcp):
+    """Fail-open quota lookup (A.1): no `quotas`, a quotaStatusWarning
+    QUOTA_INFO_UNAVAILABLE; fail-closed under the org policy."""
+    import urllib.error
+    gcp.ctl("/_fake/config", {"quota_info_unavailable": ["us-east1"]})
+    st, r, _ = gcp.get(CP + "/regions/us-east1?fields=name,status,quotas,"
+                       "quotaStatusWarning")
+    assert st == 200 and "quotas" not in r and r["status"] == "UP"
+    w = r["quotaStatusWarning"]
+    assert w["code"] == "QUOTA_INFO_UNAVAILABLE" and w["message"]
+    assert w["data"] == [{"key": "region", "value": "us-east1"}]
+    r = gcp.get(CP + "/regions/us-central1")[1]
+    assert r["quotas"] and "quotaStatusWarning" not in r
+    rl = gcp.get(CP + "/regions?fields=items(name,quotas,quotaStatusWarning)"
+                 )[1]["items"]
+    by = {x["name"]: x for x in rl}
+    assert set(by["us-east1"]) == {"name", "quotaStatusWarning"}
+    assert set(by["us-west1"]) == {"name", "quotas"}
+    gcp.ctl("/_fake/config", {"quota_info_unavailable": True})
+    rl = gcp.get(CP + "/regions")[1]["items"]
+    assert all("quotas" not in x and x["quotaStatusWarning"] for x in rl)
+    # projects.get keeps its global quotas
+    assert gcp.get(CP)[1]["quotas"]
+    gcp.ctl("/_fake/config", {"quota_info_unavailable": ["us-east1"],
+                              "require_basic_quota_in_response": True})
+    st, e, _ = gcp.get(CP + "/regions/us-east1")
+    assert st == 503 and "requireBasicQuotaInResponse" in \
+        e["error"]["message"]
+    assert gcp.get(CP + "/regions")[0] == 503
+    assert gcp.get(CP + "/regions/us-central1")[0] == 200
+    try:
+        gcp.ctl("/_fake/config", {"quota_info_unavailable": ["mars-1"]})
+        assert False
+    except urllib.error.HTTPError as e:
+        assert e.code == 400
+    gcp.ctl("/_fake/reset", {})     # (forgets tokens too)
+    assert gcp.ctl("/_fake/config")["quota_info_unavailable"] == []
