@@ -97,6 +97,7 @@ struct rec_entry {
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
 	char			*ckpt_dir;	/* gs://.../checkpoints/ */
+	char			*ckpt_last;	/* newest one stored */
 	int			 job_terminal;	/* job ended: only cancel */
 
 	char			*zone;		/* learnt from listings */
@@ -295,6 +296,9 @@ rec_entry_job(struct rec_entry *e, const struct store_job *job, json_t *spec)
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
+	free(e->ckpt_last);
+	e->ckpt_last = job->checkpoint != NULL ? xstrdup(job->checkpoint) :
+	    NULL;
 	free(e->ckpt_dir);
 	e->ckpt_dir = cloud_checkpoint_dir(e->r->cloud, spec, job->id);
 	e->job_terminal = job->state == JOB_SUCCEEDED ||
@@ -367,6 +371,7 @@ rec_entry_free(struct rec_entry *e)
 {
 	store_attempt_free(e->a);
 	free(e->ckpt_dir);
+	free(e->ckpt_last);
 	free(e->zone);
 	free(e->cloud_id);
 	free(e->cancel_msg);
@@ -541,13 +546,20 @@ rec_on_checkpoint(int error, const char *uri, int64_t updated,
 			log_warnx("job %" PRId64 ": cannot list checkpoints "
 			    "under %s: %s", e->a->job_id, e->ckpt_dir,
 			    cause != NULL ? cause : strerror(-error));
-		else if (uri != NULL && store_job_set_checkpoint(r->store,
-		    e->a->job_id, uri, updated, &why) < 0) {
-			log_warnx("job %" PRId64 ": %s", e->a->job_id, why);
-			free(why);
-		} else if (uri != NULL)
-			log_debug("job %" PRId64 ": newest checkpoint %s",
-			    e->a->job_id, uri);
+		else if (uri != NULL && (e->ckpt_last == NULL ||
+		    strcmp(e->ckpt_last, uri) != 0)) {
+			if (store_job_set_checkpoint(r->store, e->a->job_id,
+			    uri, updated, &why) < 0) {
+				log_warnx("job %" PRId64 ": %s", e->a->job_id,
+				    why);
+				free(why);
+			} else {
+				log_debug("job %" PRId64 ": newest checkpoint "
+				    "%s", e->a->job_id, uri);
+				free(e->ckpt_last);
+				e->ckpt_last = xstrdup(uri);
+			}
+		}
 		if (e->ending && !e->dead)
 			rec_finish(e);
 	}
@@ -601,6 +613,37 @@ rec_end(struct rec_entry *e, int reason, int exit_code, const char *msg,
 	rec_finish(e);
 }
 
+/*
+ * A stockout after the cloud had accepted E: cool ZONE down for the
+ * GPU, or, when the service had picked the zone and says only the
+ * region is out, every zone of the region offering it.
+ */
+static void
+rec_stockout(struct rec_entry *e, const char *zone, int64_t now)
+{
+	const struct conf	*conf = cloud_conf(e->r->cloud);
+	struct quota		*q = gcp_quota(cloud_gcp(e->r->cloud));
+	struct quota_zone	 z[32];
+	int64_t			 until;
+	int			 i, n;
+
+	if (e->a->gpu == NULL)
+		return;
+	if (zone != NULL) {
+		(void)store_cooldown_strike(e->r->store, zone, e->a->gpu,
+		    e->a->spot, now, conf->stockout_cooldown,
+		    conf->stockout_cooldown_max, &until, NULL);
+		return;
+	}
+	n = quota_zones(q, e->a->region, e->a->gpu, z, 32);
+	for (i = 0; i < n; i++)
+		if (z[i].max_per_vm >= e->a->gpu_count)
+			(void)store_cooldown_strike(e->r->store, z[i].zone,
+			    e->a->gpu, e->a->spot, now,
+			    conf->stockout_cooldown,
+			    conf->stockout_cooldown_max, &until, NULL);
+}
+
 /* Map one listed resource O onto its live attempt E. */
 static void
 rec_observe(struct rec_entry *e, const struct prov_observed *o)
@@ -650,17 +693,8 @@ rec_observe(struct rec_entry *e, const struct prov_observed *o)
 		reason = END_LOST;
 		break;
 	}
-	if (reason == END_STOCKOUT) {
-		const struct conf	*conf = cloud_conf(e->r->cloud);
-		const char		*z = o->zone != NULL ? o->zone :
-		    e->a->zone;
-		int64_t			 until;
-
-		if (z != NULL && e->a->gpu != NULL)
-			(void)store_cooldown_strike(e->r->store, z, e->a->gpu,
-			    e->a->spot, now, conf->stockout_cooldown,
-			    conf->stockout_cooldown_max, &until, NULL);
-	}
+	if (reason == END_STOCKOUT)
+		rec_stockout(e, o->zone != NULL ? o->zone : e->a->zone, now);
 	ended = 0;
 	if (e->started_cloud)
 		ended = rec_plausible(o->ended, now);

@@ -89,6 +89,13 @@
 #define SCHED_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define SCHED_QUOTA_BACKOFF	10	/* no quota refresh this long after a
 					   failed one */
+#define SCHED_QUOTA_WAIT_MS	5000	/* a pass waits this long at most for
+					   a quota refresh, then runs on
+					   what is known */
+#define SCHED_GAP_FACTOR	4	/* a pass woken by events starts no
+					   sooner than this many times the
+					   last one's length after it */
+#define SCHED_GAP_MAX_MS	1000
 #define SCHED_LIST_MAX		4	/* places named in a why */
 #define SCHED_WHY_MAX		512
 
@@ -262,6 +269,8 @@ struct sched {
 	int			 closing;
 	int			 refs;		/* timer + launches in flight */
 	int			 waiting_quota;	/* a pass waits for a refresh */
+	uint64_t		 quota_wait_end; /* loop ms: stop waiting */
+	uint64_t		 last_end;	/* loop ms a pass ended */
 	int64_t			 quota_retry_at; /* no refresh before, after a
 						   failed one */
 	time_t			 quota_stamp;	/* readings the last pass saw */
@@ -1022,8 +1031,8 @@ sched_shape_why(struct sched *s, struct sched_shape *sh)
 		    sh->count, sh->gpu->name, where);
 		break;
 	case SCHED_X_NO_METRIC:
-		why = xprintf("%s%s is not sold %sby the allowed providers "
-		    "in %s", kind, sh->gpu->name, "", where);
+		why = xprintf("no %squota exists for %s on the allowed "
+		    "providers in %s", kind, sh->gpu->name, where);
 		break;
 	default:
 		why = xprintf("%d\xc3\x97%s %sis not offered in %s", sh->count,
@@ -2085,6 +2094,31 @@ sched_next_due(struct sched *s, size_t waiting)
 	return due;
 }
 
+/*
+ * How long a pass woken by events waits after the last one: a multiple
+ * of that pass's length, so a storm of submits over a long queue costs
+ * at most a fifth of the loop, and nothing for a short queue.
+ */
+static int64_t
+sched_gap(struct sched *s)
+{
+	uint64_t	now = uv_now(cloud_loop(s->cloud)), at;
+	double		gap = s->stats.pass_ms * SCHED_GAP_FACTOR;
+
+	if (gap > SCHED_GAP_MAX_MS)
+		gap = SCHED_GAP_MAX_MS;
+	at = s->last_end + (uint64_t)gap;
+	return at > now ? (int64_t)(at - now) : 0;
+}
+
+/* Is a pass waiting for a quota refresh, and still willing to? */
+static int
+sched_waiting(struct sched *s)
+{
+	return s->waiting_quota &&
+	    uv_now(cloud_loop(s->cloud)) < s->quota_wait_end;
+}
+
 /* The synchronous part of a pass, once quotas are fresh enough. */
 static void
 sched_pass_run(struct sched *s)
@@ -2157,9 +2191,10 @@ sched_pass_run(struct sched *s)
 	    "waiting, %.1f ms", s->gen, s->nitems, shapes, waiting,
 	    s->stats.pass_ms);
 
+	s->last_end = uv_now(cloud_loop(s->cloud));
 	if (s->again) {
 		s->again = 0;
-		sched_arm(s, 0);
+		sched_arm(s, sched_gap(s));
 		return;
 	}
 	if ((due = sched_next_due(s, waiting)) >= 0)
@@ -2181,6 +2216,7 @@ sched_on_quota(int error, const char *cause, void *arg)
 			    "what is known", s->quota_error);
 			s->quota_retry_at = time(NULL) + SCHED_QUOTA_BACKOFF;
 		}
+		(void)uv_timer_stop(&s->timer);	/* the wait's deadline */
 		sched_pass_run(s);
 	}
 	sched_unref(s);
@@ -2203,8 +2239,16 @@ sched_pass(struct sched *s)
 	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
 	int		 rc;
 
-	if (s->closing || !s->started || !s->ready || s->waiting_quota)
+	if (s->closing || !s->started || !s->ready || sched_waiting(s))
 		return;
+	if (s->waiting_quota) {
+		/* The refresh is slow (request budget, a sick API): go on
+		 * with what is known; its end wakes another pass. */
+		log_debug("scheduler: quota refresh still running; passing "
+		    "on older readings");
+		sched_pass_run(s);
+		return;
+	}
 	if (time(NULL) < s->quota_retry_at) {
 		sched_pass_run(s);
 		return;
@@ -2212,7 +2256,10 @@ sched_pass(struct sched *s)
 	rc = quota_refresh(q, 0, sched_on_quota, s);
 	if (rc == 0) {
 		s->waiting_quota = 1;
+		s->quota_wait_end = uv_now(cloud_loop(s->cloud)) +
+		    SCHED_QUOTA_WAIT_MS;
 		s->refs++;
+		sched_arm(s, SCHED_QUOTA_WAIT_MS);
 		return;
 	}
 	if (rc < 0) {
@@ -2252,11 +2299,11 @@ sched_wake(struct sched *s)
 {
 	if (s->closing)
 		return;
-	if (s->in_pass || s->waiting_quota) {
+	if (s->in_pass || sched_waiting(s)) {
 		s->again = 1;
 		return;
 	}
-	sched_arm(s, 0);
+	sched_arm(s, sched_gap(s));
 }
 
 void
