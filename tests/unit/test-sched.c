@@ -650,6 +650,12 @@ test_sched_plan_lambda_learnt(void **state)
 }
 
 static int
+job_failed_1(void)
+{
+	return job_state(T, 1) == JOB_FAILED;
+}
+
+static int
 first_launch(void)
 {
 	return T->launches >= 1;
@@ -803,11 +809,6 @@ test_sched_launch_stockout(void **state)
 	assert_true(i < n);
 }
 
-static int
-job_failed_1(void)
-{
-	return job_state(T, 1) == JOB_FAILED;
-}
 
 /* A refusal that will not fix itself fails the job with the words. */
 static void
@@ -1069,6 +1070,133 @@ test_reconcile_orphan(void **state)
 	t->nseen = 0;
 }
 
+/*
+ * Write attempt 1 of job ID on gce in us-central1-a straight into the
+ * store, in STATE (launching or running since STARTED), with the job
+ * moved to match: what a previous gpuqd left behind.
+ */
+static void
+left_behind(struct t *t, int64_t id, int state, int64_t started,
+    char *name)
+{
+	struct store_attempt	a;
+
+	memset(&a, 0, sizeof a);
+	a.job_id = id;
+	a.provider = "gce";
+	a.region = "us-central1";
+	a.zone = "us-central1-a";
+	a.machine_type = "n1-highmem-4";
+	a.gpu = "nvidia-tesla-t4";
+	a.gpu_count = 1;
+	a.hourly_usd = 3.6;
+	cloud_resource_name(store_install_id(t->store), id, 1, name);
+	a.resource = name;
+	assert_int_equal(store_attempt_insert(t->store, &a, NULL), 0);
+	if (state == ATTEMPT_LAUNCHING)
+		return;		/* the crash came before the job moved */
+	assert_int_equal(store_job_transition(t->store, id,
+	    JOB_MASK(JOB_QUEUED), JOB_LAUNCHING, "test", NULL, NULL), 0);
+	assert_int_equal(store_attempt_set_state(t->store, a.id,
+	    ATTEMPT_RUNNING, started, NULL, NULL), 0);
+	assert_int_equal(store_job_transition(t->store, id,
+	    JOB_MASK(JOB_LAUNCHING), JOB_RUNNING, "test", NULL, NULL), 0);
+}
+
+/*
+ * A crash between the attempt row and the create call: at start the
+ * job is put back in launching, and since the cloud does not list the
+ * resource it is launched again under the same name and request id.
+ */
+static void
+test_reconcile_relaunch_after_crash(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX], rid[CLOUD_UUID_LEN];
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
+	left_behind(t, 1, ATTEMPT_LAUNCHING, 0, name);
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	assert_int_equal(job_state(t, 1), JOB_LAUNCHING);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	assert_int_equal(t->launches, 1);
+	assert_string_equal(t->resource, name);
+	cloud_request_id(name, "", rid);
+	assert_string_equal(t->request_id, rid);
+	j = job(t, 1);
+	assert_int_equal(j->attempts, 1);
+	store_job_free(j);
+}
+
+/* A run longer than max_runtime is stopped and the job fails. */
+static void
+test_reconcile_max_runtime(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"],"
+	    "\"max_runtime\":\"2m\"}", 0, 1);
+	left_behind(t, 1, ATTEMPT_RUNNING, time(NULL) - 3600, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = PROV_RUNNING;
+	t->nseen = 1;
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_failed_1));
+	assert_true(t->cancels >= 1);
+	j = job(t, 1);
+	assert_non_null(j->message);
+	assert_non_null(strstr(j->message, "max_runtime"));
+	/* Billed from the start it had: about an hour at 3.60 $/h. */
+	assert_true(j->cost_usd > 3.5 && j->cost_usd < 3.8);
+	store_job_free(j);
+	t->nseen = 0;
+}
+
+static int
+job_cancelled_1(void)
+{
+	return job_state(T, 1) == JOB_CANCELLED;
+}
+
+/* cancel: the resource is cancelled, then the job is cancelled. */
+static void
+test_reconcile_cancel(void **state)
+{
+	struct t	*t = *state;
+	char		 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
+	left_behind(t, 1, ATTEMPT_RUNNING, time(NULL) - 60, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = PROV_RUNNING;
+	t->nseen = 1;
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 3000, never) == 0);
+	assert_int_equal(job_state(t, 1), JOB_RUNNING);
+	/* What the api does on "cancel", then its hook. */
+	assert_int_equal(store_job_transition(t->store, 1,
+	    JOB_MASK(JOB_RUNNING), JOB_CANCELLING, "cancel requested", NULL,
+	    NULL), 0);
+	reconcile_cancel(t->rec, 1);
+	assert_true(run_until(t, 10000, job_cancelled_1));
+	assert_int_equal(t->cancels, 1);
+	t->nseen = 0;
+}
+
 /* Two passes done; asks for the second once the first is. */
 static int
 passes_2(void)
@@ -1138,6 +1266,9 @@ main(void)
 		C(test_sched_why_batch),
 		C(test_reconcile_maps_states),
 		C(test_reconcile_orphan),
+		C(test_reconcile_relaunch_after_crash),
+		C(test_reconcile_max_runtime),
+		C(test_reconcile_cancel),
 		C(test_sched_pass_10000),
 #undef C
 	};
