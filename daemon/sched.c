@@ -603,15 +603,19 @@ sched_job_free(struct sched *s, struct sched_job *j)
 	free(j);
 }
 
-/* Forget jobs not runnable for a while (ended, held, long backoff). */
+/*
+ * Forget jobs not runnable for a while (ended, held): longer than any
+ * backoff, so a job waiting out its retry delay keeps its hints. The
+ * list is in order of last sight, oldest first.
+ */
 static void
 sched_evict(struct sched *s, int64_t now)
 {
 	struct sched_job	*j;
+	int64_t			 old;
 
-	while ((j = TAILQ_FIRST(&s->job_list)) != NULL &&
-	    j->last_seen < now - SCHED_EVICT_SEC &&
-	    j->prefer_until < now && j->launch_errors == 0)
+	old = now - SCHED_EVICT_SEC - cloud_conf(s->cloud)->backoff_max;
+	while ((j = TAILQ_FIRST(&s->job_list)) != NULL && j->last_seen < old)
 		sched_job_free(s, j);
 }
 
