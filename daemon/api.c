@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/frame.h"
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -774,18 +776,27 @@ api_attempt_json(const struct store_attempt *t)
 	return o;
 }
 
+/* Why job J waits, as shown: its own why, or that nothing can run it. */
+static const char *
+api_job_why(const struct api *a, const struct store_job *j)
+{
+	if (j->why == NULL && j->state == JOB_QUEUED &&
+	    *a->conf->project == '\0')
+		return API_WHY_NO_PROVIDER;
+	return j->why;
+}
+
 /*
- * proto.h's job shape, without "current". SPEC, if given, is the
- * parsed spec (borrowed); else the accelerator is read from J->spec.
+ * proto.h's job shape, with "current" null, as the reply of show. The
+ * accelerator comes from the job's columns; SPEC (the parsed spec,
+ * borrowed, or NULL) is only a fallback for a row without them.
  */
 static json_t *
 api_job_json(struct api *a, const struct store_job *j, json_t *spec)
 {
-	json_t		*o, *parsed = NULL, *acc;
-	const char	*why = j->why;
+	json_t		*o, *acc;
+	const char	*why = api_job_why(a, j);
 
-	if (why == NULL && j->state == JOB_QUEUED && *a->conf->project == '\0')
-		why = API_WHY_NO_PROVIDER;
 	o = json_pack("{s:I, s:s?, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:i,"
 	    " s:f, s:s?, s:I, s:s?, s:i, s:s?}",
 	    "id", (json_int_t)j->id,
@@ -806,80 +817,355 @@ api_job_json(struct api *a, const struct store_job *j, json_t *spec)
 	    "message", j->message);
 	if (o == NULL)
 		fatalx("api: cannot build a job");
-	if (spec == NULL && j->spec != NULL)
-		spec = parsed = json_loads(j->spec, 0, NULL);
-	acc = json_object_get(spec, "accelerator");
+	if (j->gpu_type != NULL)
+		acc = json_pack("{s:s, s:i}", "type", j->gpu_type, "count",
+		    j->gpu_count);
+	else {
+		acc = json_object_get(spec, "accelerator");
+		acc = acc != NULL ? json_incref(acc) : NULL;
+	}
 	(void)json_object_set_new(o, "accelerator",
-	    acc != NULL ? json_incref(acc) : json_null());
+	    acc != NULL ? acc : json_null());
 	if (j->not_before > 0 && j->state == JOB_QUEUED)
 		(void)json_object_set_new(o, "not_before",
 		    json_integer(j->not_before));
 	(void)json_object_set_new(o, "current", json_null());
-	json_decref(parsed);
 	return o;
 }
 
-static json_t *
-api_counts_json(struct api_req *r)
+/*
+ * List replies are written as text, not built as jansson trees: a page
+ * is a thousand jobs, and building and dumping their objects was most
+ * of the time gpuqd took to answer one. The shapes are proto.h's, the
+ * same as api_job_json() and api_attempt_json() give.
+ */
+struct api_text {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+};
+
+/* Room for N more bytes in T. */
+static void
+api_text_room(struct api_text *t, size_t n)
 {
-	int64_t	 counts[JOB_NSTATES];
-	json_t	*o;
-	char	*cause = NULL;
-	int	 i, rc;
+	size_t	cap;
 
-	rc = store_job_counts(r->api->store, counts, &cause);
-	if (rc < 0) {
-		api_store_error(r, rc, cause, "cannot count jobs");
-		return NULL;
-	}
-	o = json_object();
-	for (i = 0; i < JOB_NSTATES; i++)
-		(void)json_object_set_new(o, job_state_name(i),
-		    json_integer(counts[i]));
-	return o;
+	if (t->cap - t->len >= n)
+		return;
+	cap = t->cap ? t->cap : 16384;
+	while (cap - t->len < n)
+		cap *= 2;
+	t->buf = xrealloc(t->buf, cap);
+	t->cap = cap;
 }
 
-/* A page being listed: jobs in id order, to attach live attempts. */
+/* Append N bytes of S, as they are. */
+static void
+api_text_put(struct api_text *t, const char *s, size_t n)
+{
+	api_text_room(t, n);
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+}
+
+#define API_TEXT_LIT(t, lit)	api_text_put((t), (lit), sizeof (lit) - 1)
+
+static void
+api_text_int(struct api_text *t, int64_t v)
+{
+	char		 d[24];
+	size_t		 n = 0;
+	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		d[sizeof d - ++n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		d[sizeof d - ++n] = '-';
+	api_text_put(t, d + sizeof d - n, n);
+}
+
+/* A number as jansson writes it with JSON_REAL_PRECISION(12). */
+static void
+api_text_real(struct api_text *t, double v)
+{
+	char	d[40];
+	int	n;
+
+	if (!isfinite(v)) {
+		API_TEXT_LIT(t, "null");
+		return;
+	}
+	n = snprintf(d, sizeof d, "%.12g", v);
+	if (n <= 0 || (size_t)n >= sizeof d - 2)
+		fatalx("api: cannot format %g", v);
+	if (strpbrk(d, ".eEn") == NULL) {
+		d[n++] = '.';
+		d[n++] = '0';
+	}
+	api_text_put(t, d, (size_t)n);
+}
+
+/*
+ * S as a JSON string, or null. Escapes what JSON requires (quote,
+ * backslash, control characters); UTF-8 passes through, and bytes that
+ * are not valid UTF-8 become U+FFFD so the line stays valid.
+ */
+static void
+api_text_str(struct api_text *t, const char *s)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p;
+	size_t			 n, run;
+	char			 e[6];
+	int			 valid;
+
+	if (s == NULL) {
+		API_TEXT_LIT(t, "null");
+		return;
+	}
+	n = strlen(s);
+	valid = utf8_valid(s, n);
+	api_text_room(t, n + 2);
+	t->buf[t->len++] = '"';
+	for (p = (const unsigned char *)s; *p != '\0'; p += run) {
+		for (run = 0; p[run] >= 0x20 && p[run] != '"' &&
+		    p[run] != '\\' && (p[run] < 0x80 || valid); run++)
+			;
+		if (run > 0) {
+			api_text_put(t, (const char *)p, run);
+			continue;
+		}
+		run = 1;
+		switch (*p) {
+		case '"':
+			API_TEXT_LIT(t, "\\\"");
+			break;
+		case '\\':
+			API_TEXT_LIT(t, "\\\\");
+			break;
+		case '\n':
+			API_TEXT_LIT(t, "\\n");
+			break;
+		case '\t':
+			API_TEXT_LIT(t, "\\t");
+			break;
+		case '\r':
+			API_TEXT_LIT(t, "\\r");
+			break;
+		default:
+			if (*p >= 0x80) {
+				API_TEXT_LIT(t, "\\ufffd");
+				break;
+			}
+			memcpy(e, "\\u00", 4);
+			e[4] = hex[*p >> 4];
+			e[5] = hex[*p & 0xf];
+			api_text_put(t, e, sizeof e);
+			break;
+		}
+	}
+	api_text_put(t, "\"", 1);
+}
+
+/* ,"KEY": -- KEY is a literal that needs no escaping. */
+#define API_TEXT_KEY(t, key)	API_TEXT_LIT((t), ",\"" key "\":")
+
+/* proto.h's attempt shape, as api_attempt_json() builds it. */
+static void
+api_attempt_text(struct api_text *t, const struct store_attempt *at)
+{
+	API_TEXT_LIT(t, "{\"number\":");
+	api_text_int(t, at->number);
+	API_TEXT_KEY(t, "state");
+	api_text_str(t, attempt_state_name(at->state));
+	API_TEXT_KEY(t, "provider");
+	api_text_str(t, at->provider);
+	API_TEXT_KEY(t, "region");
+	api_text_str(t, at->region);
+	API_TEXT_KEY(t, "zone");
+	api_text_str(t, at->zone);
+	API_TEXT_KEY(t, "resource");
+	api_text_str(t, at->resource);
+	API_TEXT_KEY(t, "machine_type");
+	api_text_str(t, at->machine_type);
+	API_TEXT_KEY(t, "gpu");
+	api_text_str(t, at->gpu);
+	API_TEXT_KEY(t, "gpu_count");
+	api_text_int(t, at->gpu_count);
+	API_TEXT_KEY(t, "spot");
+	if (at->spot)
+		API_TEXT_LIT(t, "true");
+	else
+		API_TEXT_LIT(t, "false");
+	API_TEXT_KEY(t, "hourly_usd");
+	api_text_real(t, at->hourly_usd);
+	API_TEXT_KEY(t, "created");
+	api_text_int(t, at->created);
+	API_TEXT_KEY(t, "started");
+	api_text_int(t, at->started);
+	API_TEXT_KEY(t, "ended");
+	api_text_int(t, at->ended);
+	API_TEXT_KEY(t, "end_reason");
+	api_text_str(t, at->end_reason == END_NONE ? NULL :
+	    attempt_end_name(at->end_reason));
+	API_TEXT_KEY(t, "exit_code");
+	api_text_int(t, at->exit_code);
+	API_TEXT_KEY(t, "message");
+	api_text_str(t, at->message);
+	API_TEXT_KEY(t, "resumed_from");
+	api_text_str(t, at->resumed_from);
+	API_TEXT_KEY(t, "cost_usd");
+	api_text_real(t, at->cost_usd);
+	API_TEXT_LIT(t, "}");
+}
+
+/*
+ * proto.h's job shape, as api_job_json() builds it, up to and including
+ * "current": (its value is the caller's).
+ */
+static void
+api_job_text(struct api_text *t, const struct api *a,
+    const struct store_job *j)
+{
+	API_TEXT_LIT(t, "{\"id\":");
+	api_text_int(t, j->id);
+	API_TEXT_KEY(t, "name");
+	api_text_str(t, j->name);
+	API_TEXT_KEY(t, "state");
+	api_text_str(t, job_state_name(j->state));
+	API_TEXT_KEY(t, "priority");
+	api_text_int(t, j->priority);
+	API_TEXT_KEY(t, "owner");
+	api_text_int(t, (int64_t)j->owner);
+	API_TEXT_KEY(t, "created");
+	api_text_int(t, j->created);
+	API_TEXT_KEY(t, "updated");
+	api_text_int(t, j->updated);
+	API_TEXT_KEY(t, "attempts");
+	api_text_int(t, j->attempts);
+	API_TEXT_KEY(t, "failures");
+	api_text_int(t, j->failures);
+	API_TEXT_KEY(t, "interruptions");
+	api_text_int(t, j->interruptions);
+	API_TEXT_KEY(t, "cost_usd");
+	api_text_real(t, j->cost_usd);
+	API_TEXT_KEY(t, "checkpoint");
+	api_text_str(t, j->checkpoint);
+	API_TEXT_KEY(t, "checkpoint_at");
+	api_text_int(t, j->checkpoint_at);
+	API_TEXT_KEY(t, "why");
+	api_text_str(t, api_job_why(a, j));
+	API_TEXT_KEY(t, "exit_code");
+	api_text_int(t, j->exit_code);
+	API_TEXT_KEY(t, "message");
+	api_text_str(t, j->message);
+	API_TEXT_KEY(t, "accelerator");
+	if (j->gpu_type != NULL) {
+		API_TEXT_LIT(t, "{\"type\":");
+		api_text_str(t, j->gpu_type);
+		API_TEXT_KEY(t, "count");
+		api_text_int(t, j->gpu_count);
+		API_TEXT_LIT(t, "}");
+	} else
+		API_TEXT_LIT(t, "null");
+	if (j->not_before > 0 && j->state == JOB_QUEUED) {
+		API_TEXT_KEY(t, "not_before");
+		api_text_int(t, j->not_before);
+	}
+	API_TEXT_KEY(t, "current");
+}
+
+/*
+ * A page being listed. Each job is written with "current":null; a job
+ * that may have a live attempt (in the cloud, or cancelling) notes
+ * where that null is, and its attempt's text, once found, replaces it.
+ */
 struct api_page {
-	struct api	*api;
-	json_t		*jobs;		/* array, borrowed */
-	int64_t		*ids;		/* ascending */
-	size_t		 n;
-	int64_t		 last;
-	int		 cloud;		/* some job may have an attempt */
+	const struct api	*api;
+	struct api_text		 out;		/* the reply so far */
+	struct api_text		 att;		/* attempts' text */
+	struct api_page_slot {
+		int64_t		 id;		/* job id; ascending */
+		size_t		 at;		/* its null in out */
+		size_t		 off;		/* its attempt in att */
+		size_t		 len;		/* 0: none found */
+	}			*slots;
+	size_t			 nslots;
+	size_t			 capslots;
+	size_t			 njobs;
+	int64_t			 last;
 };
 
 static int
 api_list_on_job(const struct store_job *j, void *arg)
 {
-	struct api_page	*p = arg;
+	struct api_page		*p = arg;
+	struct api_page_slot	*sl;
 
-	(void)json_array_append_new(p->jobs, api_job_json(p->api, j, NULL));
-	p->ids = xreallocarray(p->ids, p->n + 1, sizeof *p->ids);
-	p->ids[p->n++] = j->id;
+	if (p->njobs++ > 0)
+		API_TEXT_LIT(&p->out, ",");
+	api_job_text(&p->out, p->api, j);
+	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING))) {
+		if (p->nslots == p->capslots) {
+			p->capslots = p->capslots ? p->capslots * 2 : 64;
+			p->slots = xreallocarray(p->slots, p->capslots,
+			    sizeof *p->slots);
+		}
+		sl = &p->slots[p->nslots++];
+		sl->id = j->id;
+		sl->at = p->out.len;
+		sl->len = 0;
+	}
+	API_TEXT_LIT(&p->out, "null}");
 	p->last = j->id;
-	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING)))
-		p->cloud = 1;
 	return 0;
 }
 
+/* A live attempt: keep its text for its job's slot (the newest wins). */
 static int
 api_list_on_attempt(const struct store_attempt *t, void *arg)
 {
 	struct api_page	*p = arg;
-	size_t		 lo = 0, hi = p->n, mid;
+	size_t		 lo = 0, hi = p->nslots, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (p->ids[mid] < t->job_id)
+		if (p->slots[mid].id < t->job_id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < p->n && p->ids[lo] == t->job_id)
-		(void)json_object_set_new(json_array_get(p->jobs, lo),
-		    "current", api_attempt_json(t));
+	if (lo < p->nslots && p->slots[lo].id == t->job_id) {
+		p->slots[lo].off = p->att.len;
+		api_attempt_text(&p->att, t);
+		p->slots[lo].len = p->att.len - p->slots[lo].off;
+	}
 	return 0;
+}
+
+/* Put each attempt found in place of its job's "current":null. */
+static void
+api_page_splice(struct api_page *p)
+{
+	struct api_text	 out;
+	size_t		 i, from = 0;
+
+	memset(&out, 0, sizeof out);
+	api_text_room(&out, p->out.len + p->att.len);
+	for (i = 0; i < p->nslots; i++) {
+		if (p->slots[i].len == 0)
+			continue;
+		api_text_put(&out, p->out.buf + from, p->slots[i].at - from);
+		api_text_put(&out, p->att.buf + p->slots[i].off,
+		    p->slots[i].len);
+		from = p->slots[i].at + sizeof "null" - 1;
+	}
+	api_text_put(&out, p->out.buf + from, p->out.len - from);
+	free(p->out.buf);
+	p->out = out;
 }
 
 /* "state": absent (live), "all", a name, or a list of names. */
@@ -934,9 +1220,9 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	struct store_filter	 f;
 	struct api_page		 p;
 	json_int_t		 owner, limit = GPUQ_LIST_DEFAULT, after = 0;
-	json_t			*reply, *counts;
+	int64_t			 counts[JOB_NSTATES];
 	char			*cause = NULL;
-	int			 more = 0, rc;
+	int			 more = 0, rc, i;
 
 	memset(&f, 0, sizeof f);
 	if (api_list_states(r, &f.states) != 0)
@@ -954,26 +1240,40 @@ api_op_list(struct api_req *r, struct store_job *unused)
 
 	memset(&p, 0, sizeof p);
 	p.api = a;
-	p.jobs = json_array();
+	API_TEXT_LIT(&p.out, "{\"ok\":true,\"jobs\":[");
 	rc = store_job_list(a->store, &f, after, (int)limit, api_list_on_job,
 	    &p, &more, &cause);
-	if (rc >= 0 && p.cloud)
+	if (rc >= 0 && p.nslots > 0)
 		rc = store_attempt_list_live(a->store, api_list_on_attempt, &p,
 		    &cause);
+	if (rc >= 0)
+		rc = store_job_counts(a->store, counts, &cause);
 	if (rc < 0) {
 		api_store_error(r, rc, cause, "cannot list jobs");
 		goto out;
 	}
-	if ((counts = api_counts_json(r)) == NULL)
-		goto out;
-	reply = json_pack("{s:b, s:O}", "ok", 1, "jobs", p.jobs);
-	if (more)
-		(void)json_object_set_new(reply, "next", json_integer(p.last));
-	(void)json_object_set_new(reply, "counts", counts);
-	api_reply(r, reply);
+	if (p.att.len > 0)
+		api_page_splice(&p);
+	API_TEXT_LIT(&p.out, "]");
+	if (more) {
+		API_TEXT_KEY(&p.out, "next");
+		api_text_int(&p.out, p.last);
+	}
+	API_TEXT_KEY(&p.out, "counts");
+	for (i = 0; i < JOB_NSTATES; i++) {
+		api_text_put(&p.out, i == 0 ? "{" : ",", 1);
+		api_text_str(&p.out, job_state_name(i));
+		API_TEXT_LIT(&p.out, ":");
+		api_text_int(&p.out, counts[i]);
+	}
+	API_TEXT_LIT(&p.out, "}}");
+	api_text_room(&p.out, 1);	/* its newline */
+	server_client_reply_take(r->client, p.out.buf, p.out.len, p.out.cap);
+	p.out.buf = NULL;
 out:
-	json_decref(p.jobs);
-	free(p.ids);
+	free(p.out.buf);
+	free(p.att.buf);
+	free(p.slots);
 	return 0;
 }
 

@@ -655,6 +655,22 @@ server_client_reply(struct server_client *c, const char *json, size_t len)
 }
 
 void
+server_client_reply_take(struct server_client *c, char *buf, size_t len,
+    size_t cap)
+{
+	if (c->outlen > 0 || (c->flags & CLIENT_CLOSING) || cap <= len) {
+		server_client_reply(c, buf, len);
+		free(buf);
+		return;
+	}
+	free(c->out);
+	c->out = buf;
+	c->outcap = cap;
+	c->outlen = len;
+	c->out[c->outlen++] = '\n';
+}
+
+void
 server_client_reply_json(struct server_client *c, json_t *reply)
 {
 	size_t	need;

@@ -92,6 +92,13 @@ int	 server_client_owed(const struct server_client *);
 /* Queue one reply (JSON text without newline, LEN bytes) to C. */
 void	 server_client_reply(struct server_client *, const char *json,
 	    size_t len);
+/*
+ * Queue one reply: LEN bytes of JSON text without newline in BUF, which
+ * was allocated with CAP > LEN bytes. Takes BUF: when nothing else is
+ * queued to C it becomes C's output buffer, uncopied.
+ */
+void	 server_client_reply_take(struct server_client *, char *buf,
+	    size_t len, size_t cap);
 /* Queue REPLY (borrowed) to C as one line. */
 void	 server_client_reply_json(struct server_client *, json_t *reply);
 /* Queue {"ok":false,"error":{"code":CODE,"message":…,"field":FIELD}}. */
