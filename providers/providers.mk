@@ -36,16 +36,22 @@ PROV_UNIT_TESTS = tests/unit/test-provider tests/unit/test-vertex \
 check_PROGRAMS += $(PROV_UNIT_TESTS)
 TESTS += $(PROV_UNIT_TESTS)
 
+# The builder and mapper tests share a launch fixture and JSON helpers.
+PROVTEST_SOURCES = tests/unit/provtest.c tests/unit/provtest.h
+
 tests_unit_test_provider_SOURCES = tests/unit/test-provider.c
 tests_unit_test_provider_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_provider_LDADD = $(PROV_TEST_LDADD)
-tests_unit_test_vertex_SOURCES = tests/unit/test-vertex.c
+tests_unit_test_vertex_SOURCES = tests/unit/test-vertex.c \
+	$(PROVTEST_SOURCES)
 tests_unit_test_vertex_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_vertex_LDADD = $(PROV_TEST_LDADD)
-tests_unit_test_batch_SOURCES = tests/unit/test-batch.c
+tests_unit_test_batch_SOURCES = tests/unit/test-batch.c \
+	$(PROVTEST_SOURCES)
 tests_unit_test_batch_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_batch_LDADD = $(PROV_TEST_LDADD)
-tests_unit_test_gce_SOURCES = tests/unit/test-gce.c
+tests_unit_test_gce_SOURCES = tests/unit/test-gce.c \
+	$(PROVTEST_SOURCES)
 tests_unit_test_gce_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_gce_LDADD = $(PROV_TEST_LDADD)
 # Against the simulated cloud (tests/fakegcp); skips without it.

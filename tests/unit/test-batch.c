@@ -19,134 +19,82 @@
 #include "common/gpu.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
-
-struct fixture {
-	struct prov_launch	 l;
-	json_t			*command, *args, *env, *labels;
-};
+#include "tests/unit/provtest.h"
 
 static int
 setup(void **state)
 {
-	struct fixture	*f = calloc(1, sizeof *f);
+	struct provtest	*f;
 
-	f->command = json_pack("[s, s, s]", "python", "-u", "train.py");
-	f->args = json_pack("[s, s]", "--epochs", "10");
-	f->env = json_pack("{s:s, s:s}", "LR", "0.1", "GPUQ_ATTEMPT", "2");
-	f->labels = json_pack("{s:s}", "team", "vision");
-	f->l.install = "i1";
-	f->l.job_id = 42;
-	f->l.attempt = 2;
-	f->l.resource = "gpuq-i1-42-2";
-	f->l.region = "us-central1";
+	f = provtest_new(json_pack("[s, s, s]", "python", "-u", "train.py"),
+	    json_pack("[s, s]", "--epochs", "10"),
+	    json_pack("{s:s, s:s}", "LR", "0.1", "GPUQ_ATTEMPT", "2"));
 	f->l.machine_type = "n1-highmem-8";
-	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
 	f->l.gpu_count = 2;
-	f->l.spot = 1;
-	f->l.image = "us-docker.pkg.dev/p/r/train:1";
-	f->l.command = f->command;
-	f->l.args = f->args;
-	f->l.env = f->env;
-	f->l.output_dir = "gs://b/runs/42/";
 	f->l.max_runtime = 7200;
-	f->l.labels = f->labels;
 	*state = f;
 	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	json_decref(f->command);
-	json_decref(f->args);
-	json_decref(f->env);
-	json_decref(f->labels);
-	free(f);
-	return 0;
-}
-
-/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
-static json_t *
-at(json_t *j, const char *path)
-{
-	char	*copy = strdup(path), *p, *save = NULL;
-	char	*end;
-	long	 i;
-
-	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
-	    p = strtok_r(NULL, ".", &save)) {
-		i = strtol(p, &end, 10);
-		j = *end == '\0' ? json_array_get(j, (size_t)i) :
-		    json_object_get(j, p);
-	}
-	free(copy);
-	return j;
-}
-
-static const char *
-str_at(json_t *j, const char *path)
-{
-	return json_string_value(at(j, path));
 }
 
 static void
 test_batch_body_fields(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *ts, *c, *pol, *want;
 	char		*cause = NULL;
 
 	assert_int_equal(batch_job_body(&f->l, &b, &cause), 0);
 	assert_null(cause);
 	assert_int_equal(json_object_size(b), 4);
-	assert_int_equal(json_array_size(at(b, "taskGroups")), 1);
-	assert_string_equal(str_at(b, "taskGroups.0.taskCount"), "1");
-	ts = at(b, "taskGroups.0.taskSpec");
-	assert_int_equal(json_array_size(at(ts, "runnables")), 1);
-	c = at(ts, "runnables.0.container");
-	assert_string_equal(str_at(c, "imageUri"),
+	assert_int_equal(json_array_size(provtest_at(b, "taskGroups")), 1);
+	assert_string_equal(provtest_str(b, "taskGroups.0.taskCount"), "1");
+	ts = provtest_at(b, "taskGroups.0.taskSpec");
+	assert_int_equal(json_array_size(provtest_at(ts, "runnables")), 1);
+	c = provtest_at(ts, "runnables.0.container");
+	assert_string_equal(provtest_str(c, "imageUri"),
 	    "us-docker.pkg.dev/p/r/train:1");
-	assert_string_equal(str_at(c, "entrypoint"), "python");
+	assert_string_equal(provtest_str(c, "entrypoint"), "python");
 	want = json_pack("[s, s, s, s]", "-u", "train.py", "--epochs", "10");
-	assert_true(json_equal(at(c, "commands"), want));
+	assert_true(json_equal(provtest_at(c, "commands"), want));
 	json_decref(want);
-	assert_null(at(c, "options"));
-	assert_true(json_equal(at(ts, "runnables.0.environment.variables"),
+	assert_null(provtest_at(c, "options"));
+	assert_true(json_equal(provtest_at(ts,
+	    "runnables.0.environment.variables"),
 	    f->env));
-	assert_string_equal(str_at(ts, "computeResource.cpuMilli"), "8000");
+	assert_string_equal(provtest_str(ts,
+	    "computeResource.cpuMilli"), "8000");
 	/* n1-highmem-8: 52 GB = 53248 MiB, asked for nine tenths. */
-	assert_string_equal(str_at(ts, "computeResource.memoryMib"),
+	assert_string_equal(provtest_str(ts, "computeResource.memoryMib"),
 	    "47923");
-	assert_int_equal(json_integer_value(at(ts, "maxRetryCount")), 0);
-	assert_null(at(ts, "lifecyclePolicies"));
-	assert_string_equal(str_at(ts, "maxRunDuration"), "7200s");
+	assert_int_equal(json_integer_value(provtest_at(ts,
+	    "maxRetryCount")), 0);
+	assert_null(provtest_at(ts, "lifecyclePolicies"));
+	assert_string_equal(provtest_str(ts, "maxRunDuration"), "7200s");
 
-	assert_int_equal(json_array_size(at(b,
+	assert_int_equal(json_array_size(provtest_at(b,
 	    "allocationPolicy.location.allowedLocations")), 1);
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "allocationPolicy.location.allowedLocations.0"),
 	    "regions/us-central1");
-	assert_true(json_is_true(at(b,
+	assert_true(json_is_true(provtest_at(b,
 	    "allocationPolicy.instances.0.installGpuDrivers")));
-	pol = at(b, "allocationPolicy.instances.0.policy");
-	assert_string_equal(str_at(pol, "machineType"), "n1-highmem-8");
-	assert_string_equal(str_at(pol, "provisioningModel"), "SPOT");
-	assert_string_equal(str_at(pol, "accelerators.0.type"),
+	pol = provtest_at(b, "allocationPolicy.instances.0.policy");
+	assert_string_equal(provtest_str(pol, "machineType"), "n1-highmem-8");
+	assert_string_equal(provtest_str(pol, "provisioningModel"), "SPOT");
+	assert_string_equal(provtest_str(pol, "accelerators.0.type"),
 	    "nvidia-tesla-t4");
-	assert_string_equal(str_at(pol, "accelerators.0.count"), "2");
-	assert_string_equal(str_at(pol, "bootDisk.sizeGb"), "100");
-	assert_string_equal(str_at(b, "allocationPolicy.labels.gpuq-job"),
+	assert_string_equal(provtest_str(pol, "accelerators.0.count"), "2");
+	assert_string_equal(provtest_str(pol, "bootDisk.sizeGb"), "100");
+	assert_string_equal(provtest_str(b, "allocationPolicy.labels.gpuq-job"),
 	    "42");
 
-	assert_int_equal(json_object_size(at(b, "labels")), 4);
-	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
-	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
-	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
-	assert_string_equal(str_at(b, "labels.team"), "vision");
-	assert_null(at(b, "labels.gpuq-resource"));
-	assert_string_equal(str_at(b, "logsPolicy.destination"),
+	assert_int_equal(json_object_size(provtest_at(b, "labels")), 4);
+	assert_string_equal(provtest_str(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(provtest_str(b, "labels.gpuq-job"), "42");
+	assert_string_equal(provtest_str(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(provtest_str(b, "labels.team"), "vision");
+	assert_null(provtest_at(b, "labels.gpuq-resource"));
+	assert_string_equal(provtest_str(b, "logsPolicy.destination"),
 	    "CLOUD_LOGGING");
 	json_decref(b);
 }
@@ -154,7 +102,7 @@ test_batch_body_fields(void **state)
 static void
 test_batch_body_zone_standard_implicit_gpu(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *c;
 
 	f->l.zone = "us-central1-b";
@@ -165,28 +113,28 @@ test_batch_body_zone_standard_implicit_gpu(void **state)
 	f->l.command = NULL;
 	f->l.max_runtime = 0;
 	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "allocationPolicy.location.allowedLocations.0"),
 	    "zones/us-central1-b");
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "allocationPolicy.instances.0.policy.provisioningModel"),
 	    "STANDARD");
 	/* a2 machines carry their A100s: no accelerators block. */
-	assert_null(at(b, "allocationPolicy.instances.0.policy."
+	assert_null(provtest_at(b, "allocationPolicy.instances.0.policy."
 	    "accelerators"));
-	c = at(b, "taskGroups.0.taskSpec.runnables.0.container");
+	c = provtest_at(b, "taskGroups.0.taskSpec.runnables.0.container");
 	assert_null(json_object_get(c, "entrypoint"));
 	assert_true(json_equal(json_object_get(c, "commands"), f->args));
-	assert_null(at(b, "taskGroups.0.taskSpec.maxRunDuration"));
-	assert_string_equal(str_at(b,
+	assert_null(provtest_at(b, "taskGroups.0.taskSpec.maxRunDuration"));
+	assert_string_equal(provtest_str(b,
 	    "taskGroups.0.taskSpec.computeResource.cpuMilli"), "12000");
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "taskGroups.0.taskSpec.computeResource.memoryMib"), "78336");
 	json_decref(b);
 
 	f->l.args = NULL;
 	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
-	c = at(b, "taskGroups.0.taskSpec.runnables.0.container");
+	c = provtest_at(b, "taskGroups.0.taskSpec.runnables.0.container");
 	assert_null(json_object_get(c, "commands"));
 	json_decref(b);
 }
@@ -194,7 +142,7 @@ test_batch_body_zone_standard_implicit_gpu(void **state)
 static void
 test_batch_body_invalid(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL;
 	char		*cause = NULL;
 
@@ -247,11 +195,7 @@ static int
 map(const char *text, json_t **ret_j, struct prov_observed *o,
     struct prov_text *t)
 {
-	json_error_t	err;
-
-	*ret_j = json_loads(text, 0, &err);
-	if (*ret_j == NULL)
-		fail_msg("bad test JSON: %s", err.text);
+	*ret_j = provtest_json(text);
 	return batch_job_map(*ret_j, o, t);
 }
 
@@ -491,17 +435,16 @@ test_batch_map_cancel_delete(void **state)
 	json_decref(j);
 }
 
+/* A test of a body builder, on a fresh fixture. */
+#define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_batch_body_fields,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_batch_body_zone_standard_implicit_gpu, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_batch_body_invalid,
-		    setup, teardown),
+		BODY(test_batch_body_fields),
+		BODY(test_batch_body_zone_standard_implicit_gpu),
+		BODY(test_batch_body_invalid),
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),
 		cmocka_unit_test(test_batch_map_pending_running),

@@ -21,79 +21,23 @@
 #include "common/gpu.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
-
-struct fixture {
-	struct prov_launch	 l;
-	json_t			*command, *args, *env, *labels;
-};
+#include "tests/unit/provtest.h"
 
 static int
 setup(void **state)
 {
-	struct fixture	*f = calloc(1, sizeof *f);
+	struct provtest	*f;
 
-	f->command = json_pack("[s]", "python");
-	f->args = json_pack("[s, s]", "train.py", "--name=it's \"$(rm -rf)\"");
-	f->env = json_pack("{s:s, s:s}", "LR", "0.1", "NOTE",
-	    "line one\nline 'two' $HOME");
-	f->labels = json_pack("{s:s}", "team", "vision");
-	f->l.install = "i1";
-	f->l.job_id = 42;
-	f->l.attempt = 2;
-	f->l.resource = "gpuq-i1-42-2";
-	f->l.request_id = "0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00";
-	f->l.region = "us-central1";
+	f = provtest_new(json_pack("[s]", "python"),
+	    json_pack("[s, s]", "train.py", "--name=it's \"$(rm -rf)\""),
+	    json_pack("{s:s, s:s}", "LR", "0.1", "NOTE",
+	    "line one\nline 'two' $HOME"));
 	f->l.zone = "us-central1-a";
 	f->l.machine_type = "n1-standard-8";
-	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
 	f->l.gpu_count = 1;
-	f->l.spot = 1;
-	f->l.image = "us-docker.pkg.dev/p/r/train:1";
-	f->l.command = f->command;
-	f->l.args = f->args;
-	f->l.env = f->env;
-	f->l.output_dir = "gs://b/runs/42/";
 	f->l.max_runtime = 600;
-	f->l.labels = f->labels;
 	*state = f;
 	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	json_decref(f->command);
-	json_decref(f->args);
-	json_decref(f->env);
-	json_decref(f->labels);
-	free(f);
-	return 0;
-}
-
-/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
-static json_t *
-at(json_t *j, const char *path)
-{
-	char	*copy = strdup(path), *p, *save = NULL;
-	char	*end;
-	long	 i;
-
-	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
-	    p = strtok_r(NULL, ".", &save)) {
-		i = strtol(p, &end, 10);
-		j = *end == '\0' ? json_array_get(j, (size_t)i) :
-		    json_object_get(j, p);
-	}
-	free(copy);
-	return j;
-}
-
-static const char *
-str_at(json_t *j, const char *path)
-{
-	return json_string_value(at(j, path));
 }
 
 /* Value of metadata item KEY in an Instance body, or NULL. */
@@ -103,9 +47,9 @@ metadata(json_t *b, const char *key)
 	json_t	*it;
 	size_t	 i;
 
-	json_array_foreach(at(b, "metadata.items"), i, it) {
-		if (strcmp(str_at(it, "key"), key) == 0)
-			return str_at(it, "value");
+	json_array_foreach(provtest_at(b, "metadata.items"), i, it) {
+		if (strcmp(provtest_str(it, "key"), key) == 0)
+			return provtest_str(it, "value");
 	}
 	return NULL;
 }
@@ -113,56 +57,61 @@ metadata(json_t *b, const char *key)
 static void
 test_gce_body_fields(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *job, *want;
 	json_error_t	 err;
 	char		*cause = NULL;
 
 	assert_int_equal(gce_instance_body(&f->l, &b, &cause), 0);
 	assert_null(cause);
-	assert_string_equal(str_at(b, "name"), "gpuq-i1-42-2");
-	assert_string_equal(str_at(b, "machineType"),
+	assert_string_equal(provtest_str(b, "name"), "gpuq-i1-42-2");
+	assert_string_equal(provtest_str(b, "machineType"),
 	    "zones/us-central1-a/machineTypes/n1-standard-8");
-	assert_int_equal(json_array_size(at(b, "guestAccelerators")), 1);
-	assert_string_equal(str_at(b, "guestAccelerators.0.acceleratorType"),
+	assert_int_equal(json_array_size(provtest_at(b,
+	    "guestAccelerators")), 1);
+	assert_string_equal(provtest_str(b,
+	    "guestAccelerators.0.acceleratorType"),
 	    "zones/us-central1-a/acceleratorTypes/nvidia-tesla-t4");
-	assert_int_equal(json_integer_value(at(b,
+	assert_int_equal(json_integer_value(provtest_at(b,
 	    "guestAccelerators.0.acceleratorCount")), 1);
 
-	assert_string_equal(str_at(b, "scheduling.provisioningModel"),
+	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
 	    "SPOT");
-	assert_string_equal(str_at(b, "scheduling.onHostMaintenance"),
+	assert_string_equal(provtest_str(b, "scheduling.onHostMaintenance"),
 	    "TERMINATE");
-	assert_true(json_is_false(at(b, "scheduling.automaticRestart")));
-	assert_string_equal(str_at(b, "scheduling.instanceTerminationAction"),
-	    "STOP");
-	assert_string_equal(str_at(b, "scheduling.maxRunDuration.seconds"),
-	    "4200");
-	assert_null(at(b, "scheduling.preemptible"));
+	assert_true(json_is_false(provtest_at(b,
+	    "scheduling.automaticRestart")));
+	assert_string_equal(provtest_str(b,
+	    "scheduling.instanceTerminationAction"), "STOP");
+	assert_string_equal(provtest_str(b,
+	    "scheduling.maxRunDuration.seconds"), "4200");
+	assert_null(provtest_at(b, "scheduling.preemptible"));
 
-	assert_int_equal(json_array_size(at(b, "disks")), 1);
-	assert_true(json_is_true(at(b, "disks.0.boot")));
-	assert_true(json_is_true(at(b, "disks.0.autoDelete")));
-	assert_string_equal(str_at(b, "disks.0.initializeParams.sourceImage"),
+	assert_int_equal(json_array_size(provtest_at(b, "disks")), 1);
+	assert_true(json_is_true(provtest_at(b, "disks.0.boot")));
+	assert_true(json_is_true(provtest_at(b, "disks.0.autoDelete")));
+	assert_string_equal(provtest_str(b,
+	    "disks.0.initializeParams.sourceImage"),
 	    "projects/deeplearning-platform-release/global/images/family/"
 	    "common-cu128-ubuntu-2204-nvidia-570");
-	assert_string_equal(str_at(b, "disks.0.initializeParams.diskSizeGb"),
-	    "100");
-	assert_string_equal(str_at(b, "networkInterfaces.0.network"),
+	assert_string_equal(provtest_str(b,
+	    "disks.0.initializeParams.diskSizeGb"), "100");
+	assert_string_equal(provtest_str(b, "networkInterfaces.0.network"),
 	    "global/networks/default");
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "networkInterfaces.0.accessConfigs.0.type"), "ONE_TO_ONE_NAT");
-	assert_string_equal(str_at(b, "serviceAccounts.0.email"), "default");
-	assert_string_equal(str_at(b, "serviceAccounts.0.scopes.0"),
+	assert_string_equal(provtest_str(b,
+	    "serviceAccounts.0.email"), "default");
+	assert_string_equal(provtest_str(b, "serviceAccounts.0.scopes.0"),
 	    "https://www.googleapis.com/auth/cloud-platform");
 
-	assert_int_equal(json_object_size(at(b, "labels")), 4);
-	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
-	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
-	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
-	assert_string_equal(str_at(b, "labels.team"), "vision");
+	assert_int_equal(json_object_size(provtest_at(b, "labels")), 4);
+	assert_string_equal(provtest_str(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(provtest_str(b, "labels.gpuq-job"), "42");
+	assert_string_equal(provtest_str(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(provtest_str(b, "labels.team"), "vision");
 
-	assert_int_equal(json_array_size(at(b, "metadata.items")), 4);
+	assert_int_equal(json_array_size(provtest_at(b, "metadata.items")), 4);
 	assert_string_equal(metadata(b, "startup-script"),
 	    gce_startup_script);
 	assert_string_equal(metadata(b, "enable-guest-attributes"), "TRUE");
@@ -182,7 +131,7 @@ test_gce_body_fields(void **state)
 static void
 test_gce_body_standard_a2(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *job;
 
 	f->l.spot = 0;
@@ -194,10 +143,10 @@ test_gce_body_standard_a2(void **state)
 	f->l.args = NULL;
 	f->l.env = NULL;
 	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
-	assert_null(at(b, "guestAccelerators"));
-	assert_string_equal(str_at(b, "scheduling.provisioningModel"),
+	assert_null(provtest_at(b, "guestAccelerators"));
+	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
 	    "STANDARD");
-	assert_null(at(b, "scheduling.maxRunDuration"));
+	assert_null(provtest_at(b, "scheduling.maxRunDuration"));
 	job = json_loads(metadata(b, "gpuq-job"), 0, NULL);
 	assert_int_equal(json_array_size(json_object_get(job, "command")), 0);
 	assert_int_equal(json_object_size(json_object_get(job, "env")), 0);
@@ -210,7 +159,7 @@ test_gce_body_standard_a2(void **state)
 static void
 test_gce_body_needs_zone(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL;
 	char		*cause = NULL;
 
@@ -265,14 +214,8 @@ static int
 map(const char *inst, const char *guest, const char *op, json_t **ret_i,
     json_t **ret_g, struct prov_observed *o, struct prov_text *t)
 {
-	json_error_t	err;
-
-	*ret_i = json_loads(inst, 0, &err);
-	if (*ret_i == NULL)
-		fail_msg("bad test JSON: %s", err.text);
-	*ret_g = guest != NULL ? json_loads(guest, 0, &err) : NULL;
-	if (guest != NULL && *ret_g == NULL)
-		fail_msg("bad test JSON: %s", err.text);
+	*ret_i = provtest_json(inst);
+	*ret_g = guest != NULL ? provtest_json(guest) : NULL;
 	return gce_instance_map(*ret_i, *ret_g, op, o, t);
 }
 
@@ -444,16 +387,16 @@ test_gce_map_system_events(void **state)
 	json_decref(i);
 }
 
+/* A test of a body builder, on a fresh fixture. */
+#define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_gce_body_fields, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_gce_body_standard_a2,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gce_body_needs_zone,
-		    setup, teardown),
+		BODY(test_gce_body_fields),
+		BODY(test_gce_body_standard_a2),
+		BODY(test_gce_body_needs_zone),
 		cmocka_unit_test(test_gce_machine_series),
 		cmocka_unit_test(test_gce_startup_script_embedded),
 		cmocka_unit_test(test_gce_map_live),

@@ -18,135 +18,82 @@
 #include "common/gpu.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
-
-struct fixture {
-	struct prov_launch	 l;
-	json_t			*command, *args, *env, *labels;
-};
+#include "tests/unit/provtest.h"
 
 static int
 setup(void **state)
 {
-	struct fixture	*f = calloc(1, sizeof *f);
+	struct provtest	*f;
 
-	f->command = json_pack("[s, s]", "python", "train.py");
-	f->args = json_pack("[s]", "--epochs=10");
-	f->env = json_pack("{s:s, s:s, s:s}", "LR", "0.1",
+	f = provtest_new(json_pack("[s, s]", "python", "train.py"),
+	    json_pack("[s]", "--epochs=10"),
+	    json_pack("{s:s, s:s, s:s}", "LR", "0.1",
 	    "GPUQ_CHECKPOINT_DIR", "gs://b/runs/42/checkpoints/",
-	    "GPUQ_JOB_ID", "42");
-	f->labels = json_pack("{s:s}", "team", "vision");
-	f->l.install = "i1";
-	f->l.job_id = 42;
-	f->l.attempt = 2;
-	f->l.resource = "gpuq-i1-42-2";
-	f->l.request_id = "0b6ce5a2-3c57-5b4e-8f1e-6a7d2b1c9e00";
-	f->l.region = "us-central1";
+	    "GPUQ_JOB_ID", "42"));
 	f->l.machine_type = "n1-standard-8";
-	f->l.gpu = gpu_lookup("nvidia-tesla-t4");
 	f->l.gpu_count = 2;
-	f->l.spot = 1;
-	f->l.image = "us-docker.pkg.dev/p/r/train:1";
-	f->l.command = f->command;
-	f->l.args = f->args;
-	f->l.env = f->env;
-	f->l.output_dir = "gs://b/runs/42/";
 	f->l.max_runtime = 3600;
-	f->l.labels = f->labels;
 	*state = f;
 	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	json_decref(f->command);
-	json_decref(f->args);
-	json_decref(f->env);
-	json_decref(f->labels);
-	free(f);
-	return 0;
-}
-
-/* The value at PATH ("a.b.0.c": numbers index arrays) in J, or NULL. */
-static json_t *
-at(json_t *j, const char *path)
-{
-	char	*copy = strdup(path), *p, *save = NULL;
-	char	*end;
-	long	 i;
-
-	for (p = strtok_r(copy, ".", &save); p != NULL && j != NULL;
-	    p = strtok_r(NULL, ".", &save)) {
-		i = strtol(p, &end, 10);
-		j = *end == '\0' ? json_array_get(j, (size_t)i) :
-		    json_object_get(j, p);
-	}
-	free(copy);
-	return j;
-}
-
-static const char *
-str_at(json_t *j, const char *path)
-{
-	return json_string_value(at(j, path));
 }
 
 static void
 test_vertex_body_fields(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *pool, *env;
 	char		*cause = NULL;
 
 	assert_int_equal(vertex_job_body(&f->l, &b, &cause), 0);
 	assert_null(cause);
 	assert_int_equal(json_object_size(b), 3);
-	assert_string_equal(str_at(b, "displayName"), "gpuq-i1-42-2");
-	assert_int_equal(json_object_size(at(b, "labels")), 5);
-	assert_string_equal(str_at(b, "labels.gpuq-install"), "i1");
-	assert_string_equal(str_at(b, "labels.gpuq-job"), "42");
-	assert_string_equal(str_at(b, "labels.gpuq-attempt"), "2");
-	assert_string_equal(str_at(b, "labels.gpuq-resource"),
+	assert_string_equal(provtest_str(b, "displayName"), "gpuq-i1-42-2");
+	assert_int_equal(json_object_size(provtest_at(b, "labels")), 5);
+	assert_string_equal(provtest_str(b, "labels.gpuq-install"), "i1");
+	assert_string_equal(provtest_str(b, "labels.gpuq-job"), "42");
+	assert_string_equal(provtest_str(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(provtest_str(b, "labels.gpuq-resource"),
 	    "gpuq-i1-42-2");
-	assert_string_equal(str_at(b, "labels.team"), "vision");
+	assert_string_equal(provtest_str(b, "labels.team"), "vision");
 
-	assert_int_equal(json_array_size(at(b, "jobSpec.workerPoolSpecs")),
+	assert_int_equal(json_array_size(provtest_at(b,
+	    "jobSpec.workerPoolSpecs")),
 	    1);
-	pool = at(b, "jobSpec.workerPoolSpecs.0");
-	assert_string_equal(str_at(pool, "machineSpec.machineType"),
+	pool = provtest_at(b, "jobSpec.workerPoolSpecs.0");
+	assert_string_equal(provtest_str(pool, "machineSpec.machineType"),
 	    "n1-standard-8");
-	assert_string_equal(str_at(pool, "machineSpec.acceleratorType"),
+	assert_string_equal(provtest_str(pool, "machineSpec.acceleratorType"),
 	    "NVIDIA_TESLA_T4");
-	assert_int_equal(json_integer_value(at(pool,
+	assert_int_equal(json_integer_value(provtest_at(pool,
 	    "machineSpec.acceleratorCount")), 2);
-	assert_string_equal(str_at(pool, "replicaCount"), "1");
-	assert_string_equal(str_at(pool, "diskSpec.bootDiskType"), "pd-ssd");
-	assert_int_equal(json_integer_value(at(pool,
+	assert_string_equal(provtest_str(pool, "replicaCount"), "1");
+	assert_string_equal(provtest_str(pool,
+	    "diskSpec.bootDiskType"), "pd-ssd");
+	assert_int_equal(json_integer_value(provtest_at(pool,
 	    "diskSpec.bootDiskSizeGb")), 100);
-	assert_string_equal(str_at(pool, "containerSpec.imageUri"),
+	assert_string_equal(provtest_str(pool, "containerSpec.imageUri"),
 	    "us-docker.pkg.dev/p/r/train:1");
-	assert_true(json_equal(at(pool, "containerSpec.command"),
+	assert_true(json_equal(provtest_at(pool, "containerSpec.command"),
 	    f->command));
-	assert_true(json_equal(at(pool, "containerSpec.args"), f->args));
-	env = at(pool, "containerSpec.env");
+	assert_true(json_equal(provtest_at(pool,
+	    "containerSpec.args"), f->args));
+	env = provtest_at(pool, "containerSpec.env");
 	assert_int_equal(json_array_size(env), 3);
-	assert_string_equal(str_at(env, "0.name"), "LR");
-	assert_string_equal(str_at(env, "0.value"), "0.1");
-	assert_string_equal(str_at(env, "1.name"), "GPUQ_CHECKPOINT_DIR");
-	assert_string_equal(str_at(env, "1.value"),
+	assert_string_equal(provtest_str(env, "0.name"), "LR");
+	assert_string_equal(provtest_str(env, "0.value"), "0.1");
+	assert_string_equal(provtest_str(env, "1.name"), "GPUQ_CHECKPOINT_DIR");
+	assert_string_equal(provtest_str(env, "1.value"),
 	    "gs://b/runs/42/checkpoints/");
-	assert_string_equal(str_at(env, "2.name"), "GPUQ_JOB_ID");
+	assert_string_equal(provtest_str(env, "2.name"), "GPUQ_JOB_ID");
 
 	/* AIP_CHECKPOINT_DIR = prefix + "/checkpoints/" = the env's. */
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/runs/42");
-	assert_string_equal(str_at(b, "jobSpec.scheduling.strategy"),
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.strategy"),
 	    "SPOT");
-	assert_string_equal(str_at(b, "jobSpec.scheduling.timeout"),
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.timeout"),
 	    "3600s");
-	assert_true(json_is_false(at(b,
+	assert_true(json_is_false(provtest_at(b,
 	    "jobSpec.scheduling.restartJobOnWorkerRestart")));
 	json_decref(b);
 }
@@ -154,7 +101,7 @@ test_vertex_body_fields(void **state)
 static void
 test_vertex_body_standard_minimal(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL, *c;
 
 	f->l.spot = 0;
@@ -168,14 +115,15 @@ test_vertex_body_standard_minimal(void **state)
 	f->l.gpu_count = 1;
 	f->l.machine_type = "g2-standard-8";
 	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
-	assert_string_equal(str_at(b, "jobSpec.scheduling.strategy"),
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.strategy"),
 	    "STANDARD");
-	assert_null(at(b, "jobSpec.scheduling.timeout"));
-	assert_null(at(b, "jobSpec.baseOutputDirectory"));
-	assert_int_equal(json_object_size(at(b, "labels")), 4);
-	assert_string_equal(str_at(b, "jobSpec.workerPoolSpecs.0.machineSpec"
+	assert_null(provtest_at(b, "jobSpec.scheduling.timeout"));
+	assert_null(provtest_at(b, "jobSpec.baseOutputDirectory"));
+	assert_int_equal(json_object_size(provtest_at(b, "labels")), 4);
+	assert_string_equal(provtest_str(b,
+	    "jobSpec.workerPoolSpecs.0.machineSpec"
 	    ".acceleratorType"), "NVIDIA_L4");
-	c = at(b, "jobSpec.workerPoolSpecs.0.containerSpec");
+	c = provtest_at(b, "jobSpec.workerPoolSpecs.0.containerSpec");
 	assert_null(json_object_get(c, "command"));
 	assert_null(json_object_get(c, "args"));
 	assert_int_equal(json_array_size(json_object_get(c, "env")), 0);
@@ -186,22 +134,22 @@ test_vertex_body_standard_minimal(void **state)
 static void
 test_vertex_body_output_slashes(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL;
 
 	f->l.output_dir = "gs://b/x";
 	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/x");
 	json_decref(b);
 	f->l.output_dir = "gs://b/x//";
 	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b/x");
 	json_decref(b);
 	f->l.output_dir = "gs://b/";
 	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
-	assert_string_equal(str_at(b,
+	assert_string_equal(provtest_str(b,
 	    "jobSpec.baseOutputDirectory.outputUriPrefix"), "gs://b");
 	json_decref(b);
 }
@@ -209,7 +157,7 @@ test_vertex_body_output_slashes(void **state)
 static void
 test_vertex_body_invalid(void **state)
 {
-	struct fixture	*f = *state;
+	struct provtest	*f = *state;
 	json_t		*b = NULL;
 	char		*cause = NULL;
 
@@ -226,10 +174,7 @@ static int
 map(const char *text, json_t **ret_j, struct prov_observed *o,
     struct prov_text *t)
 {
-	json_error_t	err;
-
-	*ret_j = json_loads(text, 0, &err);
-	assert_non_null(*ret_j);
+	*ret_j = provtest_json(text);
 	return vertex_job_map(*ret_j, o, t);
 }
 
@@ -427,18 +372,17 @@ test_vertex_map_not_ours(void **state)
 	json_decref(j);
 }
 
+/* A test of a body builder, on a fresh fixture. */
+#define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_vertex_body_fields,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_vertex_body_standard_minimal, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_vertex_body_output_slashes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_vertex_body_invalid,
-		    setup, teardown),
+		BODY(test_vertex_body_fields),
+		BODY(test_vertex_body_standard_minimal),
+		BODY(test_vertex_body_output_slashes),
+		BODY(test_vertex_body_invalid),
 		cmocka_unit_test(test_vertex_map_pending_running),
 		cmocka_unit_test(test_vertex_map_succeeded),
 		cmocka_unit_test(test_vertex_map_failed_exit),
