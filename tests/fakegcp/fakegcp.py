@@ -43,6 +43,7 @@ sys.path.insert(0, HERE)
 
 import fakegcp_auth as auth          # noqa: E402
 import fakegcp_catalog as cat        # noqa: E402
+import fakegcp_filter as flt         # noqa: E402
 import fakegcp_schema as schema      # noqa: E402
 import fakegcp_util as util          # noqa: E402
 from fakegcp_sim import Clock, Run, parse_gs   # noqa: E402
@@ -1140,16 +1141,28 @@ def _check_max_results(req):
                        "be less than or equal to 500" % mr, "invalid")
 
 
-def _filter(req, objs, aliases=None):
-    f = req.q.get("filter")
-    if not f:
-        return objs
+def _compile_filter(req, api, aliases=None):
+    """The request's ``filter`` compiled (fakegcp_filter), or Google's 400
+    for a malformed one: Compute's wording ("Invalid value for field
+    'filter': ... Invalid list filter expression.") or INVALID_ARGUMENT
+    naming the problem for Batch and Vertex."""
+    expr = req.q.get("filter")
     try:
-        clauses = util.parse_filter(f)
-    except util.FilterError as e:
-        raise ApiError(400, "Invalid list filter expression: %s" % e,
-                       "invalid")
-    return [o for o in objs if util.match_filter(clauses, o, aliases)]
+        return flt.compile_filter(expr, compute=api == "compute",
+                                  aliases=aliases)
+    except flt.FilterError as e:
+        if api == "compute":
+            raise ApiError(400, "Invalid value for field 'filter': '%s'. "
+                           "Invalid list filter expression." % expr,
+                           "invalid")
+        raise ApiError(400, "Invalid list filter \"%s\": %s." % (expr, e))
+
+
+def _filter(req, objs, api="compute", aliases=None):
+    f = _compile_filter(req, api, aliases)
+    if f.tree is None:
+        return objs
+    return [o for o in objs if f.match(o)]
 
 
 def _read_mask(req, objs):
@@ -1680,7 +1693,7 @@ class Batch:
                       reverse=order.endswith("desc"))
         else:
             jobs.sort(key=lambda j: j.name, reverse=order.endswith("desc"))
-        objs = _filter(req, [j.to_json(now) for j in jobs])
+        objs = _filter(req, [j.to_json(now) for j in jobs], "batch")
         page, nxt = _paginate(objs, req, "pageSize", 100, 100,
                               "b%s%s" % (r, req.q.get("filter", "")))
         out = {"jobs": page} if page else {}
@@ -1743,11 +1756,8 @@ class Batch:
         if req.params["group"] != "group0":
             raise ApiError(404, "Task group %s not found." %
                            req.params["group"])
-        tasks = [j.task_json(i) for i in range(j.task_count)]
-        f = req.q.get("filter", "")
-        m = re.match(r"^\s*State\s*=\s*\"?(\w+)\"?\s*$", f)
-        if f and m:
-            tasks = [t for t in tasks if t["status"]["state"] == m.group(1)]
+        tasks = _filter(req, [j.task_json(i) for i in range(j.task_count)],
+                        "batch", {"State": ["status", "state"]})
         page, nxt = _paginate(tasks, req, "pageSize", 100, 1000, "t" + j.uid)
         out = {"tasks": page} if page else {}
         if nxt:
@@ -1859,9 +1869,7 @@ class Vertex:
         jobs = sorted((j for j in self.f.vertex.values()
                        if j.project == p and j.region == r),
                       key=lambda j: (-j.created, -j.seq))
-        objs = _filter(req, [j.to_json(now) for j in jobs],
-                       {"display_name": ["displayName"],
-                        "create_time": ["createTime"]})
+        objs = _filter(req, [j.to_json(now) for j in jobs], "aiplatform")
         page, nxt = _paginate(objs, req, "pageSize", 100, 100,
                               "v%s%s" % (r, req.q.get("filter", "")))
         page = _read_mask(req, page)

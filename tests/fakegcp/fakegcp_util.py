@@ -1,6 +1,6 @@
-"""Small helpers shared by the fake: time formats, paging tokens, list
-filters (Compute / Batch / Vertex, API-NOTES 0.3) and ``fields`` partial
-responses (API-NOTES 0.1)."""
+"""Small helpers shared by the fake: time formats, paging tokens and
+``fields`` partial responses (API-NOTES 0.1).  List filters are in
+fakegcp_filter.py."""
 import base64
 import datetime
 import json
@@ -45,88 +45,6 @@ def parse_page_token(tok, salt=""):
         return d["o"]
     except (ValueError, TypeError):
         return None
-
-
-# -- list filters --------------------------------------------------------------
-class FilterError(ValueError):
-    pass
-
-
-_TERM = re.compile(r'''\s*(NOT\s+|-)?\(?\s*
-    (?P<field>[A-Za-z_][\w\-]*(?:\.(?:"[^"]*"|[\w\-]+))*)\s*
-    (?P<op>!=|=|:|\beq\b|\bne\b|<=|>=|<|>)\s*
-    (?P<val>"(?:[^"\\]|\\.)*"|'[^']*'|\*|[^\s()]+)\s*\)?\s*''', re.X)
-
-
-def parse_filter(expr):
-    """Parse ``a = "x" AND labels.k:* (status = RUNNING)`` into clauses
-    [(negate, [path...], op, value)].  Only conjunctions are supported
-    (OR raises FilterError)."""
-    clauses = []
-    s = (expr or "").strip()
-    pos = 0
-    while pos < len(s):
-        m = re.match(r"\s*AND\s+", s[pos:])
-        if m and clauses:
-            pos += m.end()
-            continue
-        if re.match(r"\s*OR\s", s[pos:]):
-            raise FilterError("OR is not supported by the fake")
-        m = _TERM.match(s, pos)
-        if not m or m.end() == pos:
-            raise FilterError("Invalid list filter expression: %r" % expr)
-        field = [p.strip('"') for p in
-                 re.findall(r'"[^"]*"|[^.]+', m.group("field"))]
-        val = m.group("val")
-        if val[:1] in "\"'" and len(val) >= 2:
-            val = val[1:-1].replace('\\"', '"')
-        clauses.append((bool(m.group(1)), field, m.group("op"), val))
-        pos = m.end()
-    return clauses
-
-
-def _get(obj, path):
-    for p in path:
-        if isinstance(obj, dict) and p in obj:
-            obj = obj[p]
-        else:
-            return None
-    return obj
-
-
-def match_filter(clauses, obj, aliases=None):
-    """True if ``obj`` (the resource JSON) satisfies every clause.
-    ``aliases`` maps a filter field (e.g. "display_name") to a JSON path."""
-    for neg, path, op, val in clauses:
-        key = ".".join(path)
-        if aliases and path[0] in aliases:
-            path = aliases[path[0]] + path[1:]
-        have = _get(obj, path)
-        if isinstance(have, bool):
-            have = "true" if have else "false"
-        elif isinstance(have, (int, float)):
-            have = str(have)
-        if op == ":":
-            ok = have is not None if val == "*" else (
-                have is not None and val.lower() in str(have).lower())
-        elif op in ("=", "!="):
-            ok = (have == val) or (
-                have is not None and key.endswith("Link") and
-                str(have).endswith(val))
-            if op == "!=":
-                ok = not ok
-        elif op in ("eq", "ne"):   # Compute's regex form: full match
-            ok = have is not None and re.fullmatch(val, str(have)) is not None
-            if op == "ne":
-                ok = not ok
-        else:
-            a, b = str(have or ""), val
-            ok = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
-        if neg:
-            ok = not ok
-        if not ok:
-            return False
-    return True
 
 
 # -- fields= partial responses ---------------------------------------------------
