@@ -5,7 +5,8 @@
  * A pass, from its one timer (OpenSMTPD scheduler.c's shape):
  *
  *   1. quotas older than [scheduler] quota_ttl are refreshed (the pass
- *      goes on when the refresh calls back);
+ *      goes on when the refresh calls back, or after SCHED_QUOTA_WAIT_MS
+ *      on what is known);
  *   2. the runnable jobs are read in priority order, FIFO within a
  *      priority (store_job_list_runnable); each job's spec was parsed
  *      once, when it was first seen, into its SHAPE: GPU, count,
@@ -34,6 +35,11 @@
  * ones. Among equal priorities a claim binds later jobs too once its job
  * has waited SCHED_STARVE_SEC, so a big job is not starved by a stream
  * of small ones of its own priority either.
+ *
+ * Pacing: passes woken by events (submits, ended attempts) start no
+ * sooner than SCHED_GAP_FACTOR times the last pass's length after it, so
+ * a storm of submits over a long queue costs a bounded share of the
+ * loop; launches are SCHED_LAUNCH_BURST per pass, then another pass.
  *
  * Launch results (enum prov_fail): QUOTA gives the reservation back,
  * re-reads that region's quota, and keeps the job away from the region
@@ -97,7 +103,6 @@
 					   last one's length after it */
 #define SCHED_GAP_MAX_MS	1000
 #define SCHED_LIST_MAX		4	/* places named in a why */
-#define SCHED_WHY_MAX		512
 
 enum sched_spot {
 	SCHED_SPOT_NEVER,
