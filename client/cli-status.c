@@ -5,15 +5,24 @@
  * the running cost of a live attempt. Pages are walked with jscan.c,
  * not parsed into trees: a page is a thousand jobs, and jansson would
  * spend most of gpuq status's time building objects it then drops.
+ *
+ * On a terminal, without --limit, --all or --json, only the first
+ * STATUS_FIRST_PAGE jobs are asked for and shown, with a last line
+ * saying how many more there are: a person reads a screen, not ten
+ * thousand rows. Scripts (standard output not a terminal) still get
+ * every job, as before.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -50,12 +59,15 @@ static const struct cli_col status_cols[] = {
 };
 #define STATUS_NCOLS	(int)(sizeof status_cols / sizeof status_cols[0])
 
+#define STATUS_FIRST_PAGE	100	/* rows on a terminal by default */
+
 struct status_opts {
 	int		 all;
 	unsigned	 states;	/* bit per status_states[]; 0 = default */
 	int		 owner_set;
 	int64_t		 owner;
 	int64_t		 limit;		/* 0 = no limit */
+	int		 first_page;	/* limit is the terminal's default */
 };
 
 static int
@@ -319,24 +331,33 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	cli_table_add(t, why != NULL ? why : "");
 }
 
+/* The states shown: bits of status_states[]. */
+static unsigned
+status_show_mask(const struct status_opts *o)
+{
+	unsigned	 show = 0;
+	size_t		 i;
+
+	if (o->all)
+		return (1u << STATUS_NSTATES) - 1;
+	if (o->states != 0)
+		return o->states;
+	for (i = 0; i < STATUS_NSTATES; i++)
+		if (status_states[i].live)
+			show |= 1u << i;
+	return show;
+}
+
 /* The closing line: "3 queued, 1 running". */
 static void
 status_counts(const struct status_opts *o, json_t *counts, int64_t *seen,
     int shown_all)
 {
-	unsigned	 show;
+	unsigned	 show = status_show_mask(o);
 	size_t		 i;
 	int64_t		 n;
 	int		 any = 0;
 
-	if (o->all)
-		show = (1u << STATUS_NSTATES) - 1;
-	else if (o->states != 0)
-		show = o->states;
-	else
-		for (i = 0, show = 0; i < STATUS_NSTATES; i++)
-			if (status_states[i].live)
-				show |= 1u << i;
 	for (i = 0; i < STATUS_NSTATES; i++) {
 		if (!(show & (1u << i)))
 			continue;
@@ -357,6 +378,48 @@ status_counts(const struct status_opts *o, json_t *counts, int64_t *seen,
 	if (!shown_all)
 		printf(" (not all shown: --limit)");
 	putchar('\n');
+}
+
+/*
+ * After a terminal's first page that did not show everything: how many
+ * more, and how to see them. The daemon counts the whole queue, so the
+ * number is known unless --user narrowed the view.
+ */
+static void
+status_more(const struct status_opts *o, json_t *counts, int64_t shown)
+{
+	const char	*cs, *dots;
+	unsigned	 show = status_show_mask(o);
+	int64_t		 total = 0;
+	size_t		 i;
+
+	/* "…" where the terminal speaks UTF-8, as the table's cut cells. */
+	(void)setlocale(LC_CTYPE, "");
+	cs = nl_langinfo(CODESET);
+	dots = cs != NULL && strcmp(cs, "UTF-8") == 0 ? "\xe2\x80\xa6" :
+	    "...";
+
+	if (!json_is_object(counts) || o->owner_set) {
+		printf("%s more jobs not shown; see them with --limit N or "
+		    "--all\n", dots);
+		return;
+	}
+	for (i = 0; i < STATUS_NSTATES; i++)
+		if (show & (1u << i))
+			total += cli_json_int(counts, status_states[i].name, 0);
+	if (total <= shown) {
+		printf("%s more jobs not shown; see them with --limit N or "
+		    "--all\n", dots);
+		return;
+	}
+	if (o->states != 0)
+		printf("%s %lld more matching jobs; see them with --limit "
+		    "%lld\n", dots, (long long)(total - shown),
+		    (long long)total);
+	else
+		printf("%s %lld more active jobs; see them with gpuq status "
+		    "--limit %lld (or --all)\n", dots,
+		    (long long)(total - shown), (long long)total);
 }
 
 /* What one gpuq status run gathers over its pages. */
@@ -503,6 +566,11 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		fputs("[", stdout);
 	} else
 		r.t = cli_table_new(status_cols, STATUS_NCOLS);
+	/* A person at a terminal gets a first page (gpuq(1) status). */
+	if (o->limit == 0 && !o->all && !json && isatty(STDOUT_FILENO)) {
+		o->limit = STATUS_FIRST_PAGE;
+		o->first_page = 1;
+	}
 	r.left = o->limit;
 	r.now = (int64_t)time(NULL);
 	do {
@@ -518,7 +586,9 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	else if (rc == 0) {
 		if (cli_table_rows(r.t) > 0)
 			cli_table_print(r.t, stdout, cli_table_width(), 1);
-		status_counts(o, r.counts, r.seen, !r.more);
+		status_counts(o, r.counts, r.seen, !r.more || o->first_page);
+		if (r.more && o->first_page)
+			status_more(o, r.counts, (int64_t)cli_table_rows(r.t));
 	}
 	cli_table_free(r.t);
 	json_decref(r.counts);
