@@ -22,7 +22,6 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
-#include "providers/gcp/quota.h"
 
 #define BATCH_DISK_GB	"100"
 
@@ -489,26 +488,14 @@ batch_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 	return 0;
 }
 
-/*
- * The quota a launch draws on (provider.h quota_metric): quota.c names
- * it, as it knows whether Spot VMs in REGION have
- * preemptible quota of their own (else they draw on the on-demand one).
- */
+/* The quota a launch draws on (provider.h quota_metric): Compute
+ * Engine's, as Batch VMs are Compute VMs. */
 static char *
 batch_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
-	*ret_service = "compute";
-	if (gpu == NULL)
-		return NULL;
-	if (g == NULL)
-		return prov_compute_metric(gpu, spot);
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_BATCH, region,
-	    gpu->name, spot, buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_quota_metric(g, GCP_SERVICE_BATCH, region, gpu, spot,
+	    ret_service);
 }
 
 #define BATCH_PAGE_MAX		100	/* jobs.list pageSize cap */

@@ -29,7 +29,6 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
-#include "providers/gcp/quota.h"
 
 /*
  * The boot image: Google's Deep Learning VM "common" family with CUDA
@@ -361,26 +360,13 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	return 0;
 }
 
-/*
- * The quota a launch draws on (provider.h quota_metric): quota.c names
- * it, as it knows whether Spot VMs in REGION have
- * preemptible quota of their own (else they draw on the on-demand one).
- */
+/* The quota a launch draws on (provider.h quota_metric): Compute Engine's. */
 static char *
 gce_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
-	*ret_service = "compute";
-	if (gpu == NULL)
-		return NULL;
-	if (g == NULL)
-		return prov_compute_metric(gpu, spot);
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region,
-	    gpu->name, spot, buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_quota_metric(g, GCP_SERVICE_GCE, region, gpu, spot,
+	    ret_service);
 }
 
 #define GCE_WAIT_MAX	30	/* zoneOperations.wait calls per launch */

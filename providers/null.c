@@ -20,7 +20,6 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
-#include "providers/gcp/quota.h"
 
 /* One pending callback. */
 struct null_call {
@@ -78,17 +77,8 @@ static char *
 null_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
-	*ret_service = "compute";
-	if (gpu == NULL)
-		return NULL;
-	if (g == NULL)
-		return prov_compute_metric(gpu, spot);
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_GCE, region,
-	    gpu->name, spot, buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_quota_metric(g, GCP_SERVICE_GCE, region, gpu, spot,
+	    ret_service);
 }
 
 static int

@@ -87,6 +87,11 @@ char		*prov_strlcpy(char *dst, const char *s, size_t size);
  */
 char		*prov_compute_metric(const struct gpu_type *gpu, int spot);
 char		*prov_vertex_metric(const struct gpu_type *gpu, int spot);
+/* The provider.h quota_metric of a launch on SERVICE (enum gcp_service):
+ * quota.c's name for REGION, or without G prov_*_metric()'s. */
+char		*prov_quota_metric(struct gcp *g, int service,
+		    const char *region, const struct gpu_type *gpu, int spot,
+		    const char **ret_service);
 /* Fill R from a failed call's error E (kind -> enum prov_fail; message,
  * zones_available, quota_metric borrowed from E). */
 void		 prov_result_from_error(const struct gcp_error *e,

@@ -23,6 +23,7 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
+#include "providers/gcp/quota.h"
 
 /* The ways to run a job, in the order prov_names() lists them. */
 static const struct provider *const prov_table[] = {
@@ -444,6 +445,32 @@ prov_vertex_metric(const struct gpu_type *gpu, int spot)
 		return NULL;
 	return xprintf("custom_model_training_%snvidia_%s_gpus",
 	    spot ? "preemptible_" : "", gpu->vertex_quota);
+}
+
+/*
+ * Every provider's quota_metric: quota.c names the metric, as it knows
+ * whether Spot VMs in REGION have preemptible quota of their own (else
+ * they draw on the on-demand one); without G, the plain names of
+ * prov_vertex_metric() and prov_compute_metric() stand in. Batch VMs
+ * are Compute VMs: only Vertex AI counts GPUs in a quota of its own.
+ */
+char *
+prov_quota_metric(struct gcp *g, int service, const char *region,
+    const struct gpu_type *gpu, int spot, const char **ret_service)
+{
+	char		 buf[QUOTA_METRIC_MAX];
+	const char	*m;
+	int		 vertex = service == GCP_SERVICE_VERTEX;
+
+	*ret_service = vertex ? "vertex" : "compute";
+	if (gpu == NULL)
+		return NULL;
+	if (g == NULL)
+		return vertex ? prov_vertex_metric(gpu, spot) :
+		    prov_compute_metric(gpu, spot);
+	m = quota_gpu_metric(gcp_quota(g), (enum gcp_service)service, region,
+	    gpu->name, spot, buf);
+	return m != NULL ? xstrdup(m) : NULL;
 }
 
 /*

@@ -25,7 +25,6 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
-#include "providers/gcp/quota.h"
 
 /* Boot disk of the worker, as Vertex's own default (API-NOTES E.3). */
 #define VERTEX_DISK_TYPE	"pd-ssd"
@@ -284,26 +283,13 @@ vertex_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 	return 0;
 }
 
-/*
- * The quota a launch draws on (provider.h quota_metric): quota.c names
- * it, as it knows whether Spot VMs in REGION have
- * preemptible quota of their own (else they draw on the on-demand one).
- */
+/* The quota a launch draws on (provider.h quota_metric): Vertex AI's own. */
 static char *
 vertex_quota_metric(struct gcp *g, const char *region,
     const struct gpu_type *gpu, int spot, const char **ret_service)
 {
-	char		 buf[QUOTA_METRIC_MAX];
-	const char	*m;
-
-	*ret_service = "vertex";
-	if (gpu == NULL)
-		return NULL;
-	if (g == NULL)
-		return prov_vertex_metric(gpu, spot);
-	m = quota_gpu_metric(gcp_quota(g), GCP_SERVICE_VERTEX, region,
-	    gpu->name, spot, buf);
-	return m != NULL ? xstrdup(m) : NULL;
+	return prov_quota_metric(g, GCP_SERVICE_VERTEX, region, gpu, spot,
+	    ret_service);
 }
 
 #define VERTEX_CREATE_TRIES	3	/* creates after ambiguous failures */
