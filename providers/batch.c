@@ -503,11 +503,10 @@ batch_quota_metric(struct gcp *g, const char *region,
 #define BATCH_LIST_FIELDS	"jobs(name,labels,status(state," \
 	"statusEvents),createTime,updateTime),nextPageToken,unreachable"
 
-/* A launch or cancel in progress. */
+/* A launch in progress. */
 struct batch_call {
 	char		*name;		/* projects/P/locations/R/jobs/ID */
 	prov_launch_cb	 launch_cb;
-	prov_done_cb	 done_cb;
 	void		*arg;
 };
 
@@ -672,50 +671,30 @@ batch_poll(struct gcp *g, const char *install, const char *region,
 	return rc;
 }
 
-/* jobs.delete accepted (a long-running operation), or the job is gone. */
-static void
-batch_cancel_on_deleted(const struct http_resp *resp, void *arg)
-{
-	struct batch_call	*bc = arg;
-	struct prov_result	 r;
-
-	memset(&r, 0, sizeof r);
-	if (resp->err.kind != GCP_ERR_NONE &&
-	    resp->err.kind != GCP_ERR_NOT_FOUND)
-		prov_result_from_error(&resp->err, &r);
-	bc->done_cb(&r, bc->arg);
-	batch_call_free(bc);
-}
-
 /*
  * Cancel is jobs.delete: it stops a running job and removes it, and
  * removes a finished one, which is how the daemon cleans up. DELETE is
  * idempotent, so no requestId: a repeat finds the job deleting or gone.
+ * Done once the delete (a long-running operation) is accepted.
  */
 static int
 batch_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	struct batch_call	*bc;
-	const char		*project;
-	char			*url;
-	int			 rc;
+	const char	*project;
+	char		*name, *url;
+	int		 rc;
 
 	if ((project = prov_project(g)) == NULL || ref->region == NULL ||
 	    (ref->cloud_id == NULL && ref->resource == NULL))
 		return -EINVAL;
-	bc = xcalloc(1, sizeof *bc);
-	bc->name = ref->cloud_id != NULL ? xstrdup(ref->cloud_id) :
+	name = ref->cloud_id != NULL ? xstrdup(ref->cloud_id) :
 	    xprintf("projects/%s/locations/%s/jobs/%s", project, ref->region,
 	    ref->resource);
-	bc->done_cb = done;
-	bc->arg = arg;
-	url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL, "%-s", bc->name);
-	rc = prov_call(g, GCP_API_BATCH, "DELETE", url, NULL, 0,
-	    batch_cancel_on_deleted, bc);
+	url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL, "%-s", name);
+	rc = prov_delete(g, GCP_API_BATCH, url, done, arg);
 	free(url);
-	if (rc != 0)
-		batch_call_free(bc);
+	free(name);
 	return rc;
 }
 

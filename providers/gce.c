@@ -956,59 +956,31 @@ gce_poll(struct gcp *g, const char *install, const char *region,
 	return rc;
 }
 
-/* A cancel in progress. */
-struct gce_cancel {
-	prov_done_cb	 done;
-	void		*arg;
-};
-
-/* instances.delete accepted, or the VM is already gone. */
-static void
-gce_cancel_on_deleted(const struct http_resp *resp, void *arg)
-{
-	struct gce_cancel	*gc = arg;
-	struct prov_result	 r;
-
-	memset(&r, 0, sizeof r);
-	if (resp->err.kind != GCP_ERR_NONE &&
-	    resp->err.kind != GCP_ERR_NOT_FOUND)
-		prov_result_from_error(&resp->err, &r);
-	gc->done(&r, gc->arg);
-	free(gc);
-}
-
 /*
  * Cancel is instances.delete, for a running VM and for one that has
  * stopped (finished VMs are deleted the same way). Its requestId is
  * derived from the insert's, since Compute keeps one Operation per
  * requestId and a delete sent with the insert's id would be taken for a
- * repeat of the insert.
+ * repeat of the insert. Done once the delete is accepted or the VM gone.
  */
 static int
 gce_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	struct gce_cancel	*gc;
-	const char		*project;
-	char			*url, rid[37];
-	int			 rc;
+	const char	*project;
+	char		*url, rid[37];
+	int		 rc;
 
 	if ((project = prov_project(g)) == NULL || ref->zone == NULL ||
 	    ref->resource == NULL)
 		return -EINVAL;
 	prov_uuid_derive(ref->request_id != NULL ? ref->request_id :
 	    ref->resource, "delete", rid);
-	gc = xcalloc(1, sizeof *gc);
-	gc->done = done;
-	gc->arg = arg;
 	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
 	    "projects/%s/zones/%s/instances/%s?requestId=%s", project,
 	    ref->zone, ref->resource, rid);
-	rc = prov_call(g, GCP_API_COMPUTE, "DELETE", url, NULL, 0,
-	    gce_cancel_on_deleted, gc);
+	rc = prov_delete(g, GCP_API_COMPUTE, url, done, arg);
 	free(url);
-	if (rc != 0)
-		free(gc);
 	return rc;
 }
 

@@ -96,6 +96,10 @@ char		*prov_quota_metric(struct gcp *g, int service,
  * zones_available, quota_metric borrowed from E). */
 void		 prov_result_from_error(const struct gcp_error *e,
 		    struct prov_result *r);
+/* Fill R for a cancel or delete answered with E (NULL: no error):
+ * success if E is none or NOT_FOUND (gone already), else as above. */
+void		 prov_result_from_cancel(const struct gcp_error *e,
+		    struct prov_result *r);
 /* A UUID derived from SEED and PURPOSE ("delete"), stable across runs
  * and distinct from SEED: for the requestId of a second kind of call on
  * one resource. Written to OUT (37 bytes). */
@@ -110,6 +114,11 @@ const char	*prov_project(struct gcp *g);
 int		 prov_call(struct gcp *g, int api, const char *method,
 		    const char *url, json_t *body, int flags,
 		    void (*cb)(const struct http_resp *, void *), void *arg);
+/* DELETE URL (copied) on API: DONE once with prov_result_from_cancel()
+ * of the answer; 0, or -errno and no callback. */
+int		 prov_delete(struct gcp *g, int api, const char *url,
+		    void (*done)(const struct prov_result *, void *),
+		    void *arg);
 
 /*
  * One listing, all pages: GET URL (taken) on API, then again with

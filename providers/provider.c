@@ -514,6 +514,20 @@ prov_result_from_error(const struct gcp_error *e, struct prov_result *r)
 	r->quota_metric = e->quota_metric;
 }
 
+/*
+ * A cancel or delete is done once the cloud has accepted it, and also
+ * when the resource is already gone (404): a repeat after a lost answer,
+ * or a resource that was cleaned up another way.
+ */
+void
+prov_result_from_cancel(const struct gcp_error *e, struct prov_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (e != NULL && e->kind != GCP_ERR_NONE &&
+	    e->kind != GCP_ERR_NOT_FOUND)
+		prov_result_from_error(e, r);
+}
+
 /* FNV-1a, 64 bits, continuing from H. */
 static uint64_t
 prov_fnv(uint64_t h, const char *s)
@@ -572,6 +586,40 @@ prov_call(struct gcp *g, int api, const char *method, const char *url,
 	req.api = (enum gcp_api)api;
 	req.flags = HTTP_AUTH | flags;
 	return http_request_start(gcp_http(g), &req, cb, arg);
+}
+
+/* One DELETE in progress (prov_delete). */
+struct prov_deleter {
+	void		(*done)(const struct prov_result *, void *);
+	void		*arg;
+};
+
+static void
+prov_delete_on_answer(const struct http_resp *resp, void *arg)
+{
+	struct prov_deleter	*pd = arg;
+	struct prov_result	 r;
+
+	prov_result_from_cancel(&resp->err, &r);
+	pd->done(&r, pd->arg);
+	free(pd);
+}
+
+int
+prov_delete(struct gcp *g, int api, const char *url,
+    void (*done)(const struct prov_result *, void *), void *arg)
+{
+	struct prov_deleter	*pd;
+	int			 rc;
+
+	pd = xcalloc(1, sizeof *pd);
+	pd->done = done;
+	pd->arg = arg;
+	rc = prov_call(g, api, "DELETE", url, NULL, 0, prov_delete_on_answer,
+	    pd);
+	if (rc != 0)
+		free(pd);
+	return rc;
 }
 
 /* One listing in progress (prov_list). */

@@ -626,10 +626,7 @@ vertex_cancel_end(struct vertex_cancel *vc, const struct gcp_error *e)
 {
 	struct prov_result	r;
 
-	memset(&r, 0, sizeof r);
-	if (e != NULL && e->kind != GCP_ERR_NONE &&
-	    e->kind != GCP_ERR_NOT_FOUND)
-		prov_result_from_error(e, &r);
+	prov_result_from_cancel(e, &r);
 	vc->done(&r, vc->arg);
 	free(vc->name);
 	free(vc->region);
