@@ -579,96 +579,32 @@ batch_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 	return rc;
 }
 
-/* A poll in progress: one listing of every job of ours in a region. */
-struct batch_poll {
-	prov_poll_cb	 cb;
-	prov_done_cb	 done;
-	void		*arg;
-	char		*install;
-	char		*partial;	/* unreachable locations, if any */
+/* A poll reads jobs.list; "unreachable" names locations it missed. */
+static const struct prov_listing batch_listing = {
+	.api = GCP_API_BATCH,
+	.items = "jobs",
+	.map = batch_job_map,
+	.service = "Batch",
 };
 
-static void
-batch_poll_on_page(json_t *page, void *arg)
-{
-	struct batch_poll	*bp = arg;
-	struct prov_observed	 o;
-	struct prov_text	 t;
-	const char		*inst, *where;
-	json_t			*job;
-	size_t			 i;
-
-	json_array_foreach(json_object_get(page, "jobs"), i, job) {
-		inst = json_string_value(json_object_get(json_object_get(job,
-		    "labels"), PROV_LABEL_INSTALL));
-		if (inst == NULL || strcmp(inst, bp->install) != 0)
-			continue;
-		if (batch_job_map(job, &o, &t) == 0)
-			bp->cb(&o, bp->arg);
-	}
-	where = json_string_value(json_array_get(json_object_get(page,
-	    "unreachable"), 0));
-	if (where != NULL && bp->partial == NULL)
-		bp->partial = xstrdup(where);
-}
-
-/*
- * The listing ended. Locations Batch could not reach make the poll
- * partial: the jobs seen were reported, but a job missing from the
- * answer may still exist, so the poll reports a transient failure.
- */
-static void
-batch_poll_on_done(const struct gcp_error *err, void *arg)
-{
-	struct batch_poll	*bp = arg;
-	struct prov_result	 r;
-	char			*msg = NULL;
-
-	memset(&r, 0, sizeof r);
-	if (err != NULL)
-		prov_result_from_error(err, &r);
-	else if (bp->partial != NULL) {
-		r.fail = PROV_FAIL_TRANSIENT;
-		msg = xprintf("Batch could not reach %s; the listing is "
-		    "partial", bp->partial);
-		r.message = msg;
-	}
-	bp->done(&r, bp->arg);
-	free(msg);
-	free(bp->partial);
-	free(bp->install);
-	free(bp);
-}
-
+/* One listing of every job of ours in REGION (provider.h poll). */
 static int
 batch_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	struct batch_poll	*bp;
-	const char		*project;
-	char			*filter, *url;
-	int			 rc;
+	const char	*project;
+	char		*filter, *url;
 
 	if ((project = prov_project(g)) == NULL || region == NULL ||
 	    install == NULL)
 		return -EINVAL;
-	bp = xcalloc(1, sizeof *bp);
-	bp->cb = cb;
-	bp->done = done;
-	bp->arg = arg;
-	bp->install = xstrdup(install);
 	filter = prov_filter_install(install);
 	url = gcp_url(gcp_conf(g), GCP_API_BATCH, NULL,
 	    "projects/%s/locations/%s/jobs?filter=%s&pageSize=%d&fields=%s",
 	    project, region, filter,
 	    http_page_size(gcp_http(g), BATCH_PAGE_MAX), BATCH_LIST_FIELDS);
 	free(filter);
-	if ((rc = prov_list(g, GCP_API_BATCH, url, batch_poll_on_page,
-	    batch_poll_on_done, bp)) != 0) {
-		free(bp->install);
-		free(bp);
-	}
-	return rc;
+	return prov_poll_list(g, &batch_listing, url, install, cb, done, arg);
 }
 
 /*

@@ -17,13 +17,12 @@
 
 #include <jansson.h>
 
+#include "providers/provider.h"
+
 struct gcp;
 struct gcp_error;
 struct gpu_type;
 struct http_resp;
-struct prov_launch;
-struct prov_observed;
-struct prov_result;
 
 /*
  * Labels gpuq puts on every resource it creates. Keys and values follow
@@ -117,8 +116,7 @@ int		 prov_call(struct gcp *g, int api, const char *method,
 /* DELETE URL (copied) on API: DONE once with prov_result_from_cancel()
  * of the answer; 0, or -errno and no callback. */
 int		 prov_delete(struct gcp *g, int api, const char *url,
-		    void (*done)(const struct prov_result *, void *),
-		    void *arg);
+		    prov_done_cb done, void *arg);
 
 /*
  * One listing, all pages: GET URL (taken) on API, then again with
@@ -131,6 +129,24 @@ typedef void	(*prov_page_fn)(json_t *page, void *arg);
 typedef void	(*prov_list_done_fn)(const struct gcp_error *err, void *arg);
 int		 prov_list(struct gcp *g, int api, char *url,
 		    prov_page_fn page, prov_list_done_fn done, void *arg);
+
+/* How to read one service's listing of its resources, for a poll. */
+struct prov_listing {
+	int		 api;		/* enum gcp_api */
+	const char	*items;		/* the answer's array: "jobs" */
+	/* As vertex_job_map(): 0 to report the item, else skip it. */
+	int		(*map)(json_t *item, struct prov_observed *o,
+			    struct prov_text *t);
+	const char	*service;	/* for "Batch could not reach X": the
+					   answer lists "unreachable"
+					   locations; NULL if it has none */
+};
+/* A provider.h poll made of one listing of URL (taken), all pages: each
+ * item in HOW->items labelled gpuq-install=INSTALL that HOW->map accepts
+ * goes to CB, then DONE once. 0, or -errno and no callback. */
+int		 prov_poll_list(struct gcp *g, const struct prov_listing *how,
+		    char *url, const char *install, prov_poll_cb cb,
+		    prov_done_cb done, void *arg);
 
 /* vertex.c */
 /* The customJobs.create body for L: 0 and *ret (new), or -EINVAL and

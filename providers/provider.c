@@ -2,7 +2,7 @@
  * provider.c: the table of providers (lookup by name, the names for error
  * messages, state names) and the helpers every provider file shares:
  * RFC 3339 time parsing, labels, launch checks, errors onto prov_fail,
- * and the walk over the pages of a listing.
+ * the walk over the pages of a listing, and a poll made of one listing.
  *
  * Knows the providers by their struct only, and no one service's JSON.
  */
@@ -590,7 +590,7 @@ prov_call(struct gcp *g, int api, const char *method, const char *url,
 
 /* One DELETE in progress (prov_delete). */
 struct prov_deleter {
-	void		(*done)(const struct prov_result *, void *);
+	prov_done_cb	 done;
 	void		*arg;
 };
 
@@ -606,8 +606,8 @@ prov_delete_on_answer(const struct http_resp *resp, void *arg)
 }
 
 int
-prov_delete(struct gcp *g, int api, const char *url,
-    void (*done)(const struct prov_result *, void *), void *arg)
+prov_delete(struct gcp *g, int api, const char *url, prov_done_cb done,
+    void *arg)
 {
 	struct prov_deleter	*pd;
 	int			 rc;
@@ -730,4 +730,94 @@ prov_list(struct gcp *g, int api, char *url, prov_page_fn page,
 		return rc;
 	}
 	return 0;
+}
+
+/* One poll by listing in progress (prov_poll_list). */
+struct prov_poller {
+	const struct prov_listing *how;
+	char			*install;	/* the label value to keep */
+	char			*partial;	/* first unreachable location */
+	prov_poll_cb		 cb;
+	prov_done_cb		 done;
+	void			*arg;
+};
+
+static void
+prov_poller_free(struct prov_poller *pp)
+{
+	free(pp->partial);
+	free(pp->install);
+	free(pp);
+}
+
+static void
+prov_poll_on_page(json_t *page, void *arg)
+{
+	struct prov_poller	*pp = arg;
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	const char		*inst, *where;
+	json_t			*item;
+	size_t			 i;
+
+	json_array_foreach(json_object_get(page, pp->how->items), i, item) {
+		inst = json_string_value(json_object_get(json_object_get(item,
+		    "labels"), PROV_LABEL_INSTALL));
+		if (inst == NULL || strcmp(inst, pp->install) != 0)
+			continue;
+		if (pp->how->map(item, &o, &t) == 0)
+			pp->cb(&o, pp->arg);
+	}
+	if (pp->how->service == NULL)
+		return;
+	where = json_string_value(json_array_get(json_object_get(page,
+	    "unreachable"), 0));
+	if (where != NULL && pp->partial == NULL)
+		pp->partial = xstrdup(where);
+}
+
+/*
+ * The listing ended. Locations the service could not reach make the
+ * poll partial: the resources seen were reported, but one missing from
+ * the answer may still exist, so the poll reports a transient failure.
+ */
+static void
+prov_poll_on_done(const struct gcp_error *err, void *arg)
+{
+	struct prov_poller	*pp = arg;
+	struct prov_result	 r;
+	char			*msg = NULL;
+
+	memset(&r, 0, sizeof r);
+	if (err != NULL)
+		prov_result_from_error(err, &r);
+	else if (pp->partial != NULL) {
+		r.fail = PROV_FAIL_TRANSIENT;
+		msg = xprintf("%s could not reach %s; the listing is partial",
+		    pp->how->service, pp->partial);
+		r.message = msg;
+	}
+	pp->done(&r, pp->arg);
+	free(msg);
+	prov_poller_free(pp);
+}
+
+int
+prov_poll_list(struct gcp *g, const struct prov_listing *how, char *url,
+    const char *install, prov_poll_cb cb, prov_done_cb done, void *arg)
+{
+	struct prov_poller	*pp;
+	int			 rc;
+
+	pp = xcalloc(1, sizeof *pp);
+	pp->how = how;
+	pp->install = xstrdup(install);
+	pp->cb = cb;
+	pp->done = done;
+	pp->arg = arg;
+	rc = prov_list(g, how->api, url, prov_poll_on_page, prov_poll_on_done,
+	    pp);
+	if (rc != 0)
+		prov_poller_free(pp);
+	return rc;
 }

@@ -530,80 +530,33 @@ vertex_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 	return rc;
 }
 
-/* A poll in progress: one listing of every job of ours in a region. */
-struct vertex_poll {
-	prov_poll_cb	 cb;
-	prov_done_cb	 done;
-	void		*arg;
-	char		*install_copy;	/* the install id filtered on */
-	int		 seen;
+/* A poll reads customJobs.list; the answer has no "unreachable". */
+static const struct prov_listing vertex_listing = {
+	.api = GCP_API_VERTEX,
+	.items = "customJobs",
+	.map = vertex_job_map,
+	.service = NULL,
 };
 
-static void
-vertex_poll_on_page(json_t *page, void *arg)
-{
-	struct vertex_poll	*vp = arg;
-	struct prov_observed	 o;
-	struct prov_text	 t;
-	const char		*inst;
-	json_t			*job;
-	size_t			 i;
-
-	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
-		inst = json_string_value(json_object_get(json_object_get(job,
-		    "labels"), PROV_LABEL_INSTALL));
-		if (inst == NULL || strcmp(inst, vp->install_copy) != 0)
-			continue;
-		if (vertex_job_map(job, &o, &t) != 0)
-			continue;
-		vp->seen++;
-		vp->cb(&o, vp->arg);
-	}
-}
-
-static void
-vertex_poll_on_done(const struct gcp_error *err, void *arg)
-{
-	struct vertex_poll	*vp = arg;
-	struct prov_result	 r;
-
-	memset(&r, 0, sizeof r);
-	if (err != NULL)
-		prov_result_from_error(err, &r);
-	vp->done(&r, vp->arg);
-	free(vp->install_copy);
-	free(vp);
-}
-
+/* One listing of every job of ours in REGION (provider.h poll). */
 static int
 vertex_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	struct vertex_poll	*vp;
-	const char		*project;
-	char			*filter, *url;
-	int			 rc;
+	const char	*project;
+	char		*filter, *url;
 
 	if ((project = prov_project(g)) == NULL || region == NULL ||
 	    install == NULL)
 		return -EINVAL;
-	vp = xcalloc(1, sizeof *vp);
-	vp->cb = cb;
-	vp->done = done;
-	vp->arg = arg;
-	vp->install_copy = xstrdup(install);
 	filter = prov_filter_install(install);
 	url = gcp_url(gcp_conf(g), GCP_API_VERTEX, region,
 	    "projects/%s/locations/%s/customJobs?filter=%s&pageSize=%d"
 	    "&fields=%s", project, region, filter,
 	    http_page_size(gcp_http(g), VERTEX_PAGE_MAX), VERTEX_LIST_FIELDS);
 	free(filter);
-	if ((rc = prov_list(g, GCP_API_VERTEX, url, vertex_poll_on_page,
-	    vertex_poll_on_done, vp)) != 0) {
-		free(vp->install_copy);
-		free(vp);
-	}
-	return rc;
+	return prov_poll_list(g, &vertex_listing, url, install, cb, done,
+	    arg);
 }
 
 /*
