@@ -299,6 +299,44 @@ vertex_quota_metric(struct gcp *g, const char *region,
 	"error,createTime,startTime,endTime),nextPageToken"
 
 /*
+ * The customJobs.list URL that finds job RESOURCE of PROJECT in REGION
+ * by its label gpuq-resource, Vertex AI naming its jobs itself
+ * (API-NOTES 0.4). New string.
+ */
+static char *
+vertex_find_url(struct gcp *g, const char *project, const char *region,
+    const char *resource)
+{
+	char	*filter, *url;
+
+	filter = xprintf("labels.%s=\"%s\"", PROV_LABEL_RESOURCE, resource);
+	url = gcp_url(gcp_conf(g), GCP_API_VERTEX, region,
+	    "projects/%s/locations/%s/customJobs?filter=%s&fields=%s",
+	    project, region, filter, VERTEX_LIST_FIELDS);
+	free(filter);
+	return url;
+}
+
+/* Unless *FOUND is set already, set it to the name (new string) of the
+ * first job in PAGE labelled gpuq-resource=RESOURCE, if any. */
+static void
+vertex_find_in_page(json_t *page, const char *resource, char **found)
+{
+	const char	*res, *name;
+	json_t		*job;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
+		res = json_string_value(json_object_get(json_object_get(job,
+		    "labels"), PROV_LABEL_RESOURCE));
+		name = json_string_value(json_object_get(job, "name"));
+		if (*found == NULL && res != NULL && name != NULL &&
+		    strcmp(res, resource) == 0)
+			*found = xstrdup(name);
+	}
+}
+
+/*
  * A launch in progress. Vertex AI has no request id and names the job
  * itself (API-NOTES 0.4), so a create sent twice makes two jobs. The
  * launch therefore looks first -- a list filtered on the label
@@ -442,18 +480,8 @@ static void
 vertex_launch_on_page(json_t *page, void *arg)
 {
 	struct vertex_launch	*vl = arg;
-	const char		*res, *name;
-	json_t			*job;
-	size_t			 i;
 
-	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
-		res = json_string_value(json_object_get(json_object_get(job,
-		    "labels"), PROV_LABEL_RESOURCE));
-		name = json_string_value(json_object_get(job, "name"));
-		if (vl->found == NULL && res != NULL && name != NULL &&
-		    strcmp(res, vl->resource) == 0)
-			vl->found = xstrdup(name);
-	}
+	vertex_find_in_page(page, vl->resource, &vl->found);
 }
 
 static void
@@ -499,11 +527,9 @@ static int
 vertex_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
 {
-	const struct gcp_conf	*conf = gcp_conf(g);
 	struct vertex_launch	*vl;
 	const char		*project;
 	json_t			*body;
-	char			*filter;
 	int			 rc;
 
 	if ((project = prov_project(g)) == NULL)
@@ -517,13 +543,8 @@ vertex_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 	vl->resource = xstrdup(l->resource);
 	vl->cb = cb;
 	vl->arg = arg;
-	filter = xprintf("labels.%s=\"%s\"", PROV_LABEL_RESOURCE,
-	    l->resource);
-	vl->list_url = gcp_url(conf, GCP_API_VERTEX, l->region,
-	    "projects/%s/locations/%s/customJobs?filter=%s&fields=%s",
-	    project, l->region, filter, VERTEX_LIST_FIELDS);
-	free(filter);
-	vl->create_url = gcp_url(conf, GCP_API_VERTEX, l->region,
+	vl->list_url = vertex_find_url(g, project, l->region, l->resource);
+	vl->create_url = gcp_url(gcp_conf(g), GCP_API_VERTEX, l->region,
 	    "projects/%s/locations/%s/customJobs", project, l->region);
 	if ((rc = vertex_launch_look(vl)) != 0)
 		vertex_launch_free(vl);
@@ -657,18 +678,8 @@ static void
 vertex_find_on_page(json_t *page, void *arg)
 {
 	struct vertex_find	*vf = arg;
-	const char		*res, *name;
-	json_t			*job;
-	size_t			 i;
 
-	json_array_foreach(json_object_get(page, "customJobs"), i, job) {
-		res = json_string_value(json_object_get(json_object_get(job,
-		    "labels"), PROV_LABEL_RESOURCE));
-		name = json_string_value(json_object_get(job, "name"));
-		if (vf->vc->name == NULL && res != NULL && name != NULL &&
-		    strcmp(res, vf->resource) == 0)
-			vf->vc->name = xstrdup(name);
-	}
+	vertex_find_in_page(page, vf->resource, &vf->vc->name);
 }
 
 static void
@@ -701,7 +712,7 @@ vertex_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	struct vertex_cancel	*vc;
 	struct vertex_find	*vf;
 	const char		*project;
-	char			*filter, *url;
+	char			*url;
 	int			 rc;
 
 	if ((project = prov_project(g)) == NULL || ref->region == NULL ||
@@ -719,12 +730,8 @@ vertex_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 		vf = xcalloc(1, sizeof *vf);
 		vf->vc = vc;
 		vf->resource = xstrdup(ref->resource);
-		filter = xprintf("labels.%s=\"%s\"", PROV_LABEL_RESOURCE,
+		url = vertex_find_url(g, project, ref->region,
 		    ref->resource);
-		url = gcp_url(gcp_conf(g), GCP_API_VERTEX, ref->region,
-		    "projects/%s/locations/%s/customJobs?filter=%s&fields=%s",
-		    project, ref->region, filter, VERTEX_LIST_FIELDS);
-		free(filter);
 		rc = prov_list(g, GCP_API_VERTEX, url, vertex_find_on_page,
 		    vertex_find_on_done, vf);
 		if (rc != 0) {
