@@ -345,9 +345,9 @@ batch_exit_code(json_t *events)
 	return -1;
 }
 
-/* Does any event's description contain WORD? Its description, or NULL. */
-static const char *
-batch_event_with(json_t *events, const char *word)
+/* The first event whose description contains WORD (borrowed), or NULL. */
+static json_t *
+batch_event_find(json_t *events, const char *word)
 {
 	json_t		*ev;
 	const char	*d;
@@ -356,25 +356,24 @@ batch_event_with(json_t *events, const char *word)
 	json_array_foreach(events, i, ev) {
 		d = json_string_value(json_object_get(ev, "description"));
 		if (d != NULL && strstr(d, word) != NULL)
-			return d;
+			return ev;
 	}
 	return NULL;
+}
+
+/* Does any event's description contain WORD? Its description, or NULL. */
+static const char *
+batch_event_with(json_t *events, const char *word)
+{
+	return json_string_value(json_object_get(batch_event_find(events,
+	    word), "description"));
 }
 
 /* Time of the first event whose description contains WORD; 0 if none. */
 static int64_t
 batch_event_time(json_t *events, const char *word)
 {
-	json_t		*ev;
-	const char	*d;
-	size_t		 i;
-
-	json_array_foreach(events, i, ev) {
-		d = json_string_value(json_object_get(ev, "description"));
-		if (d != NULL && strstr(d, word) != NULL)
-			return prov_json_time(ev, "eventTime");
-	}
-	return 0;
+	return prov_json_time(batch_event_find(events, word), "eventTime");
 }
 
 /*
