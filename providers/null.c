@@ -24,8 +24,7 @@
 /* One pending callback. */
 struct null_call {
 	uv_timer_t	 timer;		/* timer.data == this */
-	prov_launch_cb	 launch_cb;	/* exactly one of these three */
-	prov_poll_cb	 poll_cb;	/* never called: nothing to see */
+	prov_launch_cb	 launch_cb;	/* exactly one of these two */
 	prov_done_cb	 done_cb;
 	void		*arg;
 };
@@ -49,16 +48,21 @@ null_on_timer(uv_timer_t *t)
 		c->done_cb(&r, c->arg);
 }
 
-/* Schedule the callback on G's loop: 0, or -errno and no callback. */
+/* Call LAUNCH_CB or else DONE_CB back with success from G's loop: 0, or
+ * -errno and no callback. */
 static int
-null_later(struct gcp *g, struct null_call *c)
+null_later(struct gcp *g, prov_launch_cb launch_cb, prov_done_cb done_cb,
+    void *arg)
 {
-	int	rc;
+	struct null_call	*c;
+	int			 rc;
 
-	if (g == NULL) {
-		free(c);
+	if (g == NULL)
 		return -EINVAL;
-	}
+	c = xcalloc(1, sizeof *c);
+	c->launch_cb = launch_cb;
+	c->done_cb = done_cb;
+	c->arg = arg;
 	c->timer.data = c;
 	if ((rc = uv_timer_init(http_loop(gcp_http(g)), &c->timer)) != 0) {
 		free(c);
@@ -85,34 +89,22 @@ static int
 null_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
 {
-	struct null_call	*c = xcalloc(1, sizeof *c);
-
-	c->launch_cb = cb;
-	c->arg = arg;
-	return null_later(g, c);
+	return null_later(g, cb, NULL, arg);
 }
 
+/* Nothing to see: CB is never called, only DONE. */
 static int
 null_poll(struct gcp *g, const char *install, const char *region,
     prov_poll_cb cb, prov_done_cb done, void *arg)
 {
-	struct null_call	*c = xcalloc(1, sizeof *c);
-
-	c->poll_cb = cb;
-	c->done_cb = done;
-	c->arg = arg;
-	return null_later(g, c);
+	return null_later(g, NULL, done, arg);
 }
 
 static int
 null_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
     void *arg)
 {
-	struct null_call	*c = xcalloc(1, sizeof *c);
-
-	c->done_cb = done;
-	c->arg = arg;
-	return null_later(g, c);
+	return null_later(g, NULL, done, arg);
 }
 
 const struct provider prov_null = {
