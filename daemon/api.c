@@ -78,14 +78,19 @@ struct api_submit {
 	int			 held;
 };
 
+/* JSON text being written: replies, and the specs of a batch. */
+struct api_text {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+};
+
 /* The submits of one turn, and their strings in one buffer. */
 struct api_batch {
 	struct api_submit	*v;
 	size_t			 n;
 	size_t			 cap;
-	char			*text;
-	size_t			 len;
-	size_t			 textcap;
+	struct api_text		 text;
 };
 
 struct api {
@@ -487,57 +492,245 @@ api_on_idle(uv_idle_t *h)
 {
 }
 
-/* Room for N more bytes of B's text. */
+/* Room for N more bytes in T. */
 static void
-api_batch_room(struct api_batch *b, size_t n)
+api_text_room(struct api_text *t, size_t n)
 {
 	size_t	cap;
 
-	if (b->textcap - b->len >= n)
+	if (t->cap - t->len >= n)
 		return;
-	cap = b->textcap ? b->textcap : 16384;
-	while (cap - b->len < n)
+	cap = t->cap ? t->cap : 16384;
+	while (cap - t->len < n)
 		cap *= 2;
-	b->text = xrealloc(b->text, cap);
-	b->textcap = cap;
+	t->buf = xrealloc(t->buf, cap);
+	t->cap = cap;
+}
+
+/* Append N bytes of S, as they are. */
+static void
+api_text_put(struct api_text *t, const char *s, size_t n)
+{
+	api_text_room(t, n);
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+}
+
+#define API_TEXT_LIT(t, lit)	api_text_put((t), (lit), sizeof (lit) - 1)
+
+static void
+api_text_int(struct api_text *t, int64_t v)
+{
+	char		 d[24];
+	size_t		 n = 0;
+	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		d[sizeof d - ++n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		d[sizeof d - ++n] = '-';
+	api_text_put(t, d + sizeof d - n, n);
+}
+
+/*
+ * A real as jansson writes it with PREC significant digits (17, its
+ * default, keeps every double; 12 is the replies' JSON_REAL_PRECISION):
+ * always with a '.' or an exponent, so it reads back as a real.
+ */
+static void
+api_text_real(struct api_text *t, double v, int prec)
+{
+	char	d[40], *e, *x;
+	int	n;
+
+	if (!isfinite(v)) {
+		API_TEXT_LIT(t, "null");
+		return;
+	}
+	n = snprintf(d, sizeof d, "%.*g", prec, v);
+	if (n <= 0 || (size_t)n >= sizeof d - 2)
+		fatalx("api: cannot format %g", v);
+	if ((e = strchr(d, 'e')) != NULL) {
+		/* "1e+20" as "1e20", "1e-08" as "1e-8", as jansson does. */
+		e++;
+		if (*e == '+')
+			memmove(e, e + 1, strlen(e + 1) + 1);
+		else if (*e == '-')
+			e++;
+		for (x = e; *x == '0' && x[1] != '\0'; x++)
+			;
+		memmove(e, x, strlen(x) + 1);
+		n = (int)strlen(d);
+	} else if (strchr(d, '.') == NULL) {
+		d[n++] = '.';
+		d[n++] = '0';
+	}
+	api_text_put(t, d, (size_t)n);
+}
+
+/*
+ * N bytes of S as a JSON string, escaped as jansson escapes (quote,
+ * backslash, control characters); UTF-8 passes through. Unless VALID
+ * says S is UTF-8, bytes past ASCII become U+FFFD so the line stays
+ * valid JSON.
+ */
+static void
+api_text_strn(struct api_text *t, const char *s, size_t n, int valid)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p;
+	size_t			 run;
+	char			 e[6];
+
+	api_text_room(t, n + 2);
+	t->buf[t->len++] = '"';
+	for (p = (const unsigned char *)s; p < (const unsigned char *)s + n;
+	    p += run) {
+		for (run = 0; p + run < (const unsigned char *)s + n &&
+		    p[run] >= 0x20 && p[run] != '"' && p[run] != '\\' &&
+		    (p[run] < 0x80 || valid); run++)
+			;
+		if (run > 0) {
+			api_text_put(t, (const char *)p, run);
+			continue;
+		}
+		run = 1;
+		switch (*p) {
+		case '"':
+			API_TEXT_LIT(t, "\\\"");
+			break;
+		case '\\':
+			API_TEXT_LIT(t, "\\\\");
+			break;
+		case '\n':
+			API_TEXT_LIT(t, "\\n");
+			break;
+		case '\t':
+			API_TEXT_LIT(t, "\\t");
+			break;
+		case '\r':
+			API_TEXT_LIT(t, "\\r");
+			break;
+		case '\b':
+			API_TEXT_LIT(t, "\\b");
+			break;
+		case '\f':
+			API_TEXT_LIT(t, "\\f");
+			break;
+		default:
+			if (*p >= 0x80) {
+				API_TEXT_LIT(t, "\\ufffd");
+				break;
+			}
+			memcpy(e, "\\u00", 4);
+			e[4] = hex[*p >> 4];
+			e[5] = hex[*p & 0xf];
+			api_text_put(t, e, sizeof e);
+			break;
+		}
+	}
+	api_text_put(t, "\"", 1);
+}
+
+/* S as a JSON string (see api_text_strn), or null. */
+static void
+api_text_str(struct api_text *t, const char *s)
+{
+	size_t	n;
+
+	if (s == NULL) {
+		API_TEXT_LIT(t, "null");
+		return;
+	}
+	n = strlen(s);
+	api_text_strn(t, s, n, utf8_valid(s, n));
+}
+
+/* ,"KEY": -- KEY is a literal that needs no escaping. */
+#define API_TEXT_KEY(t, key)	API_TEXT_LIT((t), ",\"" key "\":")
+#define API_REAL_REPLY		12	/* SERVER_JSON_FLAGS' precision */
+
+/*
+ * V as compact JSON, as json_dumps(V, JSON_COMPACT) writes it: keys in
+ * their order (a normalized spec's is gpuq-job(5)'s), no spaces. Several
+ * times faster than jansson's dump, which calls back per piece and
+ * formats every integer with snprintf. Strings in a json_t are valid
+ * UTF-8 (jansson checks), so only JSON's own escapes are needed.
+ */
+static void
+api_text_json(struct api_text *t, const json_t *v)
+{
+	const char	*key;
+	json_t		*e;
+	size_t		 i;
+	int		 first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		API_TEXT_LIT(t, "{");
+		json_object_foreach((json_t *)v, key, e) {
+			if (!first)
+				API_TEXT_LIT(t, ",");
+			first = 0;
+			api_text_strn(t, key, strlen(key), 1);
+			API_TEXT_LIT(t, ":");
+			api_text_json(t, e);
+		}
+		API_TEXT_LIT(t, "}");
+		break;
+	case JSON_ARRAY:
+		API_TEXT_LIT(t, "[");
+		json_array_foreach(v, i, e) {
+			if (i > 0)
+				API_TEXT_LIT(t, ",");
+			api_text_json(t, e);
+		}
+		API_TEXT_LIT(t, "]");
+		break;
+	case JSON_STRING:
+		api_text_strn(t, json_string_value(v), json_string_length(v),
+		    1);
+		break;
+	case JSON_INTEGER:
+		api_text_int(t, (int64_t)json_integer_value(v));
+		break;
+	case JSON_REAL:
+		api_text_real(t, json_real_value(v), 17);
+		break;
+	case JSON_TRUE:
+		API_TEXT_LIT(t, "true");
+		break;
+	case JSON_FALSE:
+		API_TEXT_LIT(t, "false");
+		break;
+	default:
+		API_TEXT_LIT(t, "null");
+		break;
+	}
 }
 
 /* Copy string S (NULL: none) into B's text; its offset or API_NONE. */
 static size_t
 api_batch_add(struct api_batch *b, const char *s)
 {
-	size_t	off = b->len, n;
+	size_t	off = b->text.len;
 
 	if (s == NULL)
 		return API_NONE;
-	n = strlen(s) + 1;
-	api_batch_room(b, n);
-	memcpy(b->text + off, s, n);
-	b->len += n;
+	api_text_put(&b->text, s, strlen(s) + 1);
 	return off;
 }
 
-/*
- * Encode V (compact, keys in their order: the spec's order is
- * gpuq-job(5)'s) straight into B's text; its offset. One pass when it
- * fits, which it does once the buffer has grown.
- */
+/* V as compact JSON text in B's text, NUL-terminated; its offset. */
 static size_t
 api_batch_dump(struct api_batch *b, const json_t *v)
 {
-	size_t	off = b->len, n;
+	size_t	off = b->text.len;
 
-	n = json_dumpb(v, b->text + off, b->textcap - off, JSON_COMPACT);
-	if (n == 0)
-		fatalx("submit: cannot encode a spec");
-	if (n + 1 > b->textcap - off) {
-		api_batch_room(b, n + 1);
-		if (json_dumpb(v, b->text + off, b->textcap - off,
-		    JSON_COMPACT) != n)
-			fatalx("submit: cannot encode a spec");
-	}
-	b->text[off + n] = '\0';
-	b->len += n + 1;
+	api_text_json(&b->text, v);
+	api_text_put(&b->text, "", 1);
 	return off;
 }
 
@@ -675,7 +868,7 @@ api_commit(struct api *a)
 	tmp = a->spare;
 	a->spare = a->batch;
 	a->batch = tmp;
-	a->batch.n = a->batch.len = 0;
+	a->batch.n = a->batch.text.len = 0;
 	b = a->spare.v;
 
 	if (n > a->caprows) {
@@ -685,7 +878,7 @@ api_commit(struct api *a)
 	}
 	for (i = 0; i < n; i++) {
 		struct store_job_new	*row = &a->rows[i];
-		const char		*t = a->spare.text;
+		const char		*t = a->spare.text.buf;
 
 		row->name = t + b[i].name;
 		row->priority = b[i].priority;
@@ -725,12 +918,11 @@ api_commit(struct api *a)
 	}
 	free(cause);
 	/* A burst grew the text: do not keep that while idle. */
-	if (a->spare.textcap > API_TEXT_KEEP) {
-		free(a->spare.text);
-		a->spare.text = NULL;
-		a->spare.textcap = 0;
+	if (a->spare.text.cap > API_TEXT_KEEP) {
+		free(a->spare.text.buf);
+		memset(&a->spare.text, 0, sizeof a->spare.text);
 	}
-	a->spare.n = a->spare.len = 0;
+	a->spare.n = a->spare.text.len = 0;
 	if (rc == 0)
 		api_changed(a);
 	if (a->batch.n == 0)
@@ -834,144 +1026,11 @@ api_job_json(struct api *a, const struct store_job *j, json_t *spec)
 }
 
 /*
- * List replies are written as text, not built as jansson trees: a page
- * is a thousand jobs, and building and dumping their objects was most
- * of the time gpuqd took to answer one. The shapes are proto.h's, the
- * same as api_job_json() and api_attempt_json() give.
+ * List replies are written as text (api_text_*), not built as jansson
+ * trees: a page is a thousand jobs, and building and dumping their
+ * objects was most of the time gpuqd took to answer one. The shapes are
+ * proto.h's, the same as api_job_json() and api_attempt_json() give.
  */
-struct api_text {
-	char	*buf;
-	size_t	 len;
-	size_t	 cap;
-};
-
-/* Room for N more bytes in T. */
-static void
-api_text_room(struct api_text *t, size_t n)
-{
-	size_t	cap;
-
-	if (t->cap - t->len >= n)
-		return;
-	cap = t->cap ? t->cap : 16384;
-	while (cap - t->len < n)
-		cap *= 2;
-	t->buf = xrealloc(t->buf, cap);
-	t->cap = cap;
-}
-
-/* Append N bytes of S, as they are. */
-static void
-api_text_put(struct api_text *t, const char *s, size_t n)
-{
-	api_text_room(t, n);
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-}
-
-#define API_TEXT_LIT(t, lit)	api_text_put((t), (lit), sizeof (lit) - 1)
-
-static void
-api_text_int(struct api_text *t, int64_t v)
-{
-	char		 d[24];
-	size_t		 n = 0;
-	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do {
-		d[sizeof d - ++n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	if (v < 0)
-		d[sizeof d - ++n] = '-';
-	api_text_put(t, d + sizeof d - n, n);
-}
-
-/* A number as jansson writes it with JSON_REAL_PRECISION(12). */
-static void
-api_text_real(struct api_text *t, double v)
-{
-	char	d[40];
-	int	n;
-
-	if (!isfinite(v)) {
-		API_TEXT_LIT(t, "null");
-		return;
-	}
-	n = snprintf(d, sizeof d, "%.12g", v);
-	if (n <= 0 || (size_t)n >= sizeof d - 2)
-		fatalx("api: cannot format %g", v);
-	if (strpbrk(d, ".eEn") == NULL) {
-		d[n++] = '.';
-		d[n++] = '0';
-	}
-	api_text_put(t, d, (size_t)n);
-}
-
-/*
- * S as a JSON string, or null. Escapes what JSON requires (quote,
- * backslash, control characters); UTF-8 passes through, and bytes that
- * are not valid UTF-8 become U+FFFD so the line stays valid.
- */
-static void
-api_text_str(struct api_text *t, const char *s)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*p;
-	size_t			 n, run;
-	char			 e[6];
-	int			 valid;
-
-	if (s == NULL) {
-		API_TEXT_LIT(t, "null");
-		return;
-	}
-	n = strlen(s);
-	valid = utf8_valid(s, n);
-	api_text_room(t, n + 2);
-	t->buf[t->len++] = '"';
-	for (p = (const unsigned char *)s; *p != '\0'; p += run) {
-		for (run = 0; p[run] >= 0x20 && p[run] != '"' &&
-		    p[run] != '\\' && (p[run] < 0x80 || valid); run++)
-			;
-		if (run > 0) {
-			api_text_put(t, (const char *)p, run);
-			continue;
-		}
-		run = 1;
-		switch (*p) {
-		case '"':
-			API_TEXT_LIT(t, "\\\"");
-			break;
-		case '\\':
-			API_TEXT_LIT(t, "\\\\");
-			break;
-		case '\n':
-			API_TEXT_LIT(t, "\\n");
-			break;
-		case '\t':
-			API_TEXT_LIT(t, "\\t");
-			break;
-		case '\r':
-			API_TEXT_LIT(t, "\\r");
-			break;
-		default:
-			if (*p >= 0x80) {
-				API_TEXT_LIT(t, "\\ufffd");
-				break;
-			}
-			memcpy(e, "\\u00", 4);
-			e[4] = hex[*p >> 4];
-			e[5] = hex[*p & 0xf];
-			api_text_put(t, e, sizeof e);
-			break;
-		}
-	}
-	api_text_put(t, "\"", 1);
-}
-
-/* ,"KEY": -- KEY is a literal that needs no escaping. */
-#define API_TEXT_KEY(t, key)	API_TEXT_LIT((t), ",\"" key "\":")
 
 /* proto.h's attempt shape, as api_attempt_json() builds it. */
 static void
@@ -1001,7 +1060,7 @@ api_attempt_text(struct api_text *t, const struct store_attempt *at)
 	else
 		API_TEXT_LIT(t, "false");
 	API_TEXT_KEY(t, "hourly_usd");
-	api_text_real(t, at->hourly_usd);
+	api_text_real(t, at->hourly_usd, API_REAL_REPLY);
 	API_TEXT_KEY(t, "created");
 	api_text_int(t, at->created);
 	API_TEXT_KEY(t, "started");
@@ -1018,7 +1077,7 @@ api_attempt_text(struct api_text *t, const struct store_attempt *at)
 	API_TEXT_KEY(t, "resumed_from");
 	api_text_str(t, at->resumed_from);
 	API_TEXT_KEY(t, "cost_usd");
-	api_text_real(t, at->cost_usd);
+	api_text_real(t, at->cost_usd, API_REAL_REPLY);
 	API_TEXT_LIT(t, "}");
 }
 
@@ -1051,7 +1110,7 @@ api_job_text(struct api_text *t, const struct api *a,
 	API_TEXT_KEY(t, "interruptions");
 	api_text_int(t, j->interruptions);
 	API_TEXT_KEY(t, "cost_usd");
-	api_text_real(t, j->cost_usd);
+	api_text_real(t, j->cost_usd, API_REAL_REPLY);
 	API_TEXT_KEY(t, "checkpoint");
 	api_text_str(t, j->checkpoint);
 	API_TEXT_KEY(t, "checkpoint_at");
@@ -1532,9 +1591,9 @@ api_on_close(uv_handle_t *h)
 	if (--a->closes > 0)
 		return;
 	free(a->batch.v);
-	free(a->batch.text);
+	free(a->batch.text.buf);
 	free(a->spare.v);
-	free(a->spare.text);
+	free(a->spare.text.buf);
 	free(a->rows);
 	free(a->ids);
 	free(a->known_ops);
