@@ -41,11 +41,25 @@
 #define POLL_MAX	300		/* polls before a wait gives up */
 #define POLL_GAP_MS	100		/* real ms between polls */
 
+/* A provider that the scenarios every provider plays run on. */
+struct live_case {
+	const struct provider	*p;
+	const char		*service;	/* the fake's name for it */
+	const char		*preempt_extra;	/* in /_fake/preempt's body */
+};
+
+static struct live_case live_gce = { &prov_gce, "compute", "" };
+static struct live_case live_batch = { &prov_batch, "batch", "" };
+/* Vertex restarts a preempted worker; when it gives up, PREEMPTED. */
+static struct live_case live_vertex = { &prov_vertex, "vertex",
+    ",\"vertex_restart\":false" };
+
 struct live {
-	struct fake	 fake;
-	uv_loop_t	 loop;
-	struct gcp	*g;
-	int		 up;
+	struct fake		 fake;
+	uv_loop_t		 loop;
+	struct gcp		*g;
+	int			 up;
+	const struct live_case	*c;	/* LIVE_ON's provider, or NULL */
 };
 
 /* One launch's or cancel's result, copied out of the callback. */
@@ -86,6 +100,7 @@ live_setup(void **state)
 	const char	*top;
 	char		 key[512], prices[1024], *cause = NULL;
 
+	t->c = *state;			/* LIVE_ON's initial state */
 	*state = t;
 	if (!fake_available())
 		return 0;
@@ -439,15 +454,65 @@ interrupt(struct live *t, const char *what, const char *name,
 	    extra));
 }
 
+/* Quota METRIC of SERVICE ("compute", "aiplatform") in REGION: none. */
+static void
+fake_no_quota(struct live *t, const char *service, const char *metric)
+{
+	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"service\":\"%s\","
+	    "\"region\":\"%s\",\"metric\":\"%s\",\"limit\":0}", service,
+	    REGION, metric));
+}
+
+/* No T4s in WHERE (a zone, or each zone of a region) while ON; EXTRA is
+ * more members of the request. */
+static void
+fake_t4_stockout(struct live *t, const char *where, int on,
+    const char *extra)
+{
+	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
+	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":%s%s}",
+	    where, on ? "true" : "false", extra));
+}
+
+/* Launch attempt ATTEMPT of JOB, a long Spot job, on P and wait until
+ * it runs. */
+static void
+launch_running(struct live *t, const struct provider *p, struct job *j,
+    struct done *d, int64_t job, int attempt)
+{
+	struct seen	s;
+
+	job_init(j, job, attempt, 1, "100000", "0");
+	launch(t, p, j, d);
+	assert_int_equal(d->fail, PROV_FAIL_NONE);
+	wait_state(t, p, j->resource, PROV_RUNNING, &s);
+}
+
+/* Poll until RESOURCE is gone; the fake then holds it, deleted. */
+static void
+wait_deleted(struct live *t, const struct provider *p, const char *service,
+    const char *resource)
+{
+	int	live;
+
+	wait_gone(t, p, resource);
+	assert_int_equal(fake_count(t, service, resource, &live), 1);
+	assert_int_equal(live, 0);
+}
+
 /* The whole life of a job that succeeds, then its cleanup. */
 static void
-run_success(struct live *t, const struct provider *p, const char *service)
+test_live_succeeds(void **state)
 {
-	struct job	j;
-	struct done	d;
-	struct seen	s;
-	int		live;
+	struct live		*t = *state;
+	const struct provider	*p;
+	struct job		 j;
+	struct done		 d;
+	struct seen		 s;
 
+	if (!t->up)
+		skip();
+	p = t->c->p;
 	job_init(&j, 11, 1, 1, "60", "0");
 	launch(t, p, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -472,24 +537,25 @@ run_success(struct live *t, const struct provider *p, const char *service)
 		    "compute.zoneOperations.list"), 0);
 	}
 	cancel(t, p, j.resource, d.cloud_id, j.request_id);
-	wait_gone(t, p, j.resource);
-	assert_int_equal(fake_count(t, service, j.resource, &live), 1);
-	assert_int_equal(live, 0);
+	wait_deleted(t, p, t->c->service, j.resource);
 	job_done(&j);
 }
 
 /* FAKEGCP_EXIT=3: the user's code fails with 3. */
 static void
-run_exit3(struct live *t, const struct provider *p)
+test_live_exit_code(void **state)
 {
-	struct job	j;
-	struct done	d;
-	struct seen	s;
+	struct live	*t = *state;
+	struct job	 j;
+	struct done	 d;
+	struct seen	 s;
 
+	if (!t->up)
+		skip();
 	job_init(&j, 12, 1, 0, "30", "3");
-	launch(t, p, &j, &d);
+	launch(t, t->c->p, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
-	wait_state(t, p, j.resource, PROV_FAILED, &s);
+	wait_state(t, t->c->p, j.resource, PROV_FAILED, &s);
 	assert_int_equal(s.exit_code, 3);
 	job_done(&j);
 }
@@ -503,10 +569,7 @@ run_interrupt(struct live *t, const struct provider *p, const char *what,
 	struct done	d;
 	struct seen	s;
 
-	job_init(&j, 13, 2, 1, "100000", "0");
-	launch(t, p, &j, &d);
-	assert_int_equal(d.fail, PROV_FAIL_NONE);
-	wait_state(t, p, j.resource, PROV_RUNNING, &s);
+	launch_running(t, p, &j, &d, 13, 2);
 	gap(t, 200);	/* the container is running, not just the VM */
 	interrupt(t, what, j.resource, extra);
 	wait_state(t, p, j.resource, want, &s);
@@ -514,6 +577,28 @@ run_interrupt(struct live *t, const struct provider *p, const char *what,
 	assert_int_equal(s.job_id, 13);
 	assert_int_equal(s.attempt, 2);
 	job_done(&j);
+}
+
+static void
+test_live_preempted(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, t->c->p, "preempt", t->c->preempt_extra,
+	    PROV_PREEMPTED);
+}
+
+/* Compute and Batch: the VM is stopped for host maintenance. */
+static void
+test_live_maintenance(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_interrupt(t, t->c->p, "maintenance", "", PROV_MAINTENANCE);
 }
 
 /* The same attempt launched twice makes one resource. */
@@ -534,6 +619,16 @@ run_duplicate(struct live *t, const struct provider *p, const char *service)
 	assert_int_equal(fake_count(t, service, j.resource, &live), 1);
 	assert_int_equal(live, 1);
 	job_done(&j);
+}
+
+static void
+test_live_duplicate(void **state)
+{
+	struct live	*t = *state;
+
+	if (!t->up)
+		skip();
+	run_duplicate(t, t->c->p, t->c->service);
 }
 
 static void
@@ -588,46 +683,6 @@ test_live_quota_metrics(void **state)
 }
 
 static void
-test_live_gce_succeeds(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_success(t, &prov_gce, "compute");
-}
-
-static void
-test_live_gce_exit_code(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_exit3(t, &prov_gce);
-}
-
-static void
-test_live_gce_preempted(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_interrupt(t, &prov_gce, "preempt", "", PROV_PREEMPTED);
-}
-
-static void
-test_live_gce_maintenance(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_interrupt(t, &prov_gce, "maintenance", "", PROV_MAINTENANCE);
-}
-
-static void
 test_live_gce_duplicate(void **state)
 {
 	struct live	*t = *state;
@@ -657,8 +712,7 @@ test_live_gce_quota(void **state)
 
 	if (!t->up)
 		skip();
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
-	    "\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
+	fake_no_quota(t, "compute", "NVIDIA_T4_GPUS");
 	job_init(&j, 15, 1, 0, "60", "0");
 	launch(t, &prov_gce, &j, &d);	/* 403 quotaExceeded at insert */
 	assert_int_equal(d.fail, PROV_FAIL_QUOTA);
@@ -684,10 +738,8 @@ test_live_gce_stockout(void **state)
 
 	if (!t->up)
 		skip();
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
-	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true,"
-	    "\"with_details\":true,\"zones_available\":[\"us-central1-b\","
-	    "\"us-central1-c\"]}", ZONE));
+	fake_t4_stockout(t, ZONE, 1, ",\"with_details\":true,"
+	    "\"zones_available\":[\"us-central1-b\",\"us-central1-c\"]");
 	job_init(&j, 16, 1, 1, "60", "0");
 	launch(t, &prov_gce, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_STOCKOUT);
@@ -702,71 +754,15 @@ test_live_gce_cancel_running(void **state)
 	struct live	*t = *state;
 	struct job	 j;
 	struct done	 d;
-	struct seen	 s;
-	int		 live;
 
 	if (!t->up)
 		skip();
-	job_init(&j, 17, 1, 1, "100000", "0");
-	launch(t, &prov_gce, &j, &d);
-	wait_state(t, &prov_gce, j.resource, PROV_RUNNING, &s);
+	launch_running(t, &prov_gce, &j, &d, 17, 1);
 	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
 	/* A repeat is harmless: same requestId, or already gone. */
 	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
-	wait_gone(t, &prov_gce, j.resource);
-	assert_int_equal(fake_count(t, "compute", j.resource, &live), 1);
-	assert_int_equal(live, 0);
+	wait_deleted(t, &prov_gce, "compute", j.resource);
 	job_done(&j);
-}
-
-static void
-test_live_batch_succeeds(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_success(t, &prov_batch, "batch");
-}
-
-static void
-test_live_batch_exit_code(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_exit3(t, &prov_batch);
-}
-
-static void
-test_live_batch_preempted(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_interrupt(t, &prov_batch, "preempt", "", PROV_PREEMPTED);
-}
-
-static void
-test_live_batch_maintenance(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_interrupt(t, &prov_batch, "maintenance", "", PROV_MAINTENANCE);
-}
-
-static void
-test_live_batch_duplicate(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_duplicate(t, &prov_batch, "batch");
 }
 
 static void
@@ -780,9 +776,7 @@ test_live_batch_stockout_quota(void **state)
 	if (!t->up)
 		skip();
 	/* Batch accepts the job and fails it when it cannot get a VM. */
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
-	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true}",
-	    REGION));
+	fake_t4_stockout(t, REGION, 1, "");
 	job_init(&j, 18, 1, 1, "60", "0");
 	j.l.zone = NULL;
 	launch(t, &prov_batch, &j, &d);
@@ -791,51 +785,15 @@ test_live_batch_stockout_quota(void **state)
 	assert_non_null(strstr(s.message, "RESOURCE_POOL_EXHAUSTED"));
 	job_done(&j);
 
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
-	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\","
-	    "\"on\":false}", REGION));
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
-	    "\"metric\":\"PREEMPTIBLE_NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
-	    "\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}", REGION));
+	fake_t4_stockout(t, REGION, 0, "");
+	fake_no_quota(t, "compute", "PREEMPTIBLE_NVIDIA_T4_GPUS");
+	fake_no_quota(t, "compute", "NVIDIA_T4_GPUS");
 	job_init(&j, 18, 2, 1, "60", "0");
 	launch(t, &prov_batch, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
 	wait_state(t, &prov_batch, j.resource, PROV_STOCKOUT, &s);
 	assert_non_null(strstr(s.message, "QUOTA_EXCEEDED"));
 	job_done(&j);
-}
-
-static void
-test_live_vertex_succeeds(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_success(t, &prov_vertex, "vertex");
-}
-
-static void
-test_live_vertex_exit_code(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_exit3(t, &prov_vertex);
-}
-
-/* Vertex restarts a preempted worker; when it gives up, PREEMPTED. */
-static void
-test_live_vertex_preempted(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_interrupt(t, &prov_vertex, "preempt", ",\"vertex_restart\":false",
-	    PROV_PREEMPTED);
 }
 
 /* Host maintenance: Vertex restarts the worker, the job keeps running. */
@@ -845,7 +803,6 @@ test_live_vertex_maintenance(void **state)
 	struct live	*t = *state;
 	struct job	 j;
 	struct done	 d;
-	struct seen	 s;
 	struct polled	*pl = malloc(sizeof *pl);
 	const struct seen *f;
 	int		 i;
@@ -854,9 +811,7 @@ test_live_vertex_maintenance(void **state)
 		free(pl);
 		skip();
 	}
-	job_init(&j, 19, 1, 1, "100000", "0");
-	launch(t, &prov_vertex, &j, &d);
-	wait_state(t, &prov_vertex, j.resource, PROV_RUNNING, &s);
+	launch_running(t, &prov_vertex, &j, &d, 19, 1);
 	gap(t, 200);
 	interrupt(t, "maintenance", j.resource, "");
 	for (i = 0; i < 10; i++) {
@@ -871,16 +826,6 @@ test_live_vertex_maintenance(void **state)
 }
 
 static void
-test_live_vertex_duplicate(void **state)
-{
-	struct live	*t = *state;
-
-	if (!t->up)
-		skip();
-	run_duplicate(t, &prov_vertex, "vertex");
-}
-
-static void
 test_live_vertex_quota_stockout(void **state)
 {
 	struct live	*t = *state;
@@ -891,10 +836,8 @@ test_live_vertex_quota_stockout(void **state)
 
 	if (!t->up)
 		skip();
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"service\":"
-	    "\"aiplatform\",\"region\":\"%s\",\"metric\":"
-	    "\"custom_model_training_preemptible_nvidia_t4_gpus\",\"limit\":0}",
-	    REGION));
+	fake_no_quota(t, "aiplatform",
+	    "custom_model_training_preemptible_nvidia_t4_gpus");
 	job_init(&j, 20, 1, 1, "60", "0");
 	launch(t, &prov_vertex, &j, &d);	/* 429 RESOURCE_EXHAUSTED */
 	assert_int_equal(d.fail, PROV_FAIL_QUOTA);
@@ -904,9 +847,7 @@ test_live_vertex_quota_stockout(void **state)
 	job_done(&j);
 
 	/* Every zone of the region out of T4s: the job fails, code 8. */
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
-	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":true}",
-	    REGION));
+	fake_t4_stockout(t, REGION, 1, "");
 	job_init(&j, 20, 2, 0, "60", "0");
 	launch(t, &prov_vertex, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -922,24 +863,22 @@ test_live_vertex_cancel(void **state)
 	struct job	 j;
 	struct done	 d;
 	struct seen	 s;
-	int		 live;
 
 	if (!t->up)
 		skip();
-	job_init(&j, 21, 1, 1, "100000", "0");
-	launch(t, &prov_vertex, &j, &d);
-	wait_state(t, &prov_vertex, j.resource, PROV_RUNNING, &s);
+	launch_running(t, &prov_vertex, &j, &d, 21, 1);
 	cancel(t, &prov_vertex, j.resource, d.cloud_id, NULL);
 	wait_state(t, &prov_vertex, j.resource, PROV_CANCELLED, &s);
 	/* Without the cloud id: found by its label, then deleted. */
 	cancel(t, &prov_vertex, j.resource, NULL, NULL);
-	wait_gone(t, &prov_vertex, j.resource);
-	assert_int_equal(fake_count(t, "vertex", j.resource, &live), 1);
-	assert_int_equal(live, 0);
+	wait_deleted(t, &prov_vertex, "vertex", j.resource);
 	job_done(&j);
 }
 
 #define LIVE(f)	cmocka_unit_test_setup_teardown(f, live_setup, live_teardown)
+/* test_live_F on live_C's provider, named test_live_C_F. */
+#define LIVE_ON(c, f) { "test_live_" #c "_" #f, test_live_##f, live_setup, \
+	live_teardown, &live_##c }
 
 int
 main(void)
@@ -947,25 +886,25 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		LIVE(test_live_null),
 		LIVE(test_live_quota_metrics),
-		LIVE(test_live_gce_succeeds),
-		LIVE(test_live_gce_exit_code),
-		LIVE(test_live_gce_preempted),
-		LIVE(test_live_gce_maintenance),
+		LIVE_ON(gce, succeeds),
+		LIVE_ON(gce, exit_code),
+		LIVE_ON(gce, preempted),
+		LIVE_ON(gce, maintenance),
 		LIVE(test_live_gce_duplicate),
 		LIVE(test_live_gce_quota),
 		LIVE(test_live_gce_stockout),
 		LIVE(test_live_gce_cancel_running),
-		LIVE(test_live_batch_succeeds),
-		LIVE(test_live_batch_exit_code),
-		LIVE(test_live_batch_preempted),
-		LIVE(test_live_batch_maintenance),
-		LIVE(test_live_batch_duplicate),
+		LIVE_ON(batch, succeeds),
+		LIVE_ON(batch, exit_code),
+		LIVE_ON(batch, preempted),
+		LIVE_ON(batch, maintenance),
+		LIVE_ON(batch, duplicate),
 		LIVE(test_live_batch_stockout_quota),
-		LIVE(test_live_vertex_succeeds),
-		LIVE(test_live_vertex_exit_code),
-		LIVE(test_live_vertex_preempted),
+		LIVE_ON(vertex, succeeds),
+		LIVE_ON(vertex, exit_code),
+		LIVE_ON(vertex, preempted),
 		LIVE(test_live_vertex_maintenance),
-		LIVE(test_live_vertex_duplicate),
+		LIVE_ON(vertex, duplicate),
 		LIVE(test_live_vertex_quota_stockout),
 		LIVE(test_live_vertex_cancel),
 	};
