@@ -438,9 +438,7 @@ gce_launch_fail_rc(struct gce_launch *gl, int rc, const char *what)
 {
 	struct gcp_error	e;
 
-	gcp_error_init(&e);
-	e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
-	e.message = xprintf("%s: %s", what, strerror(-rc));
+	prov_error_start(&e, rc, "%s", what);
 	gce_launch_fail(gl, &e);
 	gcp_error_done(&e);
 }

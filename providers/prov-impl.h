@@ -95,8 +95,13 @@ char		*prov_quota_metric(struct gcp *g, int service,
  * zones_available, quota_metric borrowed from E). */
 void		 prov_result_from_error(const struct gcp_error *e,
 		    struct prov_result *r);
+/* Init E for a request that could not start, RC its -errno: message
+ * "FMT...: strerror(-RC)"; the caller frees it with gcp_error_done(). */
+void		 prov_error_start(struct gcp_error *e, int rc,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Fill R for a cancel or delete answered with E (NULL: no error):
- * success if E is none or NOT_FOUND (gone already), else as above. */
+ * success if E is none or NOT_FOUND (gone already), else as
+ * prov_result_from_error(). */
 void		 prov_result_from_cancel(const struct gcp_error *e,
 		    struct prov_result *r);
 /* A UUID derived from SEED and PURPOSE ("delete"), stable across runs

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,25 @@ prov_result_from_cancel(const struct gcp_error *e, struct prov_result *r)
 		prov_result_from_error(e, r);
 }
 
+/*
+ * A request that could not even start has no answer from the cloud:
+ * kind CANCELLED when the HTTP client is shutting down (-ESHUTDOWN),
+ * else OTHER.
+ */
+void
+prov_error_start(struct gcp_error *e, int rc, const char *fmt, ...)
+{
+	va_list	ap;
+	char	what[256];
+
+	va_start(ap, fmt);
+	(void)vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	gcp_error_init(e);
+	e->kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
+	e->message = xprintf("%s: %s", what, strerror(-rc));
+}
+
 /* FNV-1a, 64 bits, continuing from H. */
 static uint64_t
 prov_fnv(uint64_t h, const char *s)
@@ -702,10 +722,8 @@ prov_list_on_answer(const struct http_resp *resp, void *arg)
 		return;
 	}
 	if ((rc = prov_list_next(ls, token)) != 0) {
-		gcp_error_init(&e);
-		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
-		e.message = xprintf("cannot ask for page %d: %s",
-		    ls->pages + 1, strerror(-rc));
+		prov_error_start(&e, rc, "cannot ask for page %d",
+		    ls->pages + 1);
 		prov_list_end(ls, &e);
 		gcp_error_done(&e);
 	}

@@ -467,10 +467,7 @@ vertex_launch_create(struct vertex_launch *vl)
 	rc = prov_call(vl->g, GCP_API_VERTEX, "POST", vl->create_url,
 	    vl->body, 0, vertex_launch_on_created, vl);
 	if (rc != 0) {
-		gcp_error_init(&e);
-		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
-		e.message = xprintf("cannot send the create: %s",
-		    strerror(-rc));
+		prov_error_start(&e, rc, "cannot send the create");
 		vertex_launch_fail(vl, &e);
 		gcp_error_done(&e);
 	}
@@ -514,10 +511,7 @@ vertex_launch_on_timer(uv_timer_t *t)
 	int			 rc;
 
 	if ((rc = vertex_launch_look(vl)) != 0) {
-		gcp_error_init(&e);
-		e.kind = rc == -ESHUTDOWN ? GCP_ERR_CANCELLED : GCP_ERR_OTHER;
-		e.message = xprintf("cannot list Vertex AI jobs: %s",
-		    strerror(-rc));
+		prov_error_start(&e, rc, "cannot list Vertex AI jobs");
 		vertex_launch_fail(vl, &e);
 		gcp_error_done(&e);
 	}
@@ -643,9 +637,7 @@ vertex_cancel_on_cancelled(const struct http_resp *resp, void *arg)
 	    vertex_cancel_on_deleted, vc);
 	free(url);
 	if (rc != 0) {
-		gcp_error_init(&e);
-		e.kind = GCP_ERR_CANCELLED;
-		e.message = xprintf("cannot delete: %s", strerror(-rc));
+		prov_error_start(&e, rc, "cannot delete");
 		vertex_cancel_end(vc, &e);
 		gcp_error_done(&e);
 	}
@@ -697,9 +689,7 @@ vertex_find_on_done(const struct gcp_error *err, void *arg)
 		return;
 	}
 	if ((rc = vertex_cancel_start(vc)) != 0) {
-		gcp_error_init(&e);
-		e.kind = GCP_ERR_CANCELLED;
-		e.message = xprintf("cannot cancel: %s", strerror(-rc));
+		prov_error_start(&e, rc, "cannot cancel");
 		vertex_cancel_end(vc, &e);
 		gcp_error_done(&e);
 	}
