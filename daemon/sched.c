@@ -274,6 +274,8 @@ struct sched {
 	int			 closing;
 	int			 refs;		/* timer + launches in flight */
 	int			 waiting_quota;	/* a pass waits for a refresh */
+	int			 waiting_price;	/* ... for the first catalog */
+	int			 price_checked;	/* the first catalog read ended */
 	uint64_t		 quota_wait_end; /* loop ms: stop waiting */
 	uint64_t		 last_end;	/* loop ms a pass ended */
 	int64_t			 quota_retry_at; /* no refresh before, after a
@@ -2124,7 +2126,7 @@ sched_gap(struct sched *s)
 static int
 sched_waiting(struct sched *s)
 {
-	return s->waiting_quota &&
+	return (s->waiting_quota || s->waiting_price) &&
 	    uv_now(cloud_loop(s->cloud)) < s->quota_wait_end;
 }
 
@@ -2242,14 +2244,54 @@ sched_on_quota_listener(void *arg)
 		sched_wake(s);
 }
 
+/* The first catalog read ended (or failed: the bundled table stays). */
+static void
+sched_on_price(int error, const char *cause, void *arg)
+{
+	struct sched	*s = arg;
+
+	s->waiting_price = 0;
+	if (!s->closing) {
+		if (error < 0)
+			log_warnx("scheduler: cannot read the Cloud Billing "
+			    "catalog: %s; pricing from the bundled table",
+			    cause != NULL ? cause : strerror(-error));
+		if (!s->price_checked) {
+			s->price_checked = 1;
+			(void)uv_timer_stop(&s->timer);
+			sched_pass(s);
+		} else
+			sched_wake(s);
+	}
+	sched_unref(s);
+}
+
 static void
 sched_pass(struct sched *s)
 {
 	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
+	struct price	*pr = gcp_price(cloud_gcp(s->cloud));
 	int		 rc;
 
 	if (s->closing || !s->started || !s->ready || sched_waiting(s))
 		return;
+	/*
+	 * The first pass prices with the catalog, not the bundled table,
+	 * unless reading it takes longer than the wait allows.
+	 */
+	if (!s->price_checked) {
+		if (s->waiting_price || price_fetched_at(pr) != 0)
+			s->price_checked = 1;
+		else if (price_refresh(pr, sched_on_price, s) == 0) {
+			s->waiting_price = 1;
+			s->quota_wait_end = uv_now(cloud_loop(s->cloud)) +
+			    SCHED_QUOTA_WAIT_MS;
+			s->refs++;
+			sched_arm(s, SCHED_QUOTA_WAIT_MS);
+			return;
+		} else
+			s->price_checked = 1;
+	}
 	if (s->waiting_quota) {
 		/* The refresh is slow (request budget, a sick API): go on
 		 * with what is known; its end wakes another pass. */
