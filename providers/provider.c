@@ -1,8 +1,9 @@
 /*
  * provider.c: the table of providers (lookup by name, the names for error
  * messages, state names) and the helpers every provider file shares:
- * RFC 3339 time parsing, labels, launch checks, errors onto prov_fail,
- * the walk over the pages of a listing, and a poll made of one listing.
+ * RFC 3339 time parsing, labels, launch checks, quota metrics, errors
+ * onto prov_fail, a DELETE, the walk over the pages of a listing, and a
+ * poll made of one listing.
  *
  * Knows the providers by their struct only, and no one service's JSON.
  */
