@@ -8,10 +8,12 @@
 For each job count it starts a fresh fakegcp and gpuqd (poll_interval
 1 s, log_level info), gets N jobs running, then over CYCLES poll cycles
 reads:
-  - the cloud API calls per cycle, by method (/_fake/counters deltas);
-    a cycle is one first-page compute.instances.aggregatedList call;
+  - the cloud API calls per cycle, by method, from the fake's request
+    log; a cycle runs from one first-page compute.instances.aggregatedList
+    call to the next (at 10,000 jobs the fake needs seconds to list 20
+    pages, so a cycle may outlast poll_interval);
   - gpuqd's CPU time per cycle (utime + stime from /proc/PID/stat,
-    delta over the window, divided by the cycles).
+    sampled every 50 ms, over the same cycles, divided by them).
 Targets: calls per cycle grow only with the API's pages (Compute lists
 500 instances a page: ceil(N / 500) aggregatedList calls); CPU per cycle
 at most 50 ms at 10,000 jobs.
@@ -19,7 +21,9 @@ at most 50 ms at 10,000 jobs.
 Getting N jobs running:
   launch  (default) the faithful way: submit N jobs that never finish,
           with quota for all, and let gpuqd launch every one. The time
-          it took is printed.
+          it took is printed. gpuqd spends at most 600 Compute calls a
+          minute (providers/gcp budget) and a launch is two (insert,
+          zoneOperations.wait), so this takes about N / 300 minutes.
   direct  when launching is too slow: submit N jobs held, stop gpuqd,
           create one running VM per job in the fake (POST /_fake/instances
           with the job's labels) and write the matching attempt rows and
@@ -138,21 +142,39 @@ def direct(c, cu, n):
     return took
 
 
-def first_pages(c, since):
-    return [r for r in c.requests(AGG) if r["real_time"] >= since and
-            "pageToken" not in (r.get("query") or "")]
-
-
 def measure(c, cu, cycles):
-    """Counters, cycles and CPU seconds over about CYCLES polls."""
+    """Calls by method per cycle and gpuqd CPU seconds per cycle, over
+    CYCLES complete poll cycles. A cycle runs from one first-page
+    aggregatedList call to the next (pages of a slow listing may take
+    longer than poll_interval); gpuqd's CPU time is sampled every 50 ms
+    and read at the cycles' boundaries."""
     c.ctl("/_fake/counters/reset", {})
-    t0 = time.time()
-    cpu0 = cu.cpu_seconds(c.gpuqd.pid)
-    time.sleep(cycles * 1.0 + 0.5)
-    cpu1 = cu.cpu_seconds(c.gpuqd.pid)
-    calls = c.counters()
-    n = len(first_pages(c, t0))
-    return calls, n, cpu1 - cpu0
+    samples = []
+    deadline = time.monotonic() + 60 + 30 * cycles
+    firsts = []
+    while time.monotonic() < deadline:
+        samples.append((time.time(), cu.cpu_seconds(c.gpuqd.pid)))
+        if len(samples) % 20 == 0:
+            reqs = c.requests()
+            firsts = [r["real_time"] for r in reqs
+                      if r["method_id"] == AGG and
+                      "pageToken" not in (r.get("query") or "")]
+            if len(firsts) >= cycles + 2:
+                break
+        time.sleep(0.05)
+    if len(firsts) < 3:
+        return {}, 0, 0.0
+    # The first cycle may have begun before the counters were reset.
+    t0, t1 = firsts[1], firsts[-1]
+    n = len(firsts) - 2
+    calls = {}
+    for r in reqs:
+        if t0 <= r["real_time"] < t1:
+            calls[r["method_id"]] = calls.get(r["method_id"], 0) + 1
+
+    def cpu_at(t):
+        return min(samples, key=lambda x: abs(x[0] - t))[1]
+    return calls, n, cpu_at(t1) - cpu_at(t0)
 
 
 def one(cu, n, args):
@@ -166,9 +188,8 @@ def one(cu, n, args):
         time.sleep(2)
         calls, cycles, cpu = measure(c, cu, args.cycles)
         if not cycles:
-            sys.exit("bench/poll: no aggregatedList call in %d s with %d "
-                     "running jobs; calls %r; gpuqd log %s" % (
-                         args.cycles, n, calls, c.gpuqd.log))
+            sys.exit("bench/poll: fewer than 3 poll cycles seen with %d "
+                     "running jobs; gpuqd log %s" % (n, c.gpuqd.log))
         total = sum(calls.values())
         per = {m: v / cycles for m, v in sorted(calls.items())}
         print("%6d jobs: %s %5.1f s | %3d cycles | %5.1f calls/cycle "

@@ -4,14 +4,16 @@
 cloud.
 
     /usr/bin/python3 bench/sched.py [--builddir DIR] [--jobs 10000,100000]
-        [--regions 30] [--passes 5]
+        [--regions 30] [--passes 5] [--shapes 1]
 
 For each job count: a fresh fakegcp and gpuqd (log_level debug) with 30
 regions (every region of the fake's catalog with T4s first) and the
 providers vertex, batch and gce; quota for only a handful of GPUs
-(GPUS_ALL_REGIONS 8, Vertex T4 quota 0), so nearly every job stays
+(GPUS_ALL_REGIONS 8, no Vertex AI GPU quota), so nearly every job stays
 queued and each pass prices every job's offers again. N jobs (1 T4,
-Spot allowed, all regions and services) are submitted at once; once
+Spot allowed, all regions and services; or with --shapes K, cycling
+over K shapes: T4, L4, V100, A100 at each count, Spot allowed or not)
+are submitted at once; once
 gpuqd is quiet, PASSES more passes are triggered (one submit each, a
 second apart). Figures:
   - pass durations from gpuqd's own debug log: lines of the scheduler
@@ -51,13 +53,36 @@ def pick_regions(cu, n):
     return (t4 + rest)[:n]
 
 
-def quotas(regions):
+# Job shapes for --shapes: (GPU, count); each also with spot never.
+SHAPES = [(g, n) for g, ns in (("nvidia-tesla-t4", (1, 2, 4)),
+                               ("nvidia-l4", (1, 2, 4, 8)),
+                               ("nvidia-tesla-v100", (1, 2, 4, 8)),
+                               ("nvidia-tesla-a100", (1, 2, 4, 8)))
+          for n in ns]
+
+
+def specs(cu, n, shapes):
+    """N job specs cycling over SHAPES distinct shapes."""
+    kinds = []
+    for g, k in SHAPES:
+        for spot in ("allow", "never"):
+            kinds.append(cu.job_spec(work=LONG, ckpt=LONG, name="sched",
+                                     gpu=g, count=k, spot=spot))
+    kinds = kinds[:max(1, shapes)]
+    return [kinds[i % len(kinds)] for i in range(n)]
+
+
+def quotas(cu, regions):
+    """GPUS_ALL_REGIONS 8 (Compute and Batch); no Vertex AI GPU quota."""
+    vq = sorted({g["vq"] for g in cu.catalog.GPUS.values()})
+
     def setup(c):
         c.quota("GPUS_ALL_REGIONS", 8, region="global")
         for r in regions:
-            for spot in ("", "preemptible_"):
-                c.quota("custom_model_training_%snvidia_t4_gpus" % spot, 0,
-                        region=r, service="aiplatform")
+            for g in vq:
+                for spot in ("", "preemptible_"):
+                    c.quota("custom_model_training_%snvidia_%s_gpus" % (
+                        spot, g), 0, region=r, service="aiplatform")
     return setup
 
 
@@ -97,13 +122,13 @@ def quiet(c, timeout):
 def one(cu, n, args):
     regions = pick_regions(cu, args.regions)
     c = cu.Cloud(speed=10, regions=regions, providers=cu.PROVIDERS,
-                 setup=quotas(regions), log_level="debug")
+                 setup=quotas(cu, regions), log_level="debug")
     try:
-        spec = cu.job_spec(work=LONG, ckpt=LONG, name="sched")
+        jobs = specs(cu, n, args.shapes)
+        spec = jobs[0]
         t0 = time.monotonic()
         for i in range(0, n, 20000):
-            k = min(20000, n - i)
-            c.submit(*[spec] * k)
+            c.submit(*jobs[i:i + 20000])
         print("%7d jobs submitted in %.1f s" % (n, time.monotonic() - t0),
               flush=True)
         k = quiet(c, 600)
@@ -159,6 +184,9 @@ def main():
     ap.add_argument("--jobs", default="10000,100000")
     ap.add_argument("--regions", type=int, default=30)
     ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--shapes", type=int, default=1,
+                    help="distinct job shapes (GPU, count, Spot), up to "
+                    "%d" % (2 * len(SHAPES)))
     ap.add_argument("--keep", action="store_true",
                     help="keep the directories (logs) afterwards")
     args = ap.parse_args()
@@ -168,9 +196,8 @@ def main():
             sys.exit("bench/sched: %s/%s is not built" % (args.builddir,
                                                           prog))
     import cloudutil as cu
-    print("bench/sched: %d regions x %s" % (args.regions,
-                                             ", ".join(cu.PROVIDERS)),
-          flush=True)
+    print("bench/sched: %d regions x %s, %d job shape(s)" % (
+        args.regions, ", ".join(cu.PROVIDERS), args.shapes), flush=True)
     for n in [int(x) for x in args.jobs.split(",")]:
         one(cu, n, args)
 
