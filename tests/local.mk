@@ -1,4 +1,4 @@
 # tests/local.mk: the Python suites (fakegcp's own, then integration),
 # run by one driver so pytest's summary line reaches the log.
 TESTS += tests/run-pytest
-EXTRA_DIST += tests/run-pytest tests/fakegcp tests/integration
+EXTRA_DIST += tests/run-pytest tests/fakegcp tests/integration tests/demo
