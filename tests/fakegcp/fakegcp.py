@@ -21,6 +21,7 @@ checked against the discovery schemas (fakegcp_schema.py); resources move
 through their states on a simulated clock (fakegcp_sim.py).
 """
 import argparse
+import bisect
 import hashlib
 import heapq
 import http.server
@@ -199,6 +200,15 @@ class Operation:
             return "RUNNING"
         return "DONE"
 
+    # what a list filter can read without building the JSON (_scan_page)
+    VIEW_PATHS = (("name",), ("operationType",), ("targetLink",),
+                  ("status",), ("user",))
+
+    def filter_view(self, now):
+        return {"name": self.name, "operationType": self.op_type,
+                "targetLink": self.target, "status": self.status(now),
+                "user": self.user}
+
     def to_json(self, now):
         st = self.status(now)
         zl = COMPUTE_LINK + "projects/%s/zones/%s" % (self.project, self.zone)
@@ -286,6 +296,14 @@ class Instance(Resource):
     def live(self):
         return not self.deleted and self.status not in ("TERMINATED",
                                                         "STOPPED")
+
+    VIEW_PATHS = (("name",), ("status",), ("labels",), ("id",))
+
+    def filter_view(self, now):
+        v = {"name": self.name, "status": self.status, "id": self.id}
+        if "labels" in self.body:
+            v["labels"] = self.body["labels"]
+        return v
 
     def job_env(self):
         for it in (self.body.get("metadata") or {}).get("items") or []:
@@ -473,6 +491,15 @@ class BatchJob(Resource):
 
     def live(self):
         return not self.deleted and self.jstate not in BATCH_TERMINAL
+
+    VIEW_PATHS = (("name",), ("uid",), ("labels",), ("status", "state"))
+
+    def filter_view(self, now):
+        v = {"name": self.full_name(), "uid": self.uid,
+             "status": {"state": self.jstate}}
+        if "labels" in self.body:
+            v["labels"] = self.body["labels"]
+        return v
 
     def _event(self, t, desc, etype="STATUS_CHANGED", **extra):
         e = {"type": etype, "description": desc,
@@ -691,6 +718,7 @@ class CustomJob(Resource):
         Resource.__init__(self, fake, project, body["displayName"], region,
                           None, body.get("labels"), False, now)
         self.body = body
+        self.create_time = util.rfc3339(now)
         self.jstate = "JOB_STATE_QUEUED"
         self.error = None
         self.updated = now
@@ -730,6 +758,17 @@ class CustomJob(Resource):
 
     def live(self):
         return not self.deleted and self.jstate not in VERTEX_TERMINAL
+
+    VIEW_PATHS = (("name",), ("displayName",), ("labels",), ("state",),
+                  ("createTime",))
+
+    def filter_view(self, now):
+        v = {"name": self.full_name(), "state": self.jstate,
+             "displayName": self.body.get("displayName"),
+             "createTime": self.create_time}
+        if "labels" in self.body:
+            v["labels"] = self.body["labels"]
+        return v
 
     def _set(self, t, st):
         self.jstate = st
@@ -816,7 +855,7 @@ class CustomJob(Resource):
         b = json.loads(json.dumps(self.body))
         b["name"] = self.full_name()
         b["state"] = self.jstate
-        b["createTime"] = util.rfc3339(self.created)
+        b["createTime"] = self.create_time
         b["updateTime"] = util.rfc3339(self.updated)
         if self.started:
             b["startTime"] = util.rfc3339(self.started)
@@ -834,6 +873,112 @@ class CustomJob(Resource):
 # ============================================================================
 # The fake cloud's state
 # ============================================================================
+class SortedIndex:
+    """Resources of one group kept sorted by a unique key (bisect), so a
+    list page finds its start in O(log n) and costs O(page size)."""
+    __slots__ = ("keys", "vals")
+
+    def __init__(self):
+        self.keys = []
+        self.vals = []
+
+    def __len__(self):
+        return len(self.keys)
+
+    def add(self, key, val):
+        i = bisect.bisect_left(self.keys, key)
+        self.keys.insert(i, key)
+        self.vals.insert(i, val)
+
+    def remove(self, key):
+        i = bisect.bisect_left(self.keys, key)
+        if i < len(self.keys) and self.keys[i] == key:
+            del self.keys[i]
+            del self.vals[i]
+
+    def scan(self, after=None, reverse=False):
+        """(key, value) pairs strictly after ``after`` in key order (or
+        before it, descending, with ``reverse``)."""
+        keys, vals = self.keys, self.vals
+        if reverse:
+            i = len(keys) - 1 if after is None else \
+                bisect.bisect_left(keys, after) - 1
+            while i >= 0:
+                yield keys[i], vals[i]
+                i -= 1
+        else:
+            i = 0 if after is None else bisect.bisect_right(keys, after)
+            while i < len(keys):
+                yield keys[i], vals[i]
+                i += 1
+
+
+NO_INDEX = SortedIndex()
+
+
+class IndexedDict(dict):
+    """A dict of resources that keeps, for each named order, one
+    SortedIndex per group: ``index(order, group(dict key))``.  Every
+    mutation goes through __setitem__/__delitem__/pop/clear."""
+
+    def __init__(self, group, **orders):
+        dict.__init__(self)
+        self._group = group
+        self._orders = orders
+        self._indexes = {}
+
+    def index(self, order, group):
+        return self._indexes.get((order, group), NO_INDEX)
+
+    def projects(self):
+        """First members of the groups that hold resources."""
+        return {g[0] for (o, g), idx in self._indexes.items() if len(idx)}
+
+    def _add(self, k, v):
+        g = self._group(k)
+        for name, fn in self._orders.items():
+            self._indexes.setdefault((name, g), SortedIndex()).add(fn(v), v)
+
+    def _drop(self, k, v):
+        g = self._group(k)
+        for name, fn in self._orders.items():
+            idx = self._indexes.get((name, g))
+            if idx is not None:
+                idx.remove(fn(v))
+
+    def __setitem__(self, k, v):
+        if k in self:
+            self._drop(k, dict.__getitem__(self, k))
+        dict.__setitem__(self, k, v)
+        self._add(k, v)
+
+    def __delitem__(self, k):
+        self._drop(k, dict.__getitem__(self, k))
+        dict.__delitem__(self, k)
+
+    def pop(self, k, *default):
+        if k in self:
+            v = dict.__getitem__(self, k)
+            del self[k]
+            return v
+        if default:
+            return default[0]
+        raise KeyError(k)
+
+    def clear(self):
+        dict.clear(self)
+        self._indexes.clear()
+
+    def _unsupported(self, *a, **kw):
+        raise NotImplementedError("IndexedDict: use d[k] = v / pop")
+
+    update = setdefault = popitem = _unsupported
+
+
+def _group2(k):
+    return k[:2]
+
+
 DEFAULT_CFG = {
     "provision_seconds": 5.0,     # simulated s from create to RUNNING
     "op_seconds": 2.0,            # simulated s for a Compute operation
@@ -866,6 +1011,7 @@ class Fake:
                          buffering=1)
         self.sa_keys = {}          # client_email -> (n, e)
         self.users = {}            # client_id -> (secret, refresh_token)
+        self._numbers = {}         # project id -> project number
         self.reset()
 
     # -- state -----------------------------------------------------------------
@@ -879,13 +1025,18 @@ class Fake:
             self.events = []               # heap of (t, seq, fn)
             self.active_runs = set()
             self.cfg = json.loads(json.dumps(DEFAULT_CFG))
-            self.instances = {}            # (project, zone, name) -> Instance
+            # (project, zone|region, id) -> resource, with sorted indexes
+            # per (project, zone|region) for list pages
+            self.instances = IndexedDict(_group2, name=lambda i: i.name)
             self.removed = []              # deleted resources, for /_fake
-            self.ops = {}                  # (project, zone, name) -> Operation
+            self.ops = IndexedDict(_group2, insert=lambda o: (o.insert,
+                                                              o.name))
             self.request_ids = {}          # (project, requestId) -> Operation
-            self.batch = {}                # (project, region, id) -> BatchJob
+            self.batch = IndexedDict(_group2, name=lambda j: j.name,
+                                     create=lambda j: (j.created, j.seq))
             self.batch_request_ids = {}
-            self.vertex = {}               # (project, region, jid) -> job
+            self.vertex = IndexedDict(_group2,
+                                      create=lambda j: (j.created, j.seq))
             self.lros = {}                 # name -> dict (Batch/Vertex LRO)
             self.buckets = {}              # bucket -> {name: object}
             self.gen = itertools.count(int(time.time() * 1e6))
@@ -922,10 +1073,13 @@ class Fake:
             return now
 
     def project_number(self, project):
-        if project.isdigit():
-            return project
-        return str(int(hashlib.sha1(project.encode()).hexdigest(), 16)
-                   % 900000000000 + 100000000000)
+        n = self._numbers.get(project)
+        if n is None:
+            n = project if project.isdigit() else str(int(hashlib.sha1(
+                project.encode()).hexdigest(), 16) % 900000000000 +
+                100000000000)
+            self._numbers[project] = n
+        return n
 
     def project_id(self, p):
         """Vertex/Batch paths may use the project number."""
@@ -938,7 +1092,7 @@ class Fake:
     def known_projects(self):
         ps = {self.default_project}
         for d in (self.instances, self.batch, self.vertex):
-            ps.update(k[0] for k in d)
+            ps.update(d.projects())
         return ps
 
     def all_resources(self):
@@ -1115,22 +1269,77 @@ class Req:
         self.body = None
 
 
-def _paginate(items, req, size_param, default, maximum, salt=""):
-    """Slice ``items`` for the page; return (page, nextPageToken|None)."""
+def _page_size(req, size_param, default, maximum):
     size = req.q.get(size_param)
     size = int(size) if size not in (None, "") else default
     if size <= 0:
         size = default
-    size = min(size, maximum)
+    return min(size, maximum)
+
+
+def _bad_token(req):
+    return ApiError(400, "Invalid value for field 'pageToken': '%s'. "
+                    "Invalid page token." % req.q.get("pageToken"),
+                    "invalid")
+
+
+def _paginate(items, req, size_param, default, maximum, salt=""):
+    """Slice ``items`` (a short fixed list) for the page; return (page,
+    nextPageToken|None)."""
+    size = _page_size(req, size_param, default, maximum)
     off = util.parse_page_token(req.q.get("pageToken"), salt)
     if off is None:
-        raise ApiError(400, "Invalid value for field 'pageToken': '%s'. "
-                       "Invalid page token." % req.q.get("pageToken"),
-                       "invalid")
+        raise _bad_token(req)
     page = items[off:off + size]
     nxt = util.page_token(off + size, salt) if off + size < len(items) \
         else None
     return page, nxt
+
+
+def _scan_page(req, sources, size, filt, cls, now, salt, reverse=False):
+    """One page of a list of resources.  ``sources``: [(scope number,
+    SortedIndex)] in listing order, scope numbers ascending; ``filt``: the
+    compiled filter, evaluated on ``cls.filter_view`` when it reads only
+    ``cls.VIEW_PATHS`` (so skipped resources cost no JSON), else on the
+    resource's JSON.  The page token is the position of the last resource
+    returned, so the next page starts there in O(log n) and a page costs
+    O(page size) plus the non-matching resources it skips; there is a token
+    only if another match follows.  ``salt`` ties tokens to one list and
+    its filter and order.  Returns ([(scope number, JSON)], token|None)."""
+    try:
+        pos = util.parse_position_token(req.q.get("pageToken"), salt)
+    except ValueError:
+        raise _bad_token(req)
+    everything = filt.tree is None
+    cheap = not everything and filt.reads_only(cls.VIEW_PATHS)
+    page, last, more = [], None, False
+    for sno, idx in sources:
+        if pos is not None and sno < pos[0]:
+            continue
+        after = pos[1] if pos is not None and sno == pos[0] else None
+        for k, v in idx.scan(after, reverse):
+            j = None
+            if not everything:
+                if cheap:
+                    ok = filt.match(v.filter_view(now))
+                else:
+                    j = v.to_json(now)
+                    ok = filt.match(j)
+                if not ok:
+                    continue
+            if len(page) == size:
+                more = True
+                break
+            page.append((sno, j if j is not None else v.to_json(now)))
+            last = (sno, k)
+        if more:
+            break
+    return page, (util.position_token(last, salt) if more else None)
+
+
+def _list_salt(req, *what):
+    return "/".join(list(what) + [req.q.get("filter", ""),
+                                  req.q.get("orderBy", "")])
 
 
 def _check_max_results(req):
@@ -1192,9 +1401,13 @@ class Compute:
         return z
 
     def _list(self, req, kind, items, salt):
+        """A short fixed list (regions, zones, accelerator types)."""
         _check_max_results(req)
         items = _filter(req, items)
         page, nxt = _paginate(items, req, "maxResults", 500, 500, salt)
+        return self._list_out(req, kind, page, nxt)
+
+    def _list_out(self, req, kind, page, nxt):
         base = COMPUTE_LINK + req.path.split("/compute/v1/", 1)[1]
         out = {"kind": kind, "id": req.path, "items": page,
                "selfLink": base}
@@ -1208,14 +1421,18 @@ class Compute:
         return out
 
     def _aggregated(self, req, kind, key, by_zone, salt):
-        """Aggregated lists: map "zones/Z" -> {key: [...]} (A.3, C.2); the
-        page holds up to maxResults resources across scopes."""
+        """A short aggregated list (accelerator types)."""
         _check_max_results(req)
-        flat = []
-        for z in cat.ZONES:
-            for o in _filter(req, by_zone.get(z, [])):
-                flat.append((z, o))
+        filt = _compile_filter(req, "compute")
+        flat = [(z, o) for z in cat.ZONES for o in by_zone.get(z, [])
+                if filt.match(o)]
         page, nxt = _paginate(flat, req, "maxResults", 500, 500, salt)
+        return self._aggregated_out(req, kind, key, page, nxt)
+
+    def _aggregated_out(self, req, kind, key, page, nxt):
+        """Aggregated lists: map "zones/Z" -> {key: [...]} (A.3, C.2); the
+        page holds up to maxResults resources across scopes; ``page`` is
+        [(zone, JSON)]."""
         items = {}
         for z, o in page:
             items.setdefault("zones/" + z, {key: []})[key].append(o)
@@ -1524,20 +1741,28 @@ class Compute:
 
     def list(self, req):
         p, z = req.params["project"], self._zone(req)
-        now = self.f.now()
-        items = [i.to_json(now) for (pp, zz, n), i in
-                 sorted(self.f.instances.items()) if pp == p and zz == z]
-        return self._list(req, "compute#instanceList", items, "i" + z)
+        _check_max_results(req)
+        page, nxt = _scan_page(
+            req, [(0, self.f.instances.index("name", (p, z)))],
+            _page_size(req, "maxResults", 500, 500),
+            _compile_filter(req, "compute"), Instance, self.f.now(),
+            _list_salt(req, "i", p, z))
+        return self._list_out(req, "compute#instanceList",
+                              [j for _, j in page], nxt)
 
     def aggregated(self, req):
         p = req.params["project"]
-        now = self.f.now()
-        by = {}
-        for (pp, zz, n), i in sorted(self.f.instances.items()):
-            if pp == p:
-                by.setdefault(zz, []).append(i.to_json(now))
-        return self._aggregated(req, "compute#instanceAggregatedList",
-                                "instances", by, "aggi")
+        _check_max_results(req)
+        idx = self.f.instances.index
+        sources = [(n, idx("name", (p, z))) for n, z in enumerate(cat.ZONES)
+                   if len(idx("name", (p, z)))]
+        page, nxt = _scan_page(req, sources,
+                               _page_size(req, "maxResults", 500, 500),
+                               _compile_filter(req, "compute"), Instance,
+                               self.f.now(), _list_salt(req, "aggi", p))
+        return self._aggregated_out(
+            req, "compute#instanceAggregatedList", "instances",
+            [(cat.ZONES[n], j) for n, j in page], nxt)
 
     def guest_attributes(self, req):
         inst = self._inst(req)
@@ -1592,12 +1817,14 @@ class Compute:
 
     def op_list(self, req):
         p, z = req.params["project"], self._zone(req)
-        now = self.f.now()
-        ops = sorted((o for (pp, zz, n), o in self.f.ops.items()
-                      if pp == p and zz == z), key=lambda o: (o.insert,
-                                                              o.name))
-        return self._list(req, "compute#operationList",
-                          [o.to_json(now) for o in ops], "op" + z)
+        _check_max_results(req)
+        page, nxt = _scan_page(
+            req, [(0, self.f.ops.index("insert", (p, z)))],
+            _page_size(req, "maxResults", 500, 500),
+            _compile_filter(req, "compute"), Operation, self.f.now(),
+            _list_salt(req, "op", p, z))
+        return self._list_out(req, "compute#operationList",
+                              [j for _, j in page], nxt)
 
 
 class Batch:
@@ -1682,20 +1909,26 @@ class Batch:
     def get(self, req):
         return self._job(req).to_json(self.f.now())
 
+    ORDERS = {"": ("name", False), "name": ("name", False),
+              "name asc": ("name", False), "name desc": ("name", True),
+              "create_time": ("create", False),
+              "create_time asc": ("create", False),
+              "create_time desc": ("create", True)}
+
     def list(self, req):
         p, r = self._parent(req)
-        now = self.f.now()
-        jobs = [j for (pp, rr, n), j in self.f.batch.items()
-                if pp == p and (rr == r or r == "-")]
-        order = req.q.get("orderBy", "")
-        if order.startswith("create_time"):
-            jobs.sort(key=lambda j: (j.created, j.seq),
-                      reverse=order.endswith("desc"))
-        else:
-            jobs.sort(key=lambda j: j.name, reverse=order.endswith("desc"))
-        objs = _filter(req, [j.to_json(now) for j in jobs], "batch")
-        page, nxt = _paginate(objs, req, "pageSize", 100, 100,
-                              "b%s%s" % (r, req.q.get("filter", "")))
+        raw = req.q.get("orderBy", "")
+        order = self.ORDERS.get(" ".join(raw.split()).lower())
+        if order is None:
+            raise ApiError(400, "Invalid order_by \"%s\": supported are "
+                           "\"name\", \"name desc\", \"create_time\" and "
+                           "\"create_time desc\"." % raw)
+        page, nxt = _scan_page(
+            req, [(0, self.f.batch.index(order[0], (p, r)))],
+            _page_size(req, "pageSize", 100, 100),
+            _compile_filter(req, "batch"), BatchJob, self.f.now(),
+            _list_salt(req, "b", p, r), reverse=order[1])
+        page = [j for _, j in page]
         out = {"jobs": page} if page else {}
         if nxt:
             out["nextPageToken"] = nxt
@@ -1864,15 +2097,14 @@ class Vertex:
         return self._job(req).to_json(self.f.now())
 
     def list(self, req):
+        """Newest first."""
         p, r = self._parent(req)
-        now = self.f.now()
-        jobs = sorted((j for j in self.f.vertex.values()
-                       if j.project == p and j.region == r),
-                      key=lambda j: (-j.created, -j.seq))
-        objs = _filter(req, [j.to_json(now) for j in jobs], "aiplatform")
-        page, nxt = _paginate(objs, req, "pageSize", 100, 100,
-                              "v%s%s" % (r, req.q.get("filter", "")))
-        page = _read_mask(req, page)
+        page, nxt = _scan_page(
+            req, [(0, self.f.vertex.index("create", (p, r)))],
+            _page_size(req, "pageSize", 100, 100),
+            _compile_filter(req, "aiplatform"), CustomJob, self.f.now(),
+            _list_salt(req, "v", p, r), reverse=True)
+        page = _read_mask(req, [j for _, j in page])
         out = {"customJobs": page} if page else {}
         if nxt:
             out["nextPageToken"] = nxt

@@ -4,7 +4,7 @@ accept them, and Compute's older regular-expression form.
 
     f = compile_filter('(a = "x") OR (b = "y") labels.k:*', compute=True)
     f.match(obj)         # obj: the resource's JSON (or a cheaper view)
-    f.roots              # first path segments the filter reads
+    f.paths, f.roots     # member paths (camelCase) / first members it reads
 
 Grammar (AIP-160; OR binds tighter than AND and than juxtaposition, so
 ``a AND b OR c`` is ``a AND (b OR c)``):
@@ -193,11 +193,18 @@ class Filter:
 
     def __init__(self, tree):
         self.tree = tree
-        roots = set()
+        paths = set()
         if tree is not None:
-            _walk(tree, lambda n: roots.add(n[1][0]) if n[0] == "cmp"
-                  else None)
-        self.roots = roots
+            _walk(tree, lambda n: paths.add(tuple(
+                snake_to_camel(x) for x in n[1])) if n[0] == "cmp" else None)
+        self.paths = paths                  # camelCase member paths read
+        self.roots = {p[0] for p in paths}
+
+    def reads_only(self, prefixes):
+        """True if every path the filter reads lies under one of
+        ``prefixes`` (tuples of camelCase members)."""
+        return all(any(p[:len(x)] == x for x in prefixes)
+                   for p in self.paths)
 
     def match(self, obj):
         return self.tree is None or _eval(self.tree, obj)

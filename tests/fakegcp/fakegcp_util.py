@@ -3,6 +3,7 @@
 fakegcp_filter.py."""
 import base64
 import datetime
+import hashlib
 import json
 import re
 
@@ -45,6 +46,36 @@ def parse_page_token(tok, salt=""):
         return d["o"]
     except (ValueError, TypeError):
         return None
+
+
+def _salt_hash(salt):
+    return hashlib.sha1(salt.encode()).hexdigest()[:12]
+
+
+def position_token(pos, salt):
+    """An opaque page token holding ``pos`` = (scope number, sort key) of
+    the last resource returned; ``salt`` names the list and the request
+    parameters a token is only good for (filter, order)."""
+    raw = json.dumps({"p": list(pos), "h": _salt_hash(salt)},
+                     separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def parse_position_token(tok, salt):
+    """The (scope number, sort key) of position_token, None without a
+    token; ValueError if the token is not one of ours for this list."""
+    if not tok:
+        return None
+    try:
+        d = json.loads(base64.urlsafe_b64decode(tok + "=" * (-len(tok) % 4)))
+        if d["h"] != _salt_hash(salt):
+            raise ValueError("token of another list")
+        scope, key = d["p"]
+        if not isinstance(scope, int):
+            raise ValueError("bad scope")
+        return scope, tuple(key) if isinstance(key, list) else key
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(str(e))
 
 
 # -- fields= partial responses ---------------------------------------------------
