@@ -463,6 +463,9 @@ class BatchJob(Resource):
         ts = tg.get("taskSpec") or {}
         self.task_count = int(tg.get("taskCount") or 1)
         self.max_retry = int(ts.get("maxRetryCount") or 0)
+        mrd = ts.get("maxRunDuration")
+        self.max_run = float(mrd[:-1]) if isinstance(mrd, str) and \
+            re.match(r"^\d+(\.\d+)?s$", mrd) else None
         self.policies = ts.get("lifecyclePolicies") or []
         env = dict(((ts.get("environment") or {}).get("variables")) or {})
         rn = (ts.get("runnables") or [{}])[0]
@@ -601,7 +604,14 @@ class BatchJob(Resource):
         if self.jstate == "SCHEDULED":
             self._job_state(t, "RUNNING")
         self.started = self.started or t
-        self.new_run(self.env).start(t)
+        run = self.new_run(self.env)
+        run.start(t)
+        if self.max_run is not None:
+            # taskSpec.maxRunDuration: the attempt is stopped with 50005
+            def overrun(tt):
+                if run.state == "running" and self.runs[-1] is run:
+                    self.task_failed(tt, 50005)
+            self.fake.at(t + self.max_run, overrun)
 
     def on_run_end(self, t, code):
         self.task_failed(t, code) if code else self._succeed(t)
@@ -721,6 +731,7 @@ class CustomJob(Resource):
         self.create_time = util.rfc3339(now)
         self.jstate = "JOB_STATE_QUEUED"
         self.error = None
+        self.quota_error = None     # metric, with vertex_quota_error "job"
         self.updated = now
         self.restarts = 0
         spec = body["jobSpec"]
@@ -781,6 +792,13 @@ class CustomJob(Resource):
             return
         self._set(t, "JOB_STATE_PENDING")
         f = self.fake
+        if self.quota_error:
+            # admitted, then starved of quota (API-NOTES B.1)
+            self.error = {"code": 8, "message": "The following quota "
+                          "metrics exceed quota limits: aiplatform."
+                          "googleapis.com/%s" % self.quota_error}
+            self._set(t, "JOB_STATE_FAILED")
+            return
         zones = [z for z in cat.REGION_ZONES.get(self.region, [])
                  if not self.gpu or self.gpu in cat.ZONE_GPUS.get(z, {})]
         if self.gpu and zones and all(f.stocked_out(z, self.gpu, self.spot)
@@ -985,6 +1003,9 @@ DEFAULT_CFG = {
     "stop_seconds": 3.0,          # STOPPING -> TERMINATED after interruption
     "compute_quota_error": "http",   # "http" (403 at insert) | "operation"
     "vertex_spot_restarts": 6,    # Vertex restarts a preempted Spot worker
+    # Vertex GPU quota: "http" (429 at create) | "job" (the job is
+    # accepted, then FAILS with error code 8 and the quota message)
+    "vertex_quota_error": "http",
     "wait_max_seconds": 2.0,      # real-time cap of zoneOperations.wait
     # regions (a list, or true for all) whose regions.get/list answer
     # without `quotas` and with quotaStatusWarning QUOTA_INFO_UNAVAILABLE
@@ -2072,7 +2093,10 @@ class Vertex:
                       if j.project == p and j.region == r and j.live() and
                       j.vq == job.vq and j.spot == job.spot)
             need = job.gpu_count * job.replicas
-            if use + need > f.vertex_limit(p, r, metric):
+            over = use + need > f.vertex_limit(p, r, metric)
+            if over and f.cfg["vertex_quota_error"] == "job":
+                job.quota_error = metric
+            elif over:
                 raise ApiError(
                     429, "The following quota metrics exceed quota limits: "
                     "aiplatform.googleapis.com/%s" % metric,
@@ -2413,6 +2437,10 @@ class Control:
         raise ApiError(404, "No fake resource named %r" % name)
 
     def interrupt(self, body, kind):
+        code = body.get("exit_code")
+        if kind == "exit" and (not isinstance(code, int) or
+                               isinstance(code, bool) or code < 0):
+            raise ApiError(400, "exit_code must be a non-negative integer")
         r = self.find(body.get("name", ""))
         now = self.f.now()
         running = (isinstance(r, Instance) and r.status == "RUNNING") or \
@@ -2423,16 +2451,22 @@ class Control:
         if not running:
             raise ApiError(409, "Resource %s is not running (state %s)" % (
                 r.name, r.state()))
+        if kind == "exit":
+            return self.exit(r, body, now)
         if isinstance(r, Instance):
-            r.interrupt(now, "compute.instances.preempted" if
-                        kind == "preempt" else
-                        "compute.instances.terminateOnHostMaintenance",
-                        "preempted" if kind == "preempt" else "maintenance")
+            r.interrupt(now, {
+                "preempt": "compute.instances.preempted",
+                "maintenance": "compute.instances.terminateOnHostMaintenance",
+                "host_error": "compute.instances.hostError"}[kind],
+                {"preempt": "preempted", "maintenance": "maintenance",
+                 "host_error": "host error"}[kind])
         elif isinstance(r, BatchJob):
             # Maintenance on a Batch VM: the VM is terminated and recreated
             # by Batch's instance group -> 50006 ("VM is recreated during
-            # task execution"), see README.
-            r.task_failed(now, 50001 if kind == "preempt" else 50006)
+            # task execution"); a host error leaves Batch without VM
+            # reports -> 50002.  See README.
+            r.task_failed(now, {"preempt": 50001, "maintenance": 50006,
+                                "host_error": 50002}[kind])
         else:
             restart = body.get("vertex_restart")
             if restart is False:
@@ -2443,6 +2477,23 @@ class Control:
             else:
                 r.interrupt(now, "preempted" if kind == "preempt" else
                             "maintenance")
+        return {"ok": True, "resource": r.describe()}
+
+    def exit(self, r, body, now):
+        """The running workload ends now with ``exit_code`` (Batch: any
+        code, reserved 5000x ones with Batch's wording; retry policies
+        apply)."""
+        code = body["exit_code"]
+        run = r.runs[-1] if r.runs else None
+        if isinstance(r, BatchJob):
+            if code:
+                r.task_failed(now, code)
+                return {"ok": True, "resource": r.describe()}
+        if run is None or run.state != "running":
+            raise ApiError(409, "Resource %s runs no workload" % r.name)
+        run.stop(now, "exit %d" % code)
+        run.state, run.result = "done", code
+        r.on_run_end(now, code)
         return {"ok": True, "resource": r.describe()}
 
     def handle(self, method, path, query, body):
@@ -2514,6 +2565,10 @@ class Control:
             return self.interrupt(body, "preempt")
         if ep == "maintenance" and method == "POST":
             return self.interrupt(body, "maintenance")
+        if ep == "host_error" and method == "POST":
+            return self.interrupt(body, "host_error")
+        if ep == "exit" and method == "POST":
+            return self.interrupt(body, "exit")
         if ep == "stockout" and method == "POST":
             z = body["zone"]
             gpu = body.get("gpu")
