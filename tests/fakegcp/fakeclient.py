@@ -74,11 +74,12 @@ def _b64url(b):
 
 
 def make_service_account_key(fake, path, email=None, project="gpuq-demo",
-                             register=True):
-    """Generate an RSA-2048 key with openssl, register its public half with
-    the fake, and write a Google service-account key file (mode 0600)."""
+                             register=True, private_pem=None):
+    """Generate an RSA-2048 key with openssl (or use ``private_pem``),
+    register its public half with the fake, and write a Google
+    service-account key file (mode 0600)."""
     email = email or "gpuq-test@%s.iam.gserviceaccount.com" % project
-    priv = subprocess.run(
+    priv = private_pem or subprocess.run(
         ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
          "rsa_keygen_bits:2048"], check=True, capture_output=True).stdout
     pub = subprocess.run(["openssl", "pkey", "-pubout"], input=priv,

@@ -2,6 +2,7 @@
 port 0 in a tmp dir, and a client already holding an access token."""
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.error
@@ -83,9 +84,19 @@ def fake(tmp_path):
     assert f.stop() == 0
 
 
+@pytest.fixture(scope="session")
+def rsa_key():
+    """One private key (PEM bytes) for the whole session: generating one
+    per test cost ~0.2 s each."""
+    return subprocess.run(
+        ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+         "rsa_keygen_bits:2048"], check=True, capture_output=True).stdout
+
+
 @pytest.fixture
-def gcp(fake, tmp_path):
-    kf = make_service_account_key(fake, str(tmp_path / "sa.json"))
+def gcp(fake, tmp_path, rsa_key):
+    kf = make_service_account_key(fake, str(tmp_path / "sa.json"),
+                                  private_pem=rsa_key)
     return Client(fake, kf)
 
 
