@@ -10,10 +10,18 @@
  * Prints one line per figure. Every reply is checked: a figure counts
  * only {"ok":true,...} replies, and any other reply fails the run.
  * Talks the wire directly (common/proto.h); knows nothing else of gpuq.
+ *
+ * With -F DIR it also prints what the machine allows at best, measured
+ * in the same run: a minimal process spawned back to back (the floor
+ * under "1 gpuq process per job"), and a server that does nothing but
+ * append 8 pages to a file in DIR and fdatasync it per request, asked
+ * one at a time over a socket (the floor under "one at a time": a
+ * one-job commit appends 8 pages to SQLite's WAL).
  */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -37,6 +45,8 @@ extern char **environ;
 	"\"command\":[\"python\",\"train.py\"]," \
 	"\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":1}}}\n"
 #define BENCH_OK	"{\"ok\":true"
+#define FLOOR_PAGES	8	/* WAL frames of a one-job commit */
+#define FLOOR_PAGE	4096
 
 static double
 now_s(void)
@@ -171,9 +181,9 @@ bench_pipelined(const char *path, long n)
 	return t0;
 }
 
-/* N submits on one connection, each waiting for its reply. */
+/* N submits on connection FD, each waiting for its reply; closes FD. */
 static double
-bench_serial(const char *path, long n)
+bench_serial_fd(int fd, long n)
 {
 	static struct replies	 r;
 	const size_t		 reqlen = strlen(BENCH_REQ);
@@ -181,9 +191,7 @@ bench_serial(const char *path, long n)
 	ssize_t			 k;
 	double			 t0;
 	long			 i;
-	int			 fd;
 
-	fd = connect_to(path);
 	memset(&r, 0, sizeof r);
 	t0 = now_s();
 	for (i = 0; i < n; i++) {
@@ -201,6 +209,81 @@ bench_serial(const char *path, long n)
 	t0 = now_s() - t0;
 	close(fd);
 	return t0;
+}
+
+/* N submits on one connection, each waiting for its reply. */
+static double
+bench_serial(const char *path, long n)
+{
+	return bench_serial_fd(connect_to(path), n);
+}
+
+/*
+ * The floor server: per request line, append FLOOR_PAGES pages (with
+ * WAL-like 24-byte frame headers) to a preallocated file in DIR and
+ * fdatasync it, then reply. Runs in a child on one end of a socketpair.
+ */
+static void __attribute__((noreturn))
+floor_server(int fd, const char *dir)
+{
+	static char	 in[1 << 16], page[FLOOR_PAGE];
+	const off_t	 size = (off_t)1024 * FLOOR_PAGE;
+	char		*file;
+	off_t		 off = 0;
+	ssize_t		 k;
+	int		 out, p;
+
+	if (asprintf(&file, "%s/bench-floor.tmp", dir) == -1)
+		die("asprintf");
+	if ((out = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600)) == -1)
+		die(file);
+	(void)unlink(file);
+	memset(page, 'x', sizeof page);
+	for (off = 0; off < size; off += FLOOR_PAGE)
+		if (pwrite(out, page, FLOOR_PAGE, off) != FLOOR_PAGE)
+			die("pwrite");
+	if (fsync(out) == -1)
+		die("fsync");
+	off = 0;
+	while ((k = read(fd, in, sizeof in)) > 0) {
+		for (p = 0; p < FLOOR_PAGES; p++) {
+			if (pwrite(out, page, 24, off) != 24 || pwrite(out,
+			    page, FLOOR_PAGE, off + 24) != FLOOR_PAGE)
+				die("pwrite");
+			off += FLOOR_PAGE + 24;
+			if (off + FLOOR_PAGE + 24 > size)
+				off = 0;
+		}
+		if (fdatasync(out) == -1)
+			die("fdatasync");
+		if (write(fd, BENCH_OK "}\n", sizeof BENCH_OK + 1) !=
+		    sizeof BENCH_OK + 1)
+			die("write");
+	}
+	_exit(0);
+}
+
+/* N requests, one at a time, to the floor server. */
+static double
+bench_floor_serial(const char *dir, long n)
+{
+	double	t;
+	pid_t	pid;
+	int	sv[2], st;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		die("socketpair");
+	if ((pid = fork()) == -1)
+		die("fork");
+	if (pid == 0) {
+		close(sv[0]);
+		floor_server(sv[1], dir);
+	}
+	close(sv[1]);
+	t = bench_serial_fd(sv[0], n);
+	if (waitpid(pid, &st, 0) == -1)
+		die("waitpid");
+	return t;
 }
 
 /* N `gpuq --socket PATH submit -q FILE` processes, one after another. */
@@ -244,9 +327,42 @@ report(const char *what, long n, double sec, double target)
 {
 	double	rate = (double)n / sec;
 
-	printf("%-34s %8ld in %7.3f s = %9.0f/s  (target >= %.0f/s: %s)\n",
-	    what, n, sec, rate, target, rate >= target ? "met" : "MISSED");
+	if (target <= 0)
+		printf("%-34s %8ld in %7.3f s = %9.0f/s\n", what, n, sec,
+		    rate);
+	else
+		printf("%-34s %8ld in %7.3f s = %9.0f/s  (target >= %.0f/s: "
+		    "%s)\n", what, n, sec, rate, target, rate >= target ?
+		    "met" : "MISSED");
 	fflush(stdout);
+}
+
+/* N spawns of this program told to exit at once (-x). */
+static double
+bench_floor_spawn(long n)
+{
+	char	*argv[] = { (char *)"bench-submit", (char *)"-x", NULL };
+	char	 self[4096];
+	ssize_t	 len;
+	double	 t0;
+	pid_t	 pid;
+	long	 i;
+	int	 st, rc;
+
+	if ((len = readlink("/proc/self/exe", self, sizeof self - 1)) == -1)
+		die("/proc/self/exe");
+	self[len] = '\0';
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		if ((rc = posix_spawn(&pid, self, NULL, NULL, argv,
+		    environ)) != 0) {
+			errno = rc;
+			die(self);
+		}
+		if (waitpid(pid, &st, 0) == -1)
+			die("waitpid");
+	}
+	return now_s() - t0;
 }
 
 static void __attribute__((noreturn))
@@ -259,6 +375,11 @@ usage(void)
 	    "(default 20000)\n"
 	    "  -p N  'gpuq submit' processes back to back (default 2000;\n"
 	    "        needs -g and -f)\n"
+	    "  -F DIR  also measure this machine's floors: a minimal "
+	    "process\n"
+	    "        spawned back to back, and an 8-page append + fdatasync "
+	    "in DIR\n"
+	    "        per request, one at a time\n"
 	    "  0 skips a measurement.\n");
 	exit(2);
 }
@@ -266,12 +387,17 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	const char	*gpuq = NULL, *file = NULL;
+	const char	*gpuq = NULL, *file = NULL, *floor = NULL;
 	long		 npipe = 100000, nserial = 20000, nproc = 2000;
 	int		 ch;
 
-	while ((ch = getopt(argc, argv, "n:s:p:g:f:")) != -1) {
+	if (argc == 2 && strcmp(argv[1], "-x") == 0)
+		return 0;		/* the spawn floor's child */
+	while ((ch = getopt(argc, argv, "n:s:p:g:f:F:")) != -1) {
 		switch (ch) {
+		case 'F':
+			floor = optarg;
+			break;
 		case 'n':
 			npipe = atol(optarg);
 			break;
@@ -303,5 +429,11 @@ main(int argc, char **argv)
 	if (nproc > 0)
 		report("submit, 1 gpuq process per job", nproc,
 		    bench_processes(argv[optind], nproc, gpuq, file), 1000);
+	if (floor != NULL && nserial > 0)
+		report("floor: 8-page append+fdatasync", nserial,
+		    bench_floor_serial(floor, nserial), 0);
+	if (floor != NULL && nproc > 0)
+		report("floor: minimal process spawns", nproc,
+		    bench_floor_spawn(nproc), 0);
 	return 0;
 }
