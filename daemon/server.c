@@ -58,7 +58,7 @@
 #define SERVER_GRACE_MS		3000	/* slow readers at shutdown */
 #define SERVER_READ_SIZE	65536
 #define SERVER_OUT_KEEP		65536	/* buffers kept when empty */
-#define SERVER_READ_AHEAD	GPUQ_MAX_LINE	/* bytes read past a held line */
+#define SERVER_READ_AHEAD	GPUQ_MAX_LINE	/* read past a held line */
 #define SERVER_WARN_EVERY_MS	10000	/* rate of repeated warnings */
 #define SERVER_JSON_FLAGS	(JSON_COMPACT | JSON_REAL_PRECISION(12))
 

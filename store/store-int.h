@@ -26,8 +26,8 @@
 #define STORE_JOB_COLS							\
 	"id, name, state, priority, owner, spec, labels, created, "	\
 	"updated, not_before, attempts, failures, interruptions, "	\
-	"cost_usd, checkpoint, checkpoint_at, why, exit_code, message, "	\
-	"gpu_type, gpu_count"
+	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
+	"message, gpu_type, gpu_count"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\

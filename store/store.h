@@ -4,10 +4,11 @@
  * The store knows jobs, attempts, events, cool-downs and meta. It knows
  * nothing of sockets, the loop or the cloud: specs are JSON text to it,
  * of which it reads only accelerator.type and .count, and only when the
- * caller did not give them (struct store_job_new). Every function returns 0 (or a count) on success and a negative
- * errno on failure: -ENOENT unknown id, -EBUSY database locked, -ENOSPC
- * disk full, -EALREADY state does not allow the change, -EIO otherwise;
- * words for humans go to *cause (new string, caller frees; may be NULL).
+ * caller did not give them (struct store_job_new). Every function
+ * returns 0 (or a count) on success and a negative errno on failure:
+ * -ENOENT unknown id, -EBUSY database locked, -ENOSPC disk full,
+ * -EALREADY state does not allow the change, -EIO otherwise; words for
+ * humans go to *cause (new string, caller frees; may be NULL).
  */
 #ifndef GPUQ_STORE_H
 #define GPUQ_STORE_H
@@ -104,7 +105,7 @@ struct store_job {
 	char		*why;		/* why it waits, or NULL */
 	int		 exit_code;	/* last exit code, -1 if none */
 	char		*message;	/* last end message, or NULL */
-	char		*gpu_type;	/* the spec's accelerator.type or NULL */
+	char		*gpu_type;	/* spec's accelerator.type or NULL */
 	int		 gpu_count;	/* its accelerator.count, 0 if none */
 };
 
