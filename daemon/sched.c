@@ -669,7 +669,11 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx)
 	ctx->nb = 0;
 	ctx->ncool = 0;
 	ctx->min_cool_until = 0;
-	if (store_cooldown_list(s->store, ctx->now, sched_on_cool, ctx,
+	/*
+	 * Cool-downs count in whole seconds: one ends with its "until"
+	 * second, not when it starts, so it never lasts less than asked.
+	 */
+	if (store_cooldown_list(s->store, ctx->now - 1, sched_on_cool, ctx,
 	    &cause) < 0) {
 		log_warnx("scheduler: cannot read stockout cool-downs: %s",
 		    cause);
@@ -1657,7 +1661,7 @@ sched_stockout(struct sched *s, const struct store_attempt *a,
 		j->prefer_until = now + conf->stockout_cooldown;
 	}
 	if (last > now)
-		sched_wake_at(s, last);
+		sched_wake_at(s, last + 1);
 	return last;
 }
 
@@ -2092,7 +2096,7 @@ sched_next_due(struct sched *s, size_t waiting)
 	if (waiting > 0) {
 		SCHED_DUE(conf->quota_ttl > 0 ? conf->quota_ttl : 60);
 		for (i = 0; i < s->ctx.ncool; i++) {
-			t = s->ctx.cool[i].until - now;
+			t = s->ctx.cool[i].until + 1 - now;
 			if (t > 0)
 				SCHED_DUE(t);
 		}
