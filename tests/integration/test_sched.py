@@ -269,9 +269,10 @@ def test_stockout_everywhere_waits_out_the_cool_down(cloud):
     times = {}
     for r in c.creates("gce"):
         times.setdefault(zone_of_path(r["path"]), []).append(r["real_time"])
+    # gpuqd keeps cool-downs in whole seconds: one may end up to 1 s early.
     for z, ts in times.items():
         gaps = [b - a for a, b in zip(ts, ts[1:])]
-        c.check(all(g >= cool - 0.5 for g in gaps),
+        c.check(all(g >= cool - 1.0 for g in gaps),
                 "%s retried %r s apart; cool-down %s s" % (z, gaps, cool),
                 jid)
 
