@@ -55,6 +55,7 @@ static const struct cli_col status_cols[] = {
 	{ "WHERE", CLI_LEFT },
 	{ "AGE", CLI_RIGHT },
 	{ "COST", CLI_RIGHT },
+	{ "CHECKPOINT", CLI_LEFT },
 	{ "WHY", CLI_LEFT },
 };
 #define STATUS_NCOLS	(int)(sizeof status_cols / sizeof status_cols[0])
@@ -177,6 +178,8 @@ struct status_job {
 	double		 cost;		/* ended attempts */
 	char		*why;
 	char		*message;
+	char		*checkpoint;	/* newest checkpoint URI, or NULL */
+	int64_t		 checkpoint_at;	/* its time, 0 if unknown */
 	int		 live;		/* "current" is an attempt */
 	char		*provider;
 	char		*zone;
@@ -197,6 +200,7 @@ status_job_done(struct status_job *j)
 	free(j->state);
 	free(j->gpu);
 	free(j->why);
+	free(j->checkpoint);
 	free(j->message);
 	free(j->provider);
 	free(j->zone);
@@ -267,6 +271,10 @@ status_job_member(const char *k, size_t kl, const char *v, size_t vl,
 		STATUS_STR(why);
 	else if (STATUS_KEY(k, kl, "message"))
 		STATUS_STR(message);
+	else if (STATUS_KEY(k, kl, "checkpoint"))
+		STATUS_STR(checkpoint);
+	else if (STATUS_KEY(k, kl, "checkpoint_at"))
+		j->checkpoint_at = cli_jscan_int(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "accelerator") && *v == '{')
 		return cli_jscan_object(v, vl, status_acc_member, j);
 	else if (STATUS_KEY(k, kl, "current") && *v == '{') {
@@ -300,6 +308,38 @@ status_is_finished(const char *state)
 	    strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0);
 }
 
+/*
+ * The newest checkpoint of a live job and its age: "ckpt-00000600 (2m05s)"
+ * (the last part of its URI, which tells the step). "-" when the job
+ * has none or is finished.
+ */
+static void
+status_checkpoint(struct cli_table *t, const struct status_job *j,
+    int64_t now)
+{
+	const char	*base, *end;
+	char		 age[32];
+	size_t		 len;
+
+	if (j->checkpoint == NULL || *j->checkpoint == '\0' ||
+	    status_is_finished(j->state)) {
+		cli_table_add(t, "-");
+		return;
+	}
+	len = strlen(j->checkpoint);
+	end = j->checkpoint + len;
+	while (end > j->checkpoint && end[-1] == '/')
+		end--;
+	base = end;
+	while (base > j->checkpoint && base[-1] != '/')
+		base--;
+	if (j->checkpoint_at > 0 && now >= j->checkpoint_at)
+		cli_table_addf(t, "%.*s (%s)", (int)(end - base), base,
+		    cli_fmt_age(now - j->checkpoint_at, age, sizeof age));
+	else
+		cli_table_addf(t, "%.*s", (int)(end - base), base);
+}
+
 static void
 status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 {
@@ -326,6 +366,7 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 		cli_table_add(t, "-");
 	else
 		cli_table_add(t, cli_fmt_usd(cost, buf, sizeof buf));
+	status_checkpoint(t, j, now);
 	if (why == NULL && status_is_finished(j->state))
 		why = j->message;
 	cli_table_add(t, why != NULL ? why : "");

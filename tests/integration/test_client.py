@@ -140,11 +140,14 @@ def running_for_an_hour():
     """The running attempt started an hour before the test itself, not
     before the module was imported (a long suite runs in between), so its
     cost so far is $1.00 and the job's $1.50."""
-    RUNNING["current"]["started"] = int(time.time()) - 3600
+    now = int(time.time())
+    RUNNING["current"]["started"] = now - 3600
+    RUNNING["checkpoint_at"] = now - 120
+    WAITING["updated"] = now - 600
     yield
 
 
-WAITING = job(8, name="llm", why="no A100 quota in us-central1, "
+WAITING = job(8, name="llm", updated=NOW - 600, why="no A100 quota in us-central1, "
               "europe-west4 or us-east1; waiting for quota to free up",
               accelerator={"type": "nvidia-tesla-a100", "count": 4})
 FAILED = job(9, state="failed", exit_code=3, attempts=1, cost_usd=0.25,
@@ -177,15 +180,18 @@ def test_status_running_job(scripted):
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0].split() == ["ID", "NAME", "STATE", "GPU", "WHERE", "AGE",
-                                "COST", "WHY"]
-    # Running: where, how long it has run, ended attempts + the live one.
-    assert lines[1].split()[:7] == ["7", "resnet", "running", "2xT4",
-                                    "batch/us-east1", "1h00m", "$1.50"]
+                                "COST", "CHECKPOINT", "WHY"]
+    # Running: where, how long it has run, ended attempts + the live one,
+    # and its newest checkpoint with its age.
+    assert lines[1].split()[:10] == ["7", "resnet", "running", "2xT4",
+                                     "batch/us-east1", "1h00m", "$1.50",
+                                     "ckpt-00000600", "(2m00s)"]
     # Waiting: how long it has waited, and why, in full (not a tty).
     # (Times are relative to NOW, taken at import: allow a few seconds.)
     row = lines[2].split()
     assert row[:5] == ["8", "llm", "queued", "4xA100", "-"]
     assert re.match(r"10m0\ds$", row[5]) and row[6] == "-", row
+    assert row[7] == "-", row
     assert lines[2].endswith("waiting for quota to free up")
     assert lines[3] == "1 queued, 1 running"
     assert d.requests == [{"op": "list", "limit": 1000}]
@@ -227,7 +233,7 @@ def test_status_cuts_why_on_a_terminal(scripted):
     if pid == 0:
         os.execve(GPUQ, [GPUQ, "--socket", d.path, "status"],
                   dict(os.environ, LC_ALL="C.UTF-8"))
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 70, 0, 0))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     out = b""
     while True:
         r, _, _ = select.select([fd], [], [], 10)
@@ -242,7 +248,7 @@ def test_status_cuts_why_on_a_terminal(scripted):
         out += chunk
     os.waitpid(pid, 0)
     lines = out.decode().replace("\r", "").splitlines()
-    assert max(len(l) for l in lines) <= 70, lines
+    assert max(len(l) for l in lines) <= 100, lines
     assert lines[2].endswith("\u2026"), lines
 
 

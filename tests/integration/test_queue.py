@@ -63,7 +63,7 @@ def test_submit_yaml_then_status_and_show(gpuq, jobfile):
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0].split() == ["ID", "NAME", "STATE", "GPU", "WHERE",
-                                "AGE", "COST", "WHY"]
+                                "AGE", "COST", "CHECKPOINT", "WHY"]
     row = lines[1].split()
     assert row[:5] == [str(jid), "resnet", "queued", "2xT4", "-"]
     assert lines[-1] == "1 queued"
