@@ -968,10 +968,14 @@ api_attempt_json(const struct store_attempt *t)
 	return o;
 }
 
-/* Why job J waits, as shown: its own why, or that nothing can run it. */
+/* Why job J waits, as shown: its own why, that it is held, or that
+ * nothing can run it. */
 static const char *
 api_job_why(const struct api *a, const struct store_job *j)
 {
+	if (j->state == JOB_HELD)
+		return j->why != NULL ? j->why :
+		    "held: 'gpuq release' lets it start";
 	if (j->why == NULL && j->state == JOB_QUEUED &&
 	    *a->conf->project == '\0')
 		return API_WHY_NO_PROVIDER;

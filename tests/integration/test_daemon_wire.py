@@ -175,7 +175,8 @@ def test_daemon_why_without_provider(daemon):
     hid = d.request(submit(hold=True))["id"]
     assert d.request({"op": "show", "id": qid})["job"]["why"] == \
         "no provider configured"
-    assert d.request({"op": "show", "id": hid})["job"]["why"] is None
+    assert d.request({"op": "show", "id": hid})["job"]["why"] == \
+        "held: 'gpuq release' lets it start"
     for op in ("plan", "quotas", "prices"):
         e = error(d.request({"op": op}))
         assert e["code"] == "unavailable"
