@@ -58,7 +58,9 @@ const struct cli_cmd cli_cmds[] = {
 	  "failed,\n"
 	  "                       cancelled\n"
 	  "  -u, --user USER      only jobs of USER (a name or a uid)\n"
-	  "  -n, --limit N        show at most N jobs\n"
+	  "  -n, --limit N        show at most N jobs (on a terminal the "
+	  "default is\n"
+	  "                       the first 100 active jobs)\n"
 	  "      --json           print the jobs as a JSON array, as gpuqd "
 	  "sends them\n" },
 	{ "show", cli_show_exec, "[--json] ID",
