@@ -56,7 +56,8 @@ _gpuq_options()
 	'')		echo '--socket --timeout --help --version' ;;
 	submit)		echo '-q --quiet --hold --name --priority --help' ;;
 	status)		echo '--all --state --user --limit --json --help' ;;
-	show|plan)	echo '--json --help' ;;
+	show)		echo '--json --help' ;;
+	plan)		echo '--json --all --help' ;;
 	quotas)		echo '--region --gpu --json --help' ;;
 	prices)		echo '--gpu --region --json --help' ;;
 	*)		echo '--help' ;;
