@@ -24,13 +24,12 @@ gpuq_SOURCES = \
 	client/cli-status.c \
 	client/cli-submit.c
 gpuq_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-# jansson and libyaml are linked from their static archives (Debian's
-# -dev packages ship them): gpuq is one short process per command, and
-# loading two more shared objects cost it about 0.1 ms of its ~0.8 ms of
-# CPU per run (bench/submit, one gpuq submit process per job).
-gpuq_LDADD = client/libcli.a common/libcommon.a \
-	$(JANSSON_LIBS:-ljansson=-l:libjansson.a) \
-	$(YAML_LIBS:-lyaml=-l:libyaml.a)
+# jansson and libyaml are linked from their static archives when the
+# -dev packages ship them (configure checks; GPUQ_CLIENT_LIBS): gpuq is
+# one short process per command, and loading two more shared objects cost
+# it about 0.1 ms of its ~0.8 ms of CPU per run (bench/submit, one gpuq
+# submit process per job).
+gpuq_LDADD = client/libcli.a common/libcommon.a $(GPUQ_CLIENT_LIBS)
 dist_man_MANS += man/gpuq.1
 
 # Unit tests of the parts above (cmocka).
