@@ -1013,6 +1013,9 @@ DEFAULT_CFG = {
     # org policy compute.requireBasicQuotaInResponse enforced: those
     # regions make regions.get/list fail instead (API-NOTES A.1)
     "require_basic_quota_in_response": False,
+    # zones aggregated lists cannot reach: listed in `unreachables` with
+    # returnPartialSuccess=true, else the list fails with 503
+    "unreachable_zones": [],
 }
 DEFAULT_GPU_LIMIT = 16.0
 DEFAULT_LIMITS = {"GPUS_ALL_REGIONS": 64.0, "CPUS_ALL_REGIONS": 10000.0}
@@ -1445,19 +1448,40 @@ class Compute:
         """A short aggregated list (accelerator types)."""
         _check_max_results(req)
         filt = _compile_filter(req, "compute")
-        flat = [(z, o) for z in cat.ZONES for o in by_zone.get(z, [])
-                if filt.match(o)]
+        down = self._unreachable(req)
+        flat = [(z, o) for z in cat.ZONES if z not in down
+                for o in by_zone.get(z, []) if filt.match(o)]
         page, nxt = _paginate(flat, req, "maxResults", 500, 500, salt)
-        return self._aggregated_out(req, kind, key, page, nxt)
+        return self._aggregated_out(req, kind, key, page, nxt, down)
 
-    def _aggregated_out(self, req, kind, key, page, nxt):
+    def _unreachable(self, req):
+        """Zones an aggregated list skips (cfg unreachable_zones, API-NOTES
+        0.2): fine with returnPartialSuccess=true, else a 503."""
+        down = [z for z in self.f.cfg["unreachable_zones"] if z in
+                cat.ZONE_REGION]
+        if down and req.q.get("returnPartialSuccess", "").lower() not in (
+                "true", "1"):
+            raise ApiError(503, "The zone 'projects/%s/zones/%s' is "
+                           "unreachable. Set returnPartialSuccess=true to "
+                           "get the results of the other zones." % (
+                               req.params["project"], down[0]),
+                           "backendError")
+        return set(down)
+
+    def _aggregated_out(self, req, kind, key, page, nxt, down=()):
         """Aggregated lists: map "zones/Z" -> {key: [...]} (A.3, C.2); the
         page holds up to maxResults resources across scopes; ``page`` is
-        [(zone, JSON)]."""
+        [(zone, JSON)]; ``down``: zones listed in `unreachables`."""
         items = {}
         for z, o in page:
             items.setdefault("zones/" + z, {key: []})[key].append(o)
         for z in cat.ZONES:
+            if z in down:
+                items["zones/" + z] = {"warning": {
+                    "code": "UNREACHABLE",
+                    "message": "Scope 'zones/%s' is unreachable." % z,
+                    "data": [{"key": "scope", "value": "zones/" + z}]}}
+                continue
             items.setdefault("zones/" + z, {"warning": {
                 "code": "NO_RESULTS_ON_PAGE",
                 "message": "There are no results for scope 'zones/%s' on "
@@ -1467,6 +1491,9 @@ class Compute:
                "selfLink": COMPUTE_LINK + req.path.split("/compute/v1/")[1]}
         if nxt:
             out["nextPageToken"] = nxt
+        if down:
+            out["unreachables"] = ["zones/" + z for z in cat.ZONES
+                                   if z in down]
         return out
 
     # -- regions, zones, accelerator types -------------------------------------
@@ -1774,16 +1801,17 @@ class Compute:
     def aggregated(self, req):
         p = req.params["project"]
         _check_max_results(req)
+        down = self._unreachable(req)
         idx = self.f.instances.index
         sources = [(n, idx("name", (p, z))) for n, z in enumerate(cat.ZONES)
-                   if len(idx("name", (p, z)))]
+                   if len(idx("name", (p, z))) and z not in down]
         page, nxt = _scan_page(req, sources,
                                _page_size(req, "maxResults", 500, 500),
                                _compile_filter(req, "compute"), Instance,
                                self.f.now(), _list_salt(req, "aggi", p))
         return self._aggregated_out(
             req, "compute#instanceAggregatedList", "instances",
-            [(cat.ZONES[n], j) for n, j in page], nxt)
+            [(cat.ZONES[n], j) for n, j in page], nxt, down)
 
     def guest_attributes(self, req):
         inst = self._inst(req)
@@ -2508,6 +2536,11 @@ class Control:
                 for k, v in body.items():
                     if k not in DEFAULT_CFG:
                         raise ApiError(400, "unknown config key %r" % k)
+                    if k == "unreachable_zones" and (
+                            not isinstance(v, list) or
+                            any(z not in cat.ZONE_REGION for z in v)):
+                        raise ApiError(400, "unreachable_zones: give a list "
+                                       "of known zones (not %r)" % (v,))
                     if k == "quota_info_unavailable":
                         bad = [r for r in (v if isinstance(v, list) else
                                            []) if r not in cat.REGIONS]

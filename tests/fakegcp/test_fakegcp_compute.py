@@ -329,3 +329,32 @@ def test_regions_without_quota_info(gcp):
         assert e.code == 400
     gcp.ctl("/_fake/reset", {})     # (forgets tokens too)
     assert gcp.ctl("/_fake/config")["quota_info_unavailable"] == []
+
+
+def test_unreachable_zones(gcp):
+    """Aggregated lists skip unreachable zones: `unreachables` and an
+    UNREACHABLE scope warning with returnPartialSuccess=true, else 503."""
+    import urllib.parse
+    for z in ("us-central1-a", "us-central1-b"):
+        gcp.ctl("/_fake/instances", {"zone": z, "count": 3})
+    gcp.ctl("/_fake/config", {"unreachable_zones": ["us-central1-b"]})
+    ag = CP + "/aggregated/instances?returnPartialSuccess=true"
+    st, l, _ = gcp.get(ag)
+    assert st == 200 and l["unreachables"] == ["zones/us-central1-b"]
+    assert len(l["items"]["zones/us-central1-a"]["instances"]) == 3
+    assert l["items"]["zones/us-central1-b"]["warning"]["code"] == \
+        "UNREACHABLE"
+    sel = urllib.parse.quote("items/*/instances(name),unreachables")
+    l = gcp.get(ag + "&fields=" + sel)[1]
+    assert set(l) == {"items", "unreachables"}
+    assert set(l["items"]) == {"zones/us-central1-a"}
+    st, e, _ = gcp.get(CP + "/aggregated/instances")
+    assert st == 503 and "returnPartialSuccess" in e["error"]["message"]
+    a = gcp.get(CP + "/aggregated/acceleratorTypes?returnPartialSuccess="
+                "true")[1]
+    assert a["unreachables"] == ["zones/us-central1-b"]
+    # zonal calls are not affected
+    assert len(gcp.get(CP + "/zones/us-central1-b/instances")[1][
+        "items"]) == 3
+    gcp.ctl("/_fake/config", {"unreachable_zones": []})
+    assert "unreachables" not in gcp.get(ag)[1]
