@@ -47,7 +47,7 @@ import fakegcp_catalog as cat        # noqa: E402
 import fakegcp_filter as flt         # noqa: E402
 import fakegcp_schema as schema      # noqa: E402
 import fakegcp_util as util          # noqa: E402
-from fakegcp_sim import Clock, Run, parse_gs   # noqa: E402
+from fakegcp_sim import Clock, Run   # noqa: E402
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
@@ -371,7 +371,6 @@ class Instance(Resource):
         self.fake.at(t + self.fake.cfg["stop_seconds"], done)
 
     def to_json(self, now):
-        f = self.fake
         zl = COMPUTE_LINK + "projects/%s/zones/%s" % (self.project, self.zone)
         b = json.loads(json.dumps(self.body))
         b.update({"kind": "compute#instance", "id": self.id,
@@ -1127,7 +1126,6 @@ class Fake:
     def storage_put(self, bucket, name, data, t, ctype="application/octet-stream"):
         objs = self.buckets.setdefault(bucket, {})
         gen = next(self.gen)
-        old = objs.get(name)
         objs[name] = {"data": data, "generation": gen, "created": t,
                       "updated": t, "contentType": ctype,
                       "metageneration": 1}
