@@ -92,6 +92,8 @@ cloud_gcp_conf(const struct conf *conf, struct gcp_conf *c)
 	    conf->metadata_endpoint);
 	c->quota_ttl = conf->quota_ttl;
 	c->price_refresh = conf->price_refresh;
+	c->request_budget = conf->request_budget > 0 ?
+	    conf->request_budget : -1;
 }
 
 /* Nothing is owned today; kept so callers need not know that. */

@@ -113,6 +113,9 @@ static const struct conf_key conf_table[] = {
 	KEYR("gcp", "price_refresh", CONF_DURATION, "24h",
 	    price_refresh, 0, 60, YEARS100,
 	    "how often to re-read the Cloud Billing catalog"),
+	KEYR("gcp", "request_budget", CONF_INT, "1200",
+	    request_budget, CONF_RESTART, 0, 1000000,
+	    "API requests a minute gpuqd may start per API; 0: no limit"),
 
 	KEYR("scheduler", "poll_interval", CONF_DURATION, "15s",
 	    poll_interval, 0, 1, 86400,

@@ -54,6 +54,7 @@ struct conf {
 	char	*metadata_endpoint;
 	char	*quotas_endpoint;
 	int64_t	 price_refresh;		/* s between catalog reads */
+	int	 request_budget;	/* requests a minute per API; 0: none */
 
 	/* [scheduler] */
 	int64_t	 poll_interval;		/* s between reconciler polls */

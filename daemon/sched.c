@@ -1315,13 +1315,22 @@ sched_why_quota(struct sched *s, struct sched_ctx *ctx,
 {
 	struct sched_bucket	*b;
 	char			*where = xstrdup(""), *t, *why;
+	char			*metrics = xstrdup("");
 	double			 best = -1;
-	size_t			 i, n = 0;
+	size_t			 i, n = 0, nm = 0;
 
 	for (i = 0; i < nfb; i++) {
 		b = &ctx->b[fb[i]];
 		if (b->free > best)
 			best = b->free;
+		/* Name the quotas, so the user knows which to ask for. */
+		if (strstr(metrics, b->metric) == NULL &&
+		    nm++ < SCHED_LIST_MAX) {
+			t = xprintf("%s%s%s", metrics, *metrics ? ", " : "",
+			    b->metric);
+			free(metrics);
+			metrics = t;
+		}
 		if (strstr(where, b->region) != NULL)
 			continue;
 		if (n++ == SCHED_LIST_MAX)
@@ -1346,8 +1355,9 @@ sched_why_quota(struct sched *s, struct sched_ctx *ctx,
 		    sh->gpu->name, floor(best), sh->count);
 	else
 		why = xprintf("no free quota for %d\xc3\x97%s in %s (%.0f of "
-		    "%d free)", sh->count, sh->gpu->name, where, floor(best),
-		    sh->count);
+		    "%d free; quota %s)", sh->count, sh->gpu->name, where,
+		    floor(best), sh->count, metrics);
+	free(metrics);
 	free(where);
 	return why;
 }

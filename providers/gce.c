@@ -882,13 +882,18 @@ gce_poll_on_page(json_t *page, void *arg)
 		zone = scope + 6;
 		json_array_foreach(json_object_get(scoped, "instances"), i,
 		    inst) {
-			/* The filter chose them; the name says they are ours. */
+			/*
+			 * The filter chose them: all carry our install
+			 * label. One named otherwise is no attempt of ours
+			 * (the daemon deletes it as an orphan), so it gets
+			 * no follow-up calls for its exit code.
+			 */
 			name = json_string_value(json_object_get(inst,
 			    "name"));
-			if (name == NULL || strncmp(name, gp->prefix,
-			    gp->prefix_len) != 0)
+			if (name == NULL)
 				continue;
-			if (!gce_instance_stopped(inst))
+			if (strncmp(name, gp->prefix, gp->prefix_len) != 0 ||
+			    !gce_instance_stopped(inst))
 				gce_poll_report(gp, inst, zone, NULL, NULL);
 			else
 				gce_poll_stopped(gp, inst, zone, name);

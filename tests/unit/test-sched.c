@@ -898,7 +898,8 @@ test_sched_claim_for_higher_priority(void **state)
 	small = job(t, 2);
 	assert_non_null(big->why);
 	assert_non_null(strstr(big->why, "no free quota for 4\xc3\x97"
-	    "nvidia-tesla-t4 in us-central1 (2 of 4 free)"));
+	    "nvidia-tesla-t4 in us-central1 (2 of 4 free; quota "));
+	assert_non_null(strstr(big->why, "NVIDIA_T4_GPUS)"));
 	assert_non_null(small->why);
 	assert_string_equal(small->why, "waiting for higher-priority job 1 "
 	    "(quota NVIDIA_T4_GPUS in us-central1)");
@@ -949,7 +950,7 @@ test_sched_no_double_count(void **state)
 	j = job(t, 2);
 	assert_int_equal(j->state, JOB_QUEUED);
 	assert_non_null(j->why);
-	assert_non_null(strstr(j->why, "(0 of 2 free)"));
+	assert_non_null(strstr(j->why, "(0 of 2 free; quota "));
 	store_job_free(j);
 }
 
