@@ -1489,36 +1489,39 @@ api_op_cancel(struct api_req *r, struct store_job *j)
 	}
 }
 
-/* hold: a queued job stays put until released. Holding twice is fine. */
+/*
+ * hold and release: move J from FROM to TO with event WHAT. A job
+ * already in TO is fine (the reply says so); any other state is a
+ * conflict.
+ */
 static int
-api_op_hold(struct api_req *r, struct store_job *j)
+api_hold_release(struct api_req *r, struct store_job *j, int from, int to,
+    const char *what)
 {
-	if (j->state == JOB_QUEUED)
-		return api_transition(r, j, JOB_HELD, "held");
-	if (j->state == JOB_HELD) {
+	if (j->state == from)
+		return api_transition(r, j, to, what);
+	if (j->state == to) {
 		api_reply_state(r, j->state);
 		return 0;
 	}
 	server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
-	    "job %" PRId64 " is %s; only a queued job can be held", j->id,
-	    job_state_name(j->state));
+	    "job %" PRId64 " is %s; only a %s job can be %s", j->id,
+	    job_state_name(j->state), job_state_name(from), what);
 	return 0;
+}
+
+/* hold: a queued job stays put until released. Holding twice is fine. */
+static int
+api_op_hold(struct api_req *r, struct store_job *j)
+{
+	return api_hold_release(r, j, JOB_QUEUED, JOB_HELD, "held");
 }
 
 /* release: a held job queues again. Releasing a queued job is fine. */
 static int
 api_op_release(struct api_req *r, struct store_job *j)
 {
-	if (j->state == JOB_HELD)
-		return api_transition(r, j, JOB_QUEUED, "released");
-	if (j->state == JOB_QUEUED) {
-		api_reply_state(r, j->state);
-		return 0;
-	}
-	server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
-	    "job %" PRId64 " is %s; only a held job can be released", j->id,
-	    job_state_name(j->state));
-	return 0;
+	return api_hold_release(r, j, JOB_HELD, JOB_QUEUED, "released");
 }
 
 /* ping: who we are. */

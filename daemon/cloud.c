@@ -409,7 +409,6 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	rc = p->launch(c->gcp, &l, cb, arg);
 	if (rc != 0 && cause != NULL)
 		*cause = xprintf("%s launch of %s: %s", p->name, a->resource,
-		    rc == -ENOSYS ? "not implemented by this provider" :
 		    strerror(-rc));
 	json_decref(env);
 	free(place);
@@ -436,7 +435,6 @@ cloud_cancel(struct cloud *c, const struct provider *p, const char *resource,
 	rc = p->cancel(c->gcp, &ref, done, arg);
 	if (rc != 0 && cause != NULL)
 		*cause = xprintf("%s cancel of %s: %s", p->name, resource,
-		    rc == -ENOSYS ? "not implemented by this provider" :
 		    strerror(-rc));
 	return rc;
 }

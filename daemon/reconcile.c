@@ -1299,8 +1299,7 @@ rec_cycle(struct reconcile *r)
 			if (!g->failing)
 				log_warnx("reconciler: cannot list %s%s%s: %s",
 				    g->prov->name, g->region[0] ? " in " : "",
-				    g->region, rc == -ENOSYS ? "not "
-				    "implemented" : strerror(-rc));
+				    g->region, strerror(-rc));
 			g->failing = 1;
 			continue;
 		}

@@ -1942,7 +1942,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	rc = cloud_launch(s->cloud, spec, l->a, sched_on_launched, l, &cause);
 	if (rc != 0) {
 		memset(&r, 0, sizeof r);
-		r.fail = rc == -EINVAL || rc == -ENOENT || rc == -ENOSYS ?
+		r.fail = rc == -EINVAL || rc == -ENOENT ?
 		    PROV_FAIL_INVALID : PROV_FAIL_TRANSIENT;
 		r.message = cause;
 		sched_on_launched(&r, l);
