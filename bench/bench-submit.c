@@ -14,9 +14,11 @@
  * With -F DIR it also prints what the machine allows at best, measured
  * in the same run: a minimal process spawned back to back (the floor
  * under "1 gpuq process per job"), and a server that does nothing but
- * append 8 pages to a file in DIR and fdatasync it per request, asked
+ * append 7 pages to a file in DIR and fdatasync it per request, asked
  * one at a time over a socket (the floor under "one at a time": a
- * one-job commit appends 8 pages to SQLite's WAL).
+ * one-job commit appends 7 pages to SQLite's WAL), and a durable
+ * one-row SQLite commit in DIR, in this process (the "~80 us" that
+ * issue's targets were set against: it varies from machine to machine).
  */
 #include "config.h"
 
@@ -36,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 extern char **environ;
 
 /* A small valid job; the daemon validates and stores it in full. */
@@ -45,7 +49,7 @@ extern char **environ;
 	"\"command\":[\"python\",\"train.py\"]," \
 	"\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":1}}}\n"
 #define BENCH_OK	"{\"ok\":true"
-#define FLOOR_PAGES	8	/* WAL frames of a one-job commit */
+#define FLOOR_PAGES	7	/* WAL frames of a one-job commit */
 #define FLOOR_PAGE	4096
 
 static double
@@ -286,6 +290,50 @@ bench_floor_serial(const char *dir, long n)
 	return t;
 }
 
+/*
+ * N one-row transactions into a WAL database in DIR with
+ * synchronous=FULL, after a warm-up: what one durable SQLite commit
+ * costs on this machine, with no socket and no daemon.
+ */
+static double
+bench_floor_sqlite(const char *dir, long n)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*s;
+	char		*path;
+	double		 t0, t;
+	long		 i;
+
+	if (asprintf(&path, "%s/bench-floor.db", dir) == -1)
+		die("asprintf");
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db,
+	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+	    "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v INT);",
+	    NULL, NULL, NULL) != SQLITE_OK || sqlite3_prepare_v2(db,
+	    "INSERT INTO t (v) VALUES (1)", -1, &s, NULL) != SQLITE_OK) {
+		fprintf(stderr, "bench-submit: %s: %s\n", path,
+		    sqlite3_errmsg(db));
+		exit(1);
+	}
+	t0 = 0;
+	for (i = -1000; i < n; i++) {
+		if (i == 0)
+			t0 = now_s();
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			fprintf(stderr, "bench-submit: %s: %s\n", path,
+			    sqlite3_errmsg(db));
+			exit(1);
+		}
+		sqlite3_reset(s);
+	}
+	t = now_s() - t0;
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	(void)unlink(path);
+	free(path);
+	return t;
+}
+
 /* N `gpuq --socket PATH submit -q FILE` processes, one after another. */
 static double
 bench_processes(const char *path, long n, const char *gpuq, const char *file)
@@ -377,9 +425,11 @@ usage(void)
 	    "        needs -g and -f)\n"
 	    "  -F DIR  also measure this machine's floors: a minimal "
 	    "process\n"
-	    "        spawned back to back, and an 8-page append + fdatasync "
+	    "        spawned back to back, a 7-page append + fdatasync "
 	    "in DIR\n"
-	    "        per request, one at a time\n"
+	    "        per request, one at a time, and a one-row durable "
+	    "SQLite\n"
+	    "        commit in DIR\n"
 	    "  0 skips a measurement.\n");
 	exit(2);
 }
@@ -429,9 +479,12 @@ main(int argc, char **argv)
 	if (nproc > 0)
 		report("submit, 1 gpuq process per job", nproc,
 		    bench_processes(argv[optind], nproc, gpuq, file), 1000);
-	if (floor != NULL && nserial > 0)
-		report("floor: 8-page append+fdatasync", nserial,
+	if (floor != NULL && nserial > 0) {
+		report("floor: 7-page append+fdatasync", nserial,
 		    bench_floor_serial(floor, nserial), 0);
+		report("floor: 1-row durable SQLite commit", nserial,
+		    bench_floor_sqlite(floor, nserial), 0);
+	}
 	if (floor != NULL && nproc > 0)
 		report("floor: minimal process spawns", nproc,
 		    bench_floor_spawn(nproc), 0);

@@ -78,7 +78,7 @@ enum store_stmt {
 enum {
 	STORE_LIST_ANY = 0,	/* no state filter: primary key walk */
 	STORE_LIST_LIVE,	/* subset of the live states: jobs_live index */
-	STORE_LIST_ONE,		/* exactly one state: jobs_state index */
+	STORE_LIST_ONE,		/* one ended state: jobs_ended index */
 	STORE_LIST_MASK,	/* any other mask: primary key walk, filtered */
 };
 #define STORE_LIST_OWNER	0x1

@@ -238,13 +238,13 @@ store_job_list(struct store *st, const struct store_filter *f, int64_t after,
 		states = f->states & JOB_MASK_ALL;
 	if (states == 0 || states == JOB_MASK_ALL)
 		kind = STORE_LIST_ANY;
+	else if ((states & ~JOB_MASK_LIVE) == 0)
+		kind = STORE_LIST_LIVE;
 	else if ((states & (states - 1)) == 0) {
 		kind = STORE_LIST_ONE;
 		while (!(states & JOB_MASK(one)))
 			one++;
-	} else if ((states & ~JOB_MASK_LIVE) == 0)
-		kind = STORE_LIST_LIVE;
-	else
+	} else
 		kind = STORE_LIST_MASK;
 	k = STORE_LIST_KIND(kind);
 	if (f != NULL && f->owner_set)
@@ -505,7 +505,7 @@ store_event_list(struct store *st, int64_t job_id, store_event_cb cb,
 
 	sqlite3_bind_int64(s, 1, job_id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		e.id = sqlite3_column_int64(s, 0);
+		e.seq = sqlite3_column_int64(s, 0);
 		e.job_id = sqlite3_column_int64(s, 1);
 		e.time = sqlite3_column_int64(s, 2);
 		if (sqlite3_column_type(s, 3) == SQLITE_NULL)

@@ -15,6 +15,12 @@
  *            accelerator at insert, so a listing never parses specs;
  *            jobs without AUTOINCREMENT (a submit no longer updates a
  *            sqlite_sequence row: one page less per commit).
+ * Version 4: fewer B-trees written per submit. jobs_state (every job)
+ *            becomes jobs_ended (ended jobs only: a submit, or a move
+ *            between live states, no longer writes it); jobs_live also
+ *            holds the state, so live counts read only that index; events
+ *            is clustered by job (WITHOUT ROWID, key (job_id, seq)): one
+ *            B-tree where a table and its events_job index were two.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -166,6 +172,32 @@ static const char *const store_migrations[] = {
 	"  WHERE state IN (" STORE_LIVE_SQL ");"
 	"CREATE INDEX jobs_runnable ON jobs(priority DESC, id, not_before)"
 	"  WHERE state = 1;",
+
+	/*
+	 * 3 → 4: events keep their order within a job as seq 1, 2, ...;
+	 * the old global ids were never on the wire.
+	 */
+	"DROP INDEX jobs_state;"
+	"CREATE INDEX jobs_ended ON jobs(state, id)"
+	"  WHERE state NOT IN (" STORE_LIVE_SQL ");"
+	"DROP INDEX jobs_live;"
+	"CREATE INDEX jobs_live ON jobs(id, state)"
+	"  WHERE state IN (" STORE_LIVE_SQL ");"
+	"CREATE TABLE events_v4 ("
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  time INTEGER NOT NULL,"
+	"  from_state INTEGER,"
+	"  to_state INTEGER NOT NULL,"
+	"  message TEXT,"
+	"  PRIMARY KEY (job_id, seq)"
+	") WITHOUT ROWID;"
+	"INSERT INTO events_v4 (job_id, seq, time, from_state, to_state,"
+	"  message)"
+	"  SELECT job_id, row_number() OVER (PARTITION BY job_id ORDER BY id),"
+	"  time, from_state, to_state, message FROM events;"
+	"DROP TABLE events;"
+	"ALTER TABLE events_v4 RENAME TO events;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -55,7 +55,12 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " WHERE id = ?1",
 	[STMT_JOB_SET_CHECKPOINT] = "UPDATE jobs SET checkpoint = ?2,"
 	    " checkpoint_at = ?3 WHERE id = ?1",
-	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+	/* Both halves read only their partial index. */
+	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs"
+	    " INDEXED BY jobs_ended WHERE state NOT IN (" STORE_LIVE_SQL ")"
+	    " GROUP BY state UNION ALL SELECT state, count(*) FROM jobs"
+	    " INDEXED BY jobs_live WHERE state IN (" STORE_LIVE_SQL ")"
+	    " GROUP BY state",
 	[STMT_DATA_VERSION] = "PRAGMA data_version",
 	[STMT_JOB_BUMP_ATTEMPTS] = "UPDATE jobs SET attempts = attempts + 1,"
 	    " updated = ?2 WHERE id = ?1 RETURNING attempts",
@@ -63,13 +68,17 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " failures = failures + ?3, interruptions = interruptions + ?4,"
 	    " exit_code = ?5, message = ?6, updated = ?7 WHERE id = ?1",
 
-	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, time, from_state,"
-	    " to_state, message) VALUES (?1, ?2, ?3, ?4, ?5)",
-	[STMT_EVENT_ADD] = "INSERT INTO events (job_id, time, from_state,"
-	    " to_state, message) SELECT id, ?2, state, state, ?3"
-	    " FROM jobs WHERE id = ?1",
-	[STMT_EVENT_LIST] = "SELECT id, job_id, time, from_state, to_state,"
-	    " message FROM events WHERE job_id = ?1 ORDER BY id",
+	/* seq: the job's next event number (max over its key prefix). */
+	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, seq, time,"
+	    " from_state, to_state, message) SELECT ?1,"
+	    " coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5"
+	    " FROM events WHERE job_id = ?1",
+	[STMT_EVENT_ADD] = "INSERT INTO events (job_id, seq, time,"
+	    " from_state, to_state, message) SELECT id, (SELECT"
+	    " coalesce(max(seq), 0) + 1 FROM events WHERE job_id = ?1),"
+	    " ?2, state, state, ?3 FROM jobs WHERE id = ?1",
+	[STMT_EVENT_LIST] = "SELECT seq, job_id, time, from_state, to_state,"
+	    " message FROM events WHERE job_id = ?1 ORDER BY seq",
 
 	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (job_id, number, state,"
 	    " provider, region, zone, machine_type, gpu, gpu_count, resource,"
@@ -285,7 +294,9 @@ store_list_sql(int k)
 		    " AND (?4 >> state) & 1";
 		break;
 	case STORE_LIST_ONE:
-		states = " AND state = ?5";
+		from = "jobs INDEXED BY jobs_ended";
+		states = " AND state NOT IN (" STORE_LIVE_SQL ")"
+		    " AND state = ?5";
 		break;
 	case STORE_LIST_MASK:
 		states = " AND (?4 >> state) & 1";

@@ -152,7 +152,7 @@ struct store_attempt {
 };
 
 struct store_event {
-	int64_t		 id;
+	int64_t		 seq;		/* 1, 2, ... within the job */
 	int64_t		 job_id;
 	int64_t		 time;
 	int		 from_state;	/* -1 for the first event */

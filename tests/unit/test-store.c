@@ -799,7 +799,8 @@ test_store_event_add(void **state)
 	assert_int_equal(ev[1].from_state, JOB_QUEUED);
 	assert_int_equal(ev[1].to_state, JOB_QUEUED);
 	assert_string_equal(ev[1].message, "checkpoint found");
-	assert_true(ev[0].id < ev[1].id);
+	assert_int_equal(ev[0].seq, 1);
+	assert_int_equal(ev[1].seq, 2);
 	events_free(ev);
 	assert_int_equal(store_event_add(fx->st, id + 1, "x", &cause),
 	    -ENOENT);
@@ -1347,6 +1348,8 @@ test_store_migrate_from_v2(void **state)
 {
 	struct fixture		*fx = *state;
 	struct store_attempt	*got[16];
+	struct store_event	 ev[16];
+	int64_t			 counts[JOB_NSTATES];
 	struct store_filter	 f;
 	struct store_job	*j;
 	struct store_job_new	 n;
@@ -1391,6 +1394,32 @@ test_store_migrate_from_v2(void **state)
 	/* Dropping the old table cascaded into nothing. */
 	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 6);
 	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 2);
+
+	/* Events numbered 1, 2, ... per job, in their old order. */
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, 2, collect_event, ev,
+	    &cause), 2);
+	assert_int_equal(ev[0].seq, 1);
+	assert_string_equal(ev[0].message, "submitted");
+	assert_int_equal(ev[1].seq, 2);
+	assert_string_equal(ev[1].message, "running");
+	events_free(ev);
+	assert_int_equal(store_event_add(fx->st, 1, "note", &cause), 0);
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, 1, collect_event, ev,
+	    &cause), 3);
+	assert_int_equal(ev[2].seq, 3);
+	assert_string_equal(ev[2].message, "note");
+	events_free(ev);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_SUCCEEDED], 1);
+	assert_int_equal(counts[JOB_QUEUED], 1);
+	assert_int_equal(counts[JOB_HELD], 1);
+	assert_int_equal(counts[JOB_QUEUED] + counts[JOB_HELD] +
+	    counts[JOB_LAUNCHING] + counts[JOB_PENDING] +
+	    counts[JOB_RUNNING] + counts[JOB_CANCELLING] +
+	    counts[JOB_SUCCEEDED] + counts[JOB_FAILED] +
+	    counts[JOB_CANCELLED], 4);
 	memset(got, 0, sizeof got);
 	assert_int_equal(store_attempt_list_live(fx->st, copy_attempt, got,
 	    &cause), 1);
@@ -1409,7 +1438,7 @@ test_store_migrate_from_v2(void **state)
 	    "WHERE name = 'jobs' AND sql LIKE '%%AUTOINCREMENT%%'"), 0);
 	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM sqlite_schema "
 	    "WHERE type = 'index' AND tbl_name = 'jobs' AND name IN "
-	    "('jobs_state', 'jobs_owner', 'jobs_name', 'jobs_live', "
+	    "('jobs_ended', 'jobs_owner', 'jobs_name', 'jobs_live', "
 	    "'jobs_runnable')"), 5);
 	memset(&f, 0, sizeof f);
 	f.states = JOB_MASK_LIVE;
@@ -1439,7 +1468,9 @@ test_store_migrate_from_v2(void **state)
 	assert_string_equal(j->gpu_type, "nvidia-tesla-v100");
 	assert_int_equal(j->gpu_count, 4);
 	store_job_free(j);
-	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 7);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 8);
+	assert_int_equal(sql_int(fx->st, "SELECT seq FROM events WHERE "
+	    "job_id = 5"), 1);
 }
 
 /* An orphan row stops the migration; the file stays at version 2. */
@@ -1691,7 +1722,7 @@ test_store_query_plans(void **state)
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE)],
 	    "SEARCH jobs USING INDEX jobs_live (id>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ONE)],
-	    "SEARCH jobs USING INDEX jobs_state (state=? AND rowid>?)");
+	    "SEARCH jobs USING INDEX jobs_ended (state=? AND id>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY)],
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE) |
@@ -1710,11 +1741,20 @@ test_store_query_plans(void **state)
 	    "SEARCH attempts USING INDEX sqlite_autoindex_attempts_1 "
 	    "(job_id=?)");
 	assert_plan(st, st->stmt[STMT_EVENT_LIST],
-	    "SEARCH events USING INDEX events_job (job_id=?)");
+	    "SEARCH events USING PRIMARY KEY (job_id=?)");
 	assert_plan(st, st->stmt[STMT_JOB_GET],
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)");
-	assert_plan(st, st->stmt[STMT_JOB_COUNTS],
-	    "SCAN jobs USING COVERING INDEX jobs_state");
+	/*
+	 * Counts read only the two partial indexes; grouping the live half
+	 * sorts the live jobs (counts are read at open, and again only after
+	 * another connection wrote).
+	 */
+	plan = explain(st, st->stmt[STMT_JOB_COUNTS]);
+	assert_non_null(strstr(plan, "SCAN jobs USING COVERING INDEX "
+	    "jobs_ended\n"));
+	assert_non_null(strstr(plan, "SCAN jobs USING COVERING INDEX "
+	    "jobs_live\n"));
+	free(plan);
 	plan = explain(st, st->stmt[STMT_SPOT_HISTORY]);
 	assert_non_null(strstr(plan, "attempts_spot (ended>?)"));
 	free(plan);
