@@ -1527,8 +1527,9 @@ reconcile_start(struct reconcile *r, char **cause)
 		switch (j->state) {
 		case JOB_HELD:
 		case JOB_QUEUED:
-			/* We crashed between the attempt row and the job's
-			 * own change: finish that change. */
+			/* Written by a gpuqd that recorded the attempt and
+			 * the job's move in two transactions, and crashed
+			 * between them: finish that move. */
 			msg = xprintf("attempt %d was being launched when "
 			    "gpuqd stopped", l.v[i]->number);
 			(void)rec_job_move(r, j->id, JOB_MASK(JOB_HELD) |

@@ -1887,49 +1887,24 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 		if (b[k] >= 0 && ctx->b[b[k]].loaded)
 			ctx->b[b[k]].free -= k == 2 ? sh->vcpus : sh->count;
 
-	/* The row first: a crash after this line leaves a name to adopt. */
-	if ((rc = store_attempt_insert(s->store, &a, &cause)) < 0) {
-		log_warnx("job %" PRId64 ": cannot record attempt %d: %s",
+	/*
+	 * The row and the job's move first, in one transaction: a crash
+	 * after this line leaves a launching job with a name to adopt.
+	 */
+	place = sched_place_text(&a);
+	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
+	    "standard", a.hourly_usd);
+	rc = store_attempt_launch(s->store, &a, number, msg, &cause);
+	free(msg);
+	if (rc < 0) {
+		log_warnx("job %" PRId64 ": not launching attempt %d: %s",
 		    j->id, number, cause);
 		free(cause);
+		free(place);
 		goto undo;
 	}
 	l->a = store_attempt_copy(&a);
 	LIST_INSERT_HEAD(&s->launches, l, entry);
-	place = sched_place_text(&a);
-	if (a.number != number) {
-		/* Someone else counted attempts: the name would lie. */
-		log_warnx("job %" PRId64 ": attempt numbered %d, expected %d; "
-		    "not launching", j->id, a.number, number);
-		sched_launch_release(s, l);
-		(void)store_attempt_end(s->store, a.id, ctx->now,
-		    END_LAUNCH_ERROR, -1, "not launched: attempt number "
-		    "mismatch", 0, NULL);
-		sched_launch_free(l);
-		free(place);
-		json_decref(spec);
-		store_job_free(row);
-		return -1;
-	}
-	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
-	    "standard", a.hourly_usd);
-	rc = store_job_transition(s->store, j->id, JOB_MASK(JOB_QUEUED),
-	    JOB_LAUNCHING, msg, NULL, &cause);
-	free(msg);
-	if (rc < 0) {
-		log_warnx("job %" PRId64 ": %s", j->id, cause);
-		free(cause);
-		cause = NULL;
-		sched_launch_release(s, l);
-		(void)store_attempt_end(s->store, a.id, ctx->now,
-		    END_LAUNCH_ERROR, -1, "not launched: the job changed", 0,
-		    NULL);
-		sched_launch_free(l);
-		free(place);
-		json_decref(spec);
-		store_job_free(row);
-		return -1;
-	}
 	sched_why_set(s, j->id, it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s, $%.2f/h, "
 	    "expected $%.2f", j->id, a.number, place, a.spot ? " (Spot)" : "",

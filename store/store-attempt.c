@@ -60,24 +60,16 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 }
 
 /*
- * Write attempt A (state launching) for A->job_id and bump the job's
- * attempt counter, in one transaction. Fills a->id, a->number, a->state
- * and a->created (now if 0). -ENOENT if the job is unknown.
+ * Inside the caller's transaction: bump job A->job_id's attempt counter
+ * and write attempt A (state launching) with that number in *ret_number.
+ * -ENOENT if the job is unknown.
  */
-int
-store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
+static int
+store_attempt_write(struct store *st, const struct store_attempt *a,
+    int64_t created, int *ret_number, char **cause)
 {
 	sqlite3_stmt	*s;
-	int64_t		 created;
 	int		 rc, number;
-
-	if (a->provider == NULL || a->region == NULL || a->resource == NULL)
-		return store_invalid(cause, "job %lld: an attempt needs a "
-		    "provider, a region and a resource name",
-		    (long long)a->job_id);
-	created = a->created != 0 ? a->created : time(NULL);
-	if ((rc = store_tx_begin(st, cause, "insert attempt: begin")) != 0)
-		return rc;
 
 	s = st->stmt[STMT_JOB_BUMP_ATTEMPTS];
 	sqlite3_bind_int64(s, 1, a->job_id);
@@ -85,7 +77,6 @@ store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
 		sqlite3_reset(s);
-		store_tx_rollback(st);
 		if (cause != NULL)
 			*cause = xprintf("job %lld: no such job",
 			    (long long)a->job_id);
@@ -94,7 +85,7 @@ store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
 	if (rc != SQLITE_ROW) {
 		rc = store_fail(st, rc, cause, "insert attempt: count");
 		sqlite3_reset(s);
-		goto fail;
+		return rc;
 	}
 	number = sqlite3_column_int(s, 0);
 	sqlite3_reset(s);	/* RETURNING: the update ran on the first step */
@@ -115,10 +106,87 @@ store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
 	sqlite3_bind_int64(s, 13, created);
 	store_bind_text(s, 14, a->resumed_from);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
-		goto fail;
-	if ((rc = store_tx_commit(st, cause, "insert attempt: commit")) != 0)
-		goto fail;
+		return rc;
+	*ret_number = number;
+	return 0;
+}
+
+static int
+store_attempt_check(const struct store_attempt *a, char **cause)
+{
+	if (a->provider == NULL || a->region == NULL || a->resource == NULL)
+		return store_invalid(cause, "job %lld: an attempt needs a "
+		    "provider, a region and a resource name",
+		    (long long)a->job_id);
+	return 0;
+}
+
+/*
+ * Write attempt A (state launching) for A->job_id and bump the job's
+ * attempt counter, in one transaction. Fills a->id, a->number, a->state
+ * and a->created (now if 0). -ENOENT if the job is unknown.
+ */
+int
+store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
+{
+	int64_t		 created;
+	int		 rc, number;
+
+	if ((rc = store_attempt_check(a, cause)) != 0)
+		return rc;
+	created = a->created != 0 ? a->created : time(NULL);
+	if ((rc = store_tx_begin(st, cause, "insert attempt: begin")) != 0)
+		return rc;
+	if ((rc = store_attempt_write(st, a, created, &number, cause)) != 0 ||
+	    (rc = store_tx_commit(st, cause, "insert attempt: commit")) != 0) {
+		store_tx_rollback(st);
+		return rc;
+	}
 	a->id = sqlite3_last_insert_rowid(st->db);
+	a->number = number;
+	a->state = ATTEMPT_LAUNCHING;
+	a->created = created;
+	return 0;
+}
+
+/*
+ * A launch's bookkeeping in one transaction, before any cloud call: job
+ * A->job_id must be queued and about to get attempt NUMBER; then attempt
+ * A is written (state launching), the job's counter bumped and the job
+ * moved to launching with MESSAGE. Fills A like store_attempt_insert.
+ * -EALREADY (the job is no longer queued) and -ESTALE (its attempts were
+ * counted elsewhere, so a name made from NUMBER would be wrong) write
+ * nothing.
+ */
+int
+store_attempt_launch(struct store *st, struct store_attempt *a, int number,
+    const char *message, char **cause)
+{
+	int64_t		 created;
+	int		 rc, got, from;
+
+	if ((rc = store_attempt_check(a, cause)) != 0)
+		return rc;
+	created = a->created != 0 ? a->created : time(NULL);
+	if ((rc = store_tx_begin(st, cause, "launch attempt: begin")) != 0)
+		return rc;
+	if ((rc = store_job_move(st, a->job_id, JOB_MASK(JOB_QUEUED),
+	    JOB_LAUNCHING, created, message, &from, cause)) != 0)
+		goto fail;
+	if ((rc = store_attempt_write(st, a, created, &got, cause)) != 0)
+		goto fail;
+	if (got != number) {
+		if (cause != NULL)
+			*cause = xprintf("job %lld: its next attempt is %d, "
+			    "not %d", (long long)a->job_id, got, number);
+		rc = -ESTALE;
+		goto fail;
+	}
+	a->id = sqlite3_last_insert_rowid(st->db);
+	if ((rc = store_tx_commit(st, cause, "launch attempt: commit")) != 0)
+		goto fail;
+	st->counts[from]--;
+	st->counts[JOB_LAUNCHING]++;
 	a->number = number;
 	a->state = ATTEMPT_LAUNCHING;
 	a->created = created;

@@ -129,6 +129,9 @@ int	store_bind_text(sqlite3_stmt *, int, const char *);
 void	store_job_row(sqlite3_stmt *s, struct store_job *);
 void	store_attempt_row(sqlite3_stmt *s, struct store_attempt *);
 
+/* Move a job between states; the caller holds the transaction. */
+int	store_job_move(struct store *, int64_t id, unsigned from_mask, int to,
+	    int64_t now, const char *message, int *ret_from, char **cause);
 /* Write one events row (from -1 = none). Caller holds the transaction. */
 int	store_event_write(struct store *, int64_t job_id, int64_t when,
 	    int from, int to, const char *message, char **cause);

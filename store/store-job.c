@@ -309,7 +309,6 @@ int
 store_job_transition(struct store *st, int64_t id, unsigned from_mask,
     int to, const char *message, int *ret_state, char **cause)
 {
-	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_STATE];
 	int64_t		 now;
 	int		 rc, cur = -1;
 
@@ -319,16 +318,45 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 	now = time(NULL);
 	if ((rc = store_tx_begin(st, cause, "change job state: begin")) != 0)
 		return rc;
-	if ((rc = store_job_state(st, id, &cur, cause)) != 0)
-		goto fail;
-	if (!(from_mask & JOB_MASK(cur))) {
+	if ((rc = store_job_move(st, id, from_mask, to, now, message, &cur,
+	    cause)) != 0) {
 		store_tx_rollback(st);
+		if (rc == -EALREADY && ret_state != NULL)
+			*ret_state = cur;
+		return rc;
+	}
+	if ((rc = store_tx_commit(st, cause, "change job state: commit")) != 0) {
+		store_tx_rollback(st);
+		return rc;
+	}
+	st->counts[cur]--;
+	st->counts[to]++;
+	if (ret_state != NULL)
+		*ret_state = to;
+	return 0;
+}
+
+/*
+ * Inside the caller's transaction: move job ID from a state in FROM_MASK
+ * to TO with its events row. *ret_from is the state it was in (also on
+ * -EALREADY, when that state is not in FROM_MASK). The caller commits
+ * and then counts the move.
+ */
+int
+store_job_move(struct store *st, int64_t id, unsigned from_mask, int to,
+    int64_t now, const char *message, int *ret_from, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_SET_STATE];
+	int		 rc, cur = -1;
+
+	if ((rc = store_job_state(st, id, &cur, cause)) != 0)
+		return rc;
+	*ret_from = cur;
+	if (!(from_mask & JOB_MASK(cur))) {
 		if (cause != NULL)
 			*cause = xprintf("job %lld is %s, cannot become %s",
 			    (long long)id, job_state_name(cur),
 			    job_state_name(to));
-		if (ret_state != NULL)
-			*ret_state = cur;
 		return -EALREADY;
 	}
 	sqlite3_bind_int64(s, 1, id);
@@ -336,21 +364,8 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 	sqlite3_bind_int64(s, 3, now);
 	sqlite3_bind_int(s, 4, cur);
 	if ((rc = store_step_done(st, s, cause, "change job state")) != 0)
-		goto fail;
-	if ((rc = store_event_write(st, id, now, cur, to, message,
-	    cause)) != 0)
-		goto fail;
-	if ((rc = store_tx_commit(st, cause, "change job state: commit")) != 0)
-		goto fail;
-	st->counts[cur]--;
-	st->counts[to]++;
-	if (ret_state != NULL)
-		*ret_state = to;
-	return 0;
-
-fail:
-	store_tx_rollback(st);
-	return rc;
+		return rc;
+	return store_event_write(st, id, now, cur, to, message, cause);
 }
 
 /* Step an UPDATE of job ID: 0, -ENOENT if no such job, or an error. */

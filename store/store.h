@@ -260,6 +260,13 @@ int	 store_event_add(struct store *, int64_t job_id, const char *message,
  */
 int	 store_attempt_insert(struct store *, struct store_attempt *a,
 	    char **cause);
+/*
+ * The same, and queued -> launching with MESSAGE, in one transaction;
+ * only if NUMBER is the job's next attempt (-ESTALE) and the job is
+ * queued (-EALREADY). On error nothing is written.
+ */
+int	 store_attempt_launch(struct store *, struct store_attempt *a,
+	    int number, const char *message, char **cause);
 int	 store_attempt_set_state(struct store *, int64_t attempt_id,
 	    int state, int64_t when, const char *cloud_id, char **cause);
 /*

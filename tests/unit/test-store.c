@@ -903,6 +903,77 @@ test_store_attempt_insert(void **state)
 	assert_true(sqlite3_get_autocommit(fx->st->db));
 }
 
+/*
+ * A launch writes its attempt, the counter, the move to launching and
+ * its event in one transaction, or nothing at all.
+ */
+static void
+test_store_attempt_launch(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a;
+	struct store_event	 ev[16];
+	struct store_job	*j;
+	int64_t			 id, counts[JOB_NSTATES];
+	char			*cause = NULL;
+
+	id = insert_one(fx->st, "l", 0);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_QUEUED], 1);
+
+	/* Not the job's next number: nothing written. */
+	fill_attempt(&a, id, 1);
+	assert_int_equal(store_attempt_launch(fx->st, &a, 2, "launching",
+	    &cause), -ESTALE);
+	assert_non_null(strstr(cause, "next attempt is 1, not 2"));
+	free(cause);
+	cause = NULL;
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_int_equal(j->attempts, 0);
+	store_job_free(j);
+
+	fill_attempt(&a, id, 1);
+	assert_int_equal(store_attempt_launch(fx->st, &a, 1,
+	    "launching on gce/us-central1-a", &cause), 0);
+	assert_true(a.id > 0);
+	assert_int_equal(a.number, 1);
+	assert_int_equal(a.state, ATTEMPT_LAUNCHING);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->state, JOB_LAUNCHING);
+	assert_int_equal(j->attempts, 1);
+	store_job_free(j);
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, id, collect_event, ev,
+	    &cause), 2);
+	assert_int_equal(ev[1].from_state, JOB_QUEUED);
+	assert_int_equal(ev[1].to_state, JOB_LAUNCHING);
+	assert_string_equal(ev[1].message, "launching on gce/us-central1-a");
+	events_free(ev);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_QUEUED], 0);
+	assert_int_equal(counts[JOB_LAUNCHING], 1);
+
+	/* No longer queued: nothing written. */
+	fill_attempt(&a, id, 1);
+	assert_int_equal(store_attempt_launch(fx->st, &a, 2, "again",
+	    &cause), -EALREADY);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM attempts"), 1);
+	assert_int_equal(store_attempt_launch(fx->st, &a, 1, "x", &cause),
+	    -EALREADY);
+	free(cause);
+	cause = NULL;
+	fill_attempt(&a, id + 1, 1);
+	assert_int_equal(store_attempt_launch(fx->st, &a, 1, "x", &cause),
+	    -ENOENT);
+	free(cause);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events"), 2);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
 static void
 test_store_attempt_set_state(void **state)
 {
@@ -1826,6 +1897,7 @@ main(void)
 		T(test_store_counts),
 		T(test_store_event_add),
 		T(test_store_attempt_insert),
+		T(test_store_attempt_launch),
 		T(test_store_attempt_set_state),
 		T(test_store_attempt_end_counters),
 		T(test_store_attempt_live),
