@@ -5,8 +5,8 @@
  * free GPU (see quota.h for the reserve/release/commit protocol).
  *
  * A refresh is a round of requests run at once on the loop: projects.get
- * (global metrics), regions.get per configured region or regions.list
- * (all pages), acceleratorTypes.aggregatedList and zones.list (all
+ * (global metrics), regions.get per configured region (a few of them)
+ * or regions.list (all pages), acceleratorTypes.aggregatedList and zones.list (all
  * pages, at most hourly: they change slowly), and Cloud Quotas
  * quotaInfos for aiplatform.googleapis.com (all pages). Each asks only
  * for the fields it reads (API-NOTES A.1 recommends field masks). Only
@@ -38,6 +38,12 @@
 #define QUOTA_ZONES_TTL		3600	/* s; zones and GPUs change slowly */
 #define QUOTA_COMPUTE_PAGE	500	/* maxResults maximum (0.2) */
 #define QUOTA_INFOS_PAGE	500
+/*
+ * Up to this many configured regions are read with one regions.get
+ * each; more with one regions.list (every region fits one page), so a
+ * long region list costs one Compute request per refresh, not one each.
+ */
+#define QUOTA_REGION_GETS	4
 #define QUOTA_ANY_REGION	"*"	/* Vertex limit for "other regions" */
 #define QUOTA_VERTEX_SERVICE	"aiplatform.googleapis.com"
 
@@ -560,6 +566,28 @@ quota_chain_done(struct quota *q, struct quota_req *rq)
 		quota_round_done(q);
 }
 
+/*
+ * After the last page of regions.list: a configured region it did not
+ * name (a typo, or not a Compute region) is an error worth showing, as a
+ * regions.get of it would have been.
+ */
+static void
+quota_regions_missing(struct quota *q, uint64_t started)
+{
+	struct quota_region	*r;
+	size_t			 i;
+
+	for (i = 0; i < q->conf->nregions; i++) {
+		r = quota_region_get(q, q->conf->regions[i]);
+		if (r->fetched >= started && r->fetched != 0)
+			continue;
+		if (q->error == NULL)
+			q->error = xprintf("region %s is not in this "
+			    "project's regions.list; check [gcp] regions in "
+			    "gpuqd.conf", q->conf->regions[i]);
+	}
+}
+
 static void
 quota_on_answer(const struct http_resp *r, void *arg)
 {
@@ -638,7 +666,8 @@ quota_on_answer(const struct http_resp *r, void *arg)
 	} else if (rq->kind == QR_VERTEX) {
 		q->vertex_fetched = quota_now(q);
 		q->vertex_stale = 0;
-	}
+	} else if (rq->kind == QR_REGION_LIST)
+		quota_regions_missing(q, rq->started);
 	quota_chain_done(q, rq);
 }
 
@@ -756,13 +785,23 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 		if (compute) {
 			if (force || quota_region_due(q, QUOTA_GLOBAL, now))
 				quota_chain_start(q, QR_PROJECT, NULL);
-			if (q->conf->nregions > 0) {
+			if (q->conf->nregions > 0 &&
+			    q->conf->nregions <= QUOTA_REGION_GETS) {
 				for (i = 0; i < q->conf->nregions; i++)
 					if (force || quota_region_due(q,
 					    q->conf->regions[i], now))
 						quota_chain_start(q,
 						    QR_REGION_GET,
 						    q->conf->regions[i]);
+			} else if (q->conf->nregions > 0) {
+				list = force;
+				for (i = 0; i < q->conf->nregions && !list;
+				    i++)
+					list = quota_region_due(q,
+					    q->conf->regions[i], now);
+				if (list)
+					quota_chain_start(q, QR_REGION_LIST,
+					    NULL);
 			} else {
 				list = force || q->nr <= 1;
 				for (i = 0; i < q->nr && !list; i++)

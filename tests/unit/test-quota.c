@@ -234,6 +234,62 @@ test_quota_configured_regions(void **state)
 	    "NVIDIA_T4_GPUS") == 1);
 }
 
+/*
+ * More configured regions than are worth a regions.get each: one
+ * regions.list, only the configured regions kept, and a configured
+ * region the project does not have named in the error.
+ */
+static void
+test_quota_many_regions(void **state)
+{
+	struct t	*t = *state;
+	const char	*regions[] = { "us-central1", "us-east1", "us-west1",
+	    "europe-west4", "asia-east1" };
+	double		 d;
+
+	NEED_FAKE(t);
+	t->conf.regions = regions;
+	t->conf.nregions = 5;
+	start(t);
+	refresh(t, 0);
+	assert_int_equal(count_requests(t, "GET", "/regions$", 1), 1);
+	assert_int_equal(count_requests(t, "GET", "/regions/us-central1$", 0),
+	    0);
+	assert_true(headroom(t, GCP_SERVICE_GCE, "asia-east1",
+	    "NVIDIA_T4_GPUS") >= 0);
+	assert_true(headroom(t, GCP_SERVICE_GCE, "us-central1",
+	    "NVIDIA_T4_GPUS") >= 0);
+	assert_int_equal(quota_headroom(t->q, GCP_SERVICE_GCE,
+	    "europe-west1", "NVIDIA_T4_GPUS", &d), -ENOENT);
+
+	/* Fresh within the TTL: no request. */
+	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
+	/* One region stale: the one list again. */
+	quota_invalidate(t->q, "us-east1");
+	refresh(t, 0);
+	assert_int_equal(count_requests(t, "GET", "/regions$", 2), 2);
+}
+
+static void
+test_quota_region_typo(void **state)
+{
+	struct t	*t = *state;
+	const char	*typo[] = { "us-central1", "us-east1", "us-west1",
+	    "europe-west4", "us-centrall" };
+
+	NEED_FAKE(t);
+	t->conf.regions = typo;
+	t->conf.nregions = 5;
+	start(t);
+	t->calls = 0;
+	assert_int_equal(quota_refresh(t->q, 1, on_refresh, t), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(t->calls, 1);
+	assert_int_not_equal(t->error, 0);
+	assert_non_null(strstr(t->cause, "region us-centrall is not in"));
+	assert_non_null(strstr(t->cause, "[gcp] regions"));
+}
+
 static void
 stop_timer(uv_timer_t *h)
 {
@@ -548,6 +604,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_quota_regions_paged,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quota_configured_regions,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quota_many_regions,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quota_region_typo,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quota_ttl_expiry, setup,
 		    teardown),
