@@ -1719,10 +1719,11 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 	return 0;
 }
 
+/* quotas and prices: optional "region" and "gpu", answered by HOOK. */
 static int
-api_op_quotas(struct api_req *r, struct store_job *unused)
+api_op_cloud_table(struct api_req *r, void (*hook)(void *, const char *,
+    const char *, api_cloud_cb, void *))
 {
-	struct api		*a = r->api;
 	struct api_cloud	*w;
 	const char		*region, *gpu;
 
@@ -1730,27 +1731,21 @@ api_op_quotas(struct api_req *r, struct store_job *unused)
 	    api_opt_string(r, "gpu", &gpu) != 0)
 		return 0;
 	w = api_cloud_start(r);
-	if (a->hooks.quotas != NULL)
-		a->hooks.quotas(a->hooks.arg, region, gpu, api_on_cloud, w);
+	if (hook != NULL)
+		hook(r->api->hooks.arg, region, gpu, api_on_cloud, w);
 	else
 		api_on_cloud(NULL, NULL, w);
 	return 0;
 }
 
 static int
+api_op_quotas(struct api_req *r, struct store_job *unused)
+{
+	return api_op_cloud_table(r, r->api->hooks.quotas);
+}
+
+static int
 api_op_prices(struct api_req *r, struct store_job *unused)
 {
-	struct api		*a = r->api;
-	struct api_cloud	*w;
-	const char		*region, *gpu;
-
-	if (api_opt_string(r, "region", &region) != 0 ||
-	    api_opt_string(r, "gpu", &gpu) != 0)
-		return 0;
-	w = api_cloud_start(r);
-	if (a->hooks.prices != NULL)
-		a->hooks.prices(a->hooks.arg, region, gpu, api_on_cloud, w);
-	else
-		api_on_cloud(NULL, NULL, w);
-	return 0;
+	return api_op_cloud_table(r, r->api->hooks.prices);
 }

@@ -255,8 +255,10 @@ int	 store_event_add(struct store *, int64_t job_id, const char *message,
 
 /*
  * Attempts. store_attempt_insert writes the row (state launching) and
- * bumps the job's attempt counter in one transaction, before any cloud
- * call; it fills a->id and a->number.
+ * bumps the job's attempt counter in one transaction, whatever the job's
+ * state; it fills a->id and a->number. It records attempts as they
+ * were (tests build histories and old crash states with it); a launch
+ * goes through store_attempt_launch.
  */
 int	 store_attempt_insert(struct store *, struct store_attempt *a,
 	    char **cause);

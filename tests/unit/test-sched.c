@@ -1074,8 +1074,11 @@ test_reconcile_orphan(void **state)
 /*
  * Write attempt 1 of job ID on gce in us-central1-a straight into the
  * store, in STATE (launching or running since STARTED), with the job
- * moved to match: what a previous gpuqd left behind.
+ * moved to match: what a previous gpuqd left behind. LEFT_SPLIT: the
+ * attempt row alone, the job still queued, as a gpuqd that wrote the
+ * two in separate transactions could leave it.
  */
+#define LEFT_SPLIT	(-1)
 static void
 left_behind(struct t *t, int64_t id, int state, int64_t started,
     char *name)
@@ -1093,11 +1096,14 @@ left_behind(struct t *t, int64_t id, int state, int64_t started,
 	a.hourly_usd = 3.6;
 	cloud_resource_name(store_install_id(t->store), id, 1, name);
 	a.resource = name;
-	assert_int_equal(store_attempt_insert(t->store, &a, NULL), 0);
+	if (state == LEFT_SPLIT) {
+		assert_int_equal(store_attempt_insert(t->store, &a, NULL), 0);
+		return;
+	}
+	assert_int_equal(store_attempt_launch(t->store, &a, 1, "test", NULL),
+	    0);
 	if (state == ATTEMPT_LAUNCHING)
-		return;		/* the crash came before the job moved */
-	assert_int_equal(store_job_transition(t->store, id,
-	    JOB_MASK(JOB_QUEUED), JOB_LAUNCHING, "test", NULL, NULL), 0);
+		return;		/* the crash came before the create call */
 	assert_int_equal(store_attempt_set_state(t->store, a.id,
 	    ATTEMPT_RUNNING, started, NULL, NULL), 0);
 	assert_int_equal(store_job_transition(t->store, id,
@@ -1105,12 +1111,14 @@ left_behind(struct t *t, int64_t id, int state, int64_t started,
 }
 
 /*
- * A crash between the attempt row and the create call: at start the
- * job is put back in launching, and since the cloud does not list the
- * resource it is launched again under the same name and request id.
+ * A crash between the launch's commit and the create call (LEFT_SPLIT:
+ * an older gpuqd's crash between the attempt row and the job's move,
+ * after which the job is put back in launching first): since the cloud
+ * does not list the resource, it is launched again under the same name
+ * and request id.
  */
 static void
-test_reconcile_relaunch_after_crash(void **state)
+relaunch_after_crash(void **state, int left)
 {
 	struct t		*t = *state;
 	struct store_job	*j;
@@ -1118,7 +1126,7 @@ test_reconcile_relaunch_after_crash(void **state)
 
 	NEED_FAKE(t);
 	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
-	left_behind(t, 1, ATTEMPT_LAUNCHING, 0, name);
+	left_behind(t, 1, left, 0, name);
 	start(t, 1);
 	assert_int_equal(reconcile_start(t->rec, NULL), 0);
 	assert_int_equal(job_state(t, 1), JOB_LAUNCHING);
@@ -1131,6 +1139,18 @@ test_reconcile_relaunch_after_crash(void **state)
 	j = job(t, 1);
 	assert_int_equal(j->attempts, 1);
 	store_job_free(j);
+}
+
+static void
+test_reconcile_relaunch_after_crash(void **state)
+{
+	relaunch_after_crash(state, ATTEMPT_LAUNCHING);
+}
+
+static void
+test_reconcile_relaunch_after_split_crash(void **state)
+{
+	relaunch_after_crash(state, LEFT_SPLIT);
 }
 
 /* A run longer than max_runtime is stopped and the job fails. */
@@ -1268,6 +1288,7 @@ main(void)
 		C(test_reconcile_maps_states),
 		C(test_reconcile_orphan),
 		C(test_reconcile_relaunch_after_crash),
+		C(test_reconcile_relaunch_after_split_crash),
 		C(test_reconcile_max_runtime),
 		C(test_reconcile_cancel),
 		C(test_sched_pass_10000),
