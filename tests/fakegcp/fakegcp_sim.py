@@ -1,7 +1,13 @@
-"""The simulated workload and the clock of the fake cloud.
+"""The simulated workload and the clock of the fake cloud.  Serves no API
+of its own; every API module's resources are ``Resource``s.
 
 ``Clock``: simulated time runs ``speed`` x real time (DESIGN.md "The
-simulated Google Cloud"); every timestamp the fake prints is simulated.
+simulated Google Cloud"); every timestamp the fake prints is simulated,
+with ``rfc3339`` (Compute's Pacific offset, or UTC "Z") and ``duration``
+(google-duration).
+
+``Resource``: what every simulated VM or job shares (its runs, and its
+description in /_fake/resources).
 
 ``Run``: one execution of a job's container.  Instead of running the image
 the fake reads its environment (API-NOTES E.3/D.2 give where each API puts
@@ -19,6 +25,7 @@ A checkpoint is written each time progress crosses a multiple of
 FAKEGCP_CKPT_EVERY and once more when the work is complete, each stamped
 with the simulated time at which that progress was reached.
 """
+import datetime
 import json
 import threading
 import time
@@ -42,6 +49,27 @@ class Clock:
                 self.speed
             self.real_base = real
             self.speed = float(f)
+
+
+PACIFIC = datetime.timezone(datetime.timedelta(hours=-7))
+
+
+def rfc3339(t, compute=False):
+    """Timestamp text for simulated epoch seconds ``t``.
+
+    Compute Engine prints local Pacific time with an offset
+    ("2024-06-26T11:42:22.006-07:00", API-NOTES C.1); the newer APIs print
+    UTC "Z" with fractional seconds (google-datetime)."""
+    if compute:
+        d = datetime.datetime.fromtimestamp(t, PACIFIC)
+        return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03d-07:00" % (
+            d.microsecond // 1000)
+    d = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
+
+
+def duration(secs):
+    return ("%.3f" % secs).rstrip("0").rstrip(".") + "s"
 
 
 def parse_gs(uri):
@@ -174,3 +202,56 @@ class Run:
                 "checkpoint_dir": self.ckpt_dir,
                 "checkpoints": list(self.checkpoints),
                 "started": self.started_at, "ended": self.ended_at}
+
+
+class Resource:
+    """Common bookkeeping for /_fake/resources."""
+    service = "?"
+
+    def __init__(self, fake, project, name, region, zone, labels, spot,
+                 created):
+        self.fake = fake
+        self.project = project
+        self.name = name
+        self.region = region
+        self.zone = zone
+        self.labels = dict(labels or {})
+        self.spot = spot
+        self.created = created
+        self.started = None
+        self.ended = None
+        self.runs = []
+        self.exit_code = None
+        self.deleted = False
+        self.gpu = None
+        self.gpu_count = 0
+        self.seq = next(fake.seq)
+
+    def state(self):
+        raise NotImplementedError
+
+    def live(self):
+        raise NotImplementedError
+
+    def new_run(self, env, ckpt_default=None):
+        r = Run(self.fake, self, env, ckpt_default)
+        self.runs.append(r)
+        return r
+
+    def describe(self):
+        run = self.runs[-1] if self.runs else None
+        d = {"service": self.service, "project": self.project,
+             "name": self.name, "resource": self.full_name(),
+             "region": self.region, "zone": self.zone, "labels": self.labels,
+             "state": self.state(), "spot": self.spot, "gpu": self.gpu,
+             "gpu_count": self.gpu_count, "deleted": self.deleted,
+             "created": self.created, "started": self.started,
+             "ended": self.ended, "exit_code": self.exit_code,
+             "start_progress": run.start_progress if run else None,
+             "progress": run.progress if run else None,
+             "work_done": sum(r.work_done for r in self.runs),
+             "runs": [r.describe() for r in self.runs]}
+        if run:
+            d["job"] = run.job
+            d["attempt"] = run.attempt
+        return d

@@ -2,7 +2,7 @@
 import time
 import urllib.parse
 
-from fgutil import CP
+from fakegcp_fixtures import CP
 from fakeclient import make_service_account_key, sign_jwt
 
 JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"

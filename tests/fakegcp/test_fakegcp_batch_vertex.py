@@ -3,7 +3,7 @@ Quotas (B.2)."""
 import urllib.error
 import urllib.parse
 
-from fgutil import batch_body, vertex_body
+from fakegcp_fixtures import batch_body, vertex_body
 
 B = "/v1/projects/gpuq-demo/locations/us-central1/jobs"
 V = "/v1/projects/gpuq-demo/locations/us-central1/customJobs"

@@ -2,7 +2,7 @@
 preemption and the simulated workload (API-NOTES A, C)."""
 import uuid
 
-from fgutil import CP, instance_body
+from fakegcp_fixtures import CP, instance_body
 
 Z = CP + "/zones/us-central1-a"
 

@@ -5,7 +5,7 @@ failures inside the job (code 8), the standard query parameters."""
 import urllib.error
 import urllib.parse
 
-from fgutil import CP, batch_body, instance_body, vertex_body
+from fakegcp_fixtures import CP, batch_body, instance_body, vertex_body
 
 Q = urllib.parse.quote
 Z = CP + "/zones/us-central1-a"

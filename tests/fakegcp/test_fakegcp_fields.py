@@ -6,8 +6,8 @@ import urllib.parse
 
 import pytest
 
-import fakegcp_util as util
-from fgutil import CP, batch_body, instance_body, vertex_body
+import fakegcp_fields as util
+from fakegcp_fixtures import CP, batch_body, instance_body, vertex_body
 
 Q = urllib.parse.quote
 POLL = ("items/*/instances(name,status,lastStartTimestamp,"

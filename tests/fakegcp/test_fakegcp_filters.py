@@ -5,7 +5,7 @@ import urllib.parse
 import pytest
 
 import fakegcp_filter as flt
-from fgutil import CP
+from fakegcp_fixtures import CP
 
 Q = urllib.parse.quote
 Z = CP + "/zones/us-central1-a"

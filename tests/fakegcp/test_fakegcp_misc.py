@@ -5,7 +5,7 @@ import json
 import time
 import urllib.parse
 
-from fgutil import CP, instance_body
+from fakegcp_fixtures import CP, instance_body
 
 Z = CP + "/zones/us-central1-a"
 

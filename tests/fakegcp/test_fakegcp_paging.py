@@ -5,7 +5,7 @@ stays right when resources come and go between pages."""
 import time
 import urllib.parse
 
-from fgutil import CP
+from fakegcp_fixtures import CP
 
 Q = urllib.parse.quote
 B = "/v1/projects/gpuq-demo/locations/us-central1/jobs"

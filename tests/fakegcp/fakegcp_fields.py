@@ -1,81 +1,10 @@
-"""Small helpers shared by the fake: time formats, paging tokens and
-``fields`` partial responses (API-NOTES 0.1).  List filters are in
-fakegcp_filter.py."""
-import base64
-import datetime
-import hashlib
-import json
+"""Partial responses: the ``fields`` standard query parameter of every
+Google API (API-NOTES 0.1; the ``fields`` parameter of each discovery
+document's common parameters) and Vertex AI's ``readMask``
+(google-fieldmask, aiplatform v1 discovery document,
+customJobs.list).
+"""
 import re
-
-PACIFIC = datetime.timezone(datetime.timedelta(hours=-7))
-
-
-def rfc3339(t, compute=False):
-    """Timestamp text for simulated epoch seconds ``t``.
-
-    Compute Engine prints local Pacific time with an offset
-    ("2024-06-26T11:42:22.006-07:00", API-NOTES C.1); the newer APIs print
-    UTC "Z" with fractional seconds (google-datetime)."""
-    if compute:
-        d = datetime.datetime.fromtimestamp(t, PACIFIC)
-        return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03d-07:00" % (
-            d.microsecond // 1000)
-    d = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
-
-
-def duration(secs):
-    return ("%.3f" % secs).rstrip("0").rstrip(".") + "s"
-
-
-def page_token(offset, salt=""):
-    raw = json.dumps({"o": offset, "s": salt}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def parse_page_token(tok, salt=""):
-    """Offset encoded by page_token, or None if the token is not ours."""
-    if not tok:
-        return 0
-    try:
-        raw = base64.urlsafe_b64decode(tok + "=" * (-len(tok) % 4))
-        d = json.loads(raw)
-        if d.get("s", "") != salt or not isinstance(d.get("o"), int) or \
-                d["o"] < 0:
-            return None
-        return d["o"]
-    except (ValueError, TypeError):
-        return None
-
-
-def _salt_hash(salt):
-    return hashlib.sha1(salt.encode()).hexdigest()[:12]
-
-
-def position_token(pos, salt):
-    """An opaque page token holding ``pos`` = (scope number, sort key) of
-    the last resource returned; ``salt`` names the list and the request
-    parameters a token is only good for (filter, order)."""
-    raw = json.dumps({"p": list(pos), "h": _salt_hash(salt)},
-                     separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def parse_position_token(tok, salt):
-    """The (scope number, sort key) of position_token, None without a
-    token; ValueError if the token is not one of ours for this list."""
-    if not tok:
-        return None
-    try:
-        d = json.loads(base64.urlsafe_b64decode(tok + "=" * (-len(tok) % 4)))
-        if d["h"] != _salt_hash(salt):
-            raise ValueError("token of another list")
-        scope, key = d["p"]
-        if not isinstance(scope, int):
-            raise ValueError("bad scope")
-        return scope, tuple(key) if isinstance(key, list) else key
-    except (KeyError, TypeError, AttributeError) as e:
-        raise ValueError(str(e))
 
 
 # -- fields= partial responses ---------------------------------------------------

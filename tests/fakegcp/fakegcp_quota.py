@@ -1,0 +1,123 @@
+"""Quota accounting behind Compute Engine and Vertex AI (API-NOTES A.2,
+B.1): limits, usage of live VMs and jobs, and the first quota a new VM
+would exceed.
+
+Serves no API of its own: Compute Engine (compute v1 discovery document:
+regions.get/list and projects.get ``quotas``, instances.insert
+QUOTA_EXCEEDED), Cloud Batch (CODE_GCE_QUOTA_EXCEEDED), Vertex AI
+(customJobs.create 429) and Cloud Quotas (cloudquotas v1 quotaInfos) read
+it.  QuotaBook is mixed into Fake (fakegcp_state.py), whose reset()
+creates the tables it reads: limits, base_usage, vertex_limits.
+"""
+import fakegcp_catalog as cat
+
+DEFAULT_GPU_LIMIT = 16.0
+DEFAULT_LIMITS = {"GPUS_ALL_REGIONS": 64.0, "CPUS_ALL_REGIONS": 10000.0}
+REGION_DEFAULTS = {"CPUS": 1000.0, "PREEMPTIBLE_CPUS": 0.0,
+                   "INSTANCES": 6000.0}
+VERTEX_DEFAULT_LIMIT = 16
+
+
+class QuotaBook:
+    """Quota methods of Fake."""
+
+    def limit(self, project, region, metric):
+        k = (project, region, metric)
+        if k in self.limits:
+            return self.limits[k]
+        if region == "global":
+            return DEFAULT_LIMITS.get(metric, 0.0)
+        if metric in REGION_DEFAULTS:
+            return REGION_DEFAULTS[metric]
+        if metric in cat.COMPUTE_GPU_METRICS:
+            return DEFAULT_GPU_LIMIT
+        return 0.0
+
+    def gpu_metric(self, project, region, gpu, spot):
+        """Quota metric a VM with ``gpu`` draws on (API-NOTES A.2): Spot uses
+        the PREEMPTIBLE_ twin when that has a non-zero limit."""
+        g = cat.BY_TYPE.get(gpu)
+        if not g:
+            return None
+        if spot and g["pquota"] and self.limit(project, region,
+                                               g["pquota"]) > 0:
+            return g["pquota"]
+        return g["quota"] or (g["pquota"] if spot else None)
+
+    def cpu_metric(self, project, region, spot):
+        if spot and self.limit(project, region, "PREEMPTIBLE_CPUS") > 0:
+            return "PREEMPTIBLE_CPUS"
+        return "CPUS"
+
+    def usage_table(self, project):
+        """(region|global, metric) -> usage of live Compute VMs and Batch
+        VMs (Batch creates Compute VMs in the project), plus base usage."""
+        use = {}
+
+        def add(k, v):
+            use[k] = use.get(k, 0.0) + v
+        for r in list(self.instances.values()) + list(self.batch.values()):
+            if r.project != project or not r.live():
+                continue
+            held = r.quota_use()
+            if held is None:
+                continue
+            vcpus, n = held
+            add((r.region, self.cpu_metric(project, r.region, r.spot)),
+                vcpus * n)
+            add(("global", "CPUS_ALL_REGIONS"), vcpus * n)
+            add((r.region, "INSTANCES"), n)
+            if r.gpu and r.gpu_count:
+                m = self.gpu_metric(project, r.region, r.gpu, r.spot)
+                if m:
+                    add((r.region, m), r.gpu_count * n)
+                add(("global", "GPUS_ALL_REGIONS"), r.gpu_count * n)
+        for (p, reg, m), v in self.base_usage.items():
+            if p == project:
+                add((reg, m), v)
+        return use
+
+    def compute_quota_check(self, project, region, gpu, count, vcpus, spot):
+        """None, or (message, metric, limit, region|None) of the first quota
+        a new VM would exceed."""
+        use = self.usage_table(project)
+        checks = []
+        if gpu and count:
+            m = self.gpu_metric(project, region, gpu, spot)
+            if m:
+                checks.append((region, m, count))
+            checks.append(("global", "GPUS_ALL_REGIONS", count))
+        checks.append((region, self.cpu_metric(project, region, spot), vcpus))
+        checks.append(("global", "CPUS_ALL_REGIONS", vcpus))
+        for reg, m, need in checks:
+            lim = self.limit(project, reg, m)
+            if use.get((reg, m), 0.0) + need > lim:
+                where = "globally" if reg == "global" else \
+                    "in region %s" % reg
+                return ("Quota '%s' exceeded.  Limit: %.1f %s." % (
+                    m, lim, where), m, lim, None if reg == "global" else reg)
+        return None
+
+    def region_quotas(self, project, region, use):
+        metrics = ["CPUS", "PREEMPTIBLE_CPUS", "INSTANCES"] + \
+            cat.COMPUTE_GPU_METRICS
+        extra = {m for (p, r, m) in self.limits if p == project and
+                 r == region}
+        out = []
+        for m in metrics + sorted(extra - set(metrics)):
+            out.append({"metric": m,
+                        "limit": float(self.limit(project, region, m)),
+                        "usage": float(use.get((region, m), 0.0))})
+        return out
+
+    def vertex_metric(self, vq, spot):
+        return "custom_model_training_%snvidia_%s_gpus" % (
+            "preemptible_" if spot else "", vq)
+
+    def vertex_limit(self, project, region, metric):
+        return self.vertex_limits.get((project, region, metric),
+                                      VERTEX_DEFAULT_LIMIT)
+
+    def quota_info_unavailable(self, region):
+        u = self.cfg["quota_info_unavailable"]
+        return u is True or (isinstance(u, list) and region in u)
