@@ -157,3 +157,13 @@ def vertex_body(name, env=None, strategy="SPOT", acc="NVIDIA_TESLA_T4",
     if base:
         b["jobSpec"]["baseOutputDirectory"] = {"outputUriPrefix": base}
     return b
+
+
+def env(job, **kw):
+    """A simulated workload's environment (README "Simulated training"):
+    120 s of work, a checkpoint every 30 s under gs://ck/jobs/JOB/."""
+    e = {"FAKEGCP_WORK_SECONDS": "120", "FAKEGCP_CKPT_EVERY": "30",
+         "GPUQ_JOB_ID": job, "GPUQ_ATTEMPT": "1",
+         "GPUQ_CHECKPOINT_DIR": "gs://ck/jobs/%s/checkpoints/" % job}
+    e.update({k: str(v) for k, v in kw.items()})
+    return e

@@ -1,20 +1,11 @@
-"""Cloud Batch and Vertex AI custom jobs (API-NOTES D, E) and Cloud
-Quotas (B.2)."""
-import urllib.error
+"""Cloud Batch (API-NOTES D): jobs, tasks, LROs, lifecycle policies,
+maxRunDuration (50005), stockouts and quota after acceptance."""
 import urllib.parse
 
-from fakegcp_fixtures import batch_body, vertex_body
+from fakegcp_fixtures import batch_body, env
 
 B = "/v1/projects/gpuq-demo/locations/us-central1/jobs"
-V = "/v1/projects/gpuq-demo/locations/us-central1/customJobs"
-
-
-def env(job, **kw):
-    e = {"FAKEGCP_WORK_SECONDS": "120", "FAKEGCP_CKPT_EVERY": "30",
-         "GPUQ_JOB_ID": job, "GPUQ_ATTEMPT": "1",
-         "GPUQ_CHECKPOINT_DIR": "gs://ck/jobs/%s/checkpoints/" % job}
-    e.update({k: str(v) for k, v in kw.items()})
-    return e
+LONG = {"FAKEGCP_WORK_SECONDS": "100000"}
 
 
 def test_batch_create_run_succeed_and_tasks(gcp):
@@ -153,118 +144,20 @@ def test_batch_stockout_and_quota_after_acceptance(gcp):
     assert any("CODE_GCE_QUOTA_EXCEEDED" in e["description"] for e in ev)
 
 
-def test_vertex_lifecycle_and_errors(gcp):
+def test_batch_max_run_duration(gcp):
     gcp.ctl("/_fake/speed", {"factor": 100})
-    st, j, _ = gcp.post(V, vertex_body("v1", env("v1", FAKEGCP_EXIT=2)))
-    assert st == 200 and j["state"] == "JOB_STATE_QUEUED"
-    jid = j["name"].rsplit("/", 1)[1]
-    assert jid.isdigit()
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
-                 "JOB_STATE_FAILED", timeout=10)
-    err = gcp.get(V + "/" + jid)[1]["error"]
-    assert err["code"] == 3 and err["message"].startswith(
-        "The replica workerpool0-0 exited with a non-zero status of 2.")
-    # AIP_CHECKPOINT_DIR used when GPUQ_CHECKPOINT_DIR is absent
-    e = env("v2")
-    del e["GPUQ_CHECKPOINT_DIR"]
-    j = gcp.post(V, vertex_body("v2", e, base="gs://out/runs/v2/"))[1]
-    jid2 = j["name"].rsplit("/", 1)[1]
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid2)[1]["state"] ==
-                 "JOB_STATE_SUCCEEDED", timeout=10)
-    objs = gcp.get("/storage/v1/b/out/o?prefix=runs/v2/checkpoints/")[1]
-    assert [o["name"] for o in objs["items"]][-1] == \
-        "runs/v2/checkpoints/ckpt-00000120"
-    # list by label, both filter spellings, and paging
-    for f in ['labels.gpuq-install="t"', "labels.gpuq-install=t"]:
-        l = gcp.get(V + "?filter=" + urllib.parse.quote(f))[1]
-        assert len(l["customJobs"]) == 2
-    l = gcp.get(V + "?pageSize=1")[1]
-    assert len(l["customJobs"]) == 1 and l["nextPageToken"]
-    l2 = gcp.get(V + "?pageSize=1&pageToken=" + l["nextPageToken"])[1]
-    assert "nextPageToken" not in l2
-    # delete a finished job -> LRO; unknown -> 404
-    st, op, _ = gcp.delete(V + "/" + jid)
-    assert st == 200 and op["done"] is True
-    assert gcp.get(V + "/" + jid)[0] == 404
-
-
-def test_vertex_host_required_quota_cancel(gcp):
-    st, e, _ = gcp.post(V, vertex_body("h"), headers={
-        "Host": "europe-west4-aiplatform.googleapis.com"})
-    assert st == 400 and e["error"]["status"] == "INVALID_ARGUMENT"
-    assert gcp.post(V, vertex_body("h"), headers={
-        "Host": "us-central1-aiplatform.googleapis.com"})[0] == 200
-    st, e, _ = gcp.post(V, {"jobSpec": {"workerPoolSpecs": [
-        {"machineSpec": {"machineType": "n1-standard-4"},
-         "containerSpec": {}}]}})
-    assert st == 400 and "custom_job.display_name" in e["error"]["message"]
-    assert "container_spec.image_uri" in e["error"]["message"]
-    b = vertex_body("h")
-    b["jobSpec"]["scheduling"]["strategy"] = "CHEAPEST"
-    assert gcp.post(V, b)[0] == 400
-    gcp.ctl("/_fake/quota", {"service": "aiplatform", "region":
-                             "us-central1", "metric":
-                             "custom_model_training_nvidia_l4_gpus",
-                             "limit": 1})
-    ok = gcp.post(V, vertex_body("q1", strategy="STANDARD", acc="NVIDIA_L4"))
-    assert ok[0] == 200
-    st, e, _ = gcp.post(V, vertex_body("q2", strategy="STANDARD",
-                                       acc="NVIDIA_L4"))
-    assert st == 429 and e["error"]["status"] == "RESOURCE_EXHAUSTED"
-    assert e["error"]["message"] == (
-        "The following quota metrics exceed quota limits: "
-        "aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus")
-    # SPOT uses the preemptible metric, so it is not blocked
-    assert gcp.post(V, vertex_body("q3", acc="NVIDIA_L4"))[0] == 200
-    jid = ok[1]["name"].rsplit("/", 1)[1]
-    assert gcp.post(V + "/" + jid + ":cancel", {})[1] == {}
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
-                 "JOB_STATE_CANCELLED")
-    assert gcp.get(V + "/" + jid)[1]["error"]["code"] == 1
-    assert gcp.post(V, vertex_body("q4", strategy="STANDARD",
-                                   acc="NVIDIA_L4"))[0] == 200
-    qi = gcp.get("/v1/projects/gpuq-demo/locations/global/services/"
-                 "aiplatform.googleapis.com/quotaInfos?pageSize=5")[1]
-    assert len(qi["quotaInfos"]) == 5 and qi["nextPageToken"]
-    all_q, tok = [], None
-    while True:
-        r = gcp.get("/v1/projects/gpuq-demo/locations/global/services/"
-                    "aiplatform.googleapis.com/quotaInfos?pageSize=7" +
-                    ("&pageToken=" + tok if tok else ""))[1]
-        all_q += r["quotaInfos"]
-        tok = r.get("nextPageToken")
-        if not tok:
-            break
-    l4 = [q for q in all_q if q["metric"].endswith(
-        "/custom_model_training_nvidia_l4_gpus")][0]
-    d = {tuple(x["dimensions"].items()): x["details"]["value"]
-         for x in l4["dimensionsInfos"]}
-    assert d[(("region", "us-central1"),)] == "1" and d[()] == "16"
-
-
-def test_vertex_preempt_restart_and_stockout(gcp):
-    gcp.ctl("/_fake/speed", {"factor": 50})
-    j = gcp.post(V, vertex_body("p1", env("p1", FAKEGCP_WORK_SECONDS=1e5)))[1]
-    jid = j["name"].rsplit("/", 1)[1]
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
-                 "JOB_STATE_RUNNING")
-    gcp.ctl("/_fake/preempt", {"name": "p1"})
-    assert gcp.get(V + "/" + jid)[1]["state"] == "JOB_STATE_RUNNING"
-    gcp.wait_for(lambda: len(gcp.resource("p1")["runs"]) == 2)
-    gcp.ctl("/_fake/preempt", {"name": jid, "vertex_restart": False})
-    j = gcp.get(V + "/" + jid)[1]
-    assert j["state"] == "JOB_STATE_FAILED" and j["error"]["code"] == 14
-    gcp.ctl("/_fake/stockout", {"zone": "us-central1", "gpu":
-                                "nvidia-tesla-t4"})
-    j = gcp.post(V, vertex_body("s1"))[1]
-    jid = j["name"].rsplit("/", 1)[1]
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
-                 "JOB_STATE_FAILED")
-    err = gcp.get(V + "/" + jid)[1]["error"]
-    assert err["code"] == 8 and "Resources are insufficient" in \
-        err["message"]
-    try:
-        gcp.ctl("/_fake/preempt", {"name": jid})
-        assert False
-    except urllib.error.HTTPError as e:
-        assert e.code == 409
+    gcp.post(B + "?jobId=mr1", batch_body(LONG, maxRunDuration="60s"))
+    gcp.wait_for(lambda: gcp.get(B + "/mr1")[1]["status"]["state"] ==
+                 "FAILED", timeout=10)
+    j = gcp.get(B + "/mr1")[1]
+    ev = j["status"]["statusEvents"][-1]
+    assert ev["taskExecution"]["exitCode"] == 50005
+    assert "task runs over the maximum runtime with exit code 50005" in \
+        ev["description"]
+    w = gcp.resource("mr1")["runs"][0]
+    assert 59 <= w["work_done"] <= 61
+    # a job that finishes in time is not touched
+    gcp.post(B + "?jobId=mr2", batch_body({"FAKEGCP_WORK_SECONDS": "30"},
+                                          maxRunDuration="60s"))
+    gcp.wait_for(lambda: gcp.get(B + "/mr2")[1]["status"]["state"] ==
+                 "SUCCEEDED", timeout=10)

@@ -1,7 +1,9 @@
-"""Events of API-NOTES section I not covered elsewhere: host errors
+"""The control API's events across Compute, Batch and Vertex: host errors
 (compute.instances.hostError, Batch 50002), workload exits with any code
-(Batch 50003/50004...), Batch maxRunDuration (50005), Vertex quota
-failures inside the job (code 8), the standard query parameters."""
+(Batch 50003/50004...), and the clock plus the preempt-then-resume story
+(API-NOTES H.6)."""
+import json
+import time
 import urllib.error
 import urllib.parse
 
@@ -101,52 +103,44 @@ def test_exit_with_any_code(gcp):
                                            "exit_code": "x"}) == 400
 
 
-def test_batch_max_run_duration(gcp):
-    gcp.ctl("/_fake/speed", {"factor": 100})
-    gcp.post(B + "?jobId=mr1", batch_body(LONG, maxRunDuration="60s"))
-    gcp.wait_for(lambda: gcp.get(B + "/mr1")[1]["status"]["state"] ==
-                 "FAILED", timeout=10)
-    j = gcp.get(B + "/mr1")[1]
-    ev = j["status"]["statusEvents"][-1]
-    assert ev["taskExecution"]["exitCode"] == 50005
-    assert "task runs over the maximum runtime with exit code 50005" in \
-        ev["description"]
-    w = gcp.resource("mr1")["runs"][0]
-    assert 59 <= w["work_done"] <= 61
-    # a job that finishes in time is not touched
-    gcp.post(B + "?jobId=mr2", batch_body({"FAKEGCP_WORK_SECONDS": "30"},
-                                          maxRunDuration="60s"))
-    gcp.wait_for(lambda: gcp.get(B + "/mr2")[1]["status"]["state"] ==
-                 "SUCCEEDED", timeout=10)
-
-
-def test_vertex_quota_failure_in_job(gcp):
-    gcp.ctl("/_fake/speed", {"factor": 100})
-    gcp.ctl("/_fake/quota", {"service": "aiplatform", "region":
-                             "us-central1", "metric":
-                             "custom_model_training_preemptible_nvidia_t4_"
-                             "gpus", "limit": 0})
-    gcp.ctl("/_fake/config", {"vertex_quota_error": "job"})
-    st, j, _ = gcp.post(V, vertex_body("vq1"))
-    assert st == 200
-    jid = j["name"].rsplit("/")[-1]
-    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
-                 "JOB_STATE_FAILED")
-    e = gcp.get(V + "/" + jid)[1]["error"]
-    assert e == {"code": 8, "message": "The following quota metrics exceed "
-                 "quota limits: aiplatform.googleapis.com/custom_model_"
-                 "training_preemptible_nvidia_t4_gpus"}
-    gcp.ctl("/_fake/config", {"vertex_quota_error": "http"})
-    assert gcp.post(V, vertex_body("vq2"))[0] == 429
-
-
-def test_standard_query_parameters(gcp):
-    for q in ("$.xgafv=2", "alt=json", "prettyPrint=false", "quotaUser=u",
-              "fields=name", "key=k"):
-        st, r, _ = gcp.get(CP + "/regions/us-central1?" + q)
-        assert st == 200, q
-    st, e, _ = gcp.get(CP + "/regions/us-central1?$.xgafv=3")
-    assert st == 400
-    raw = gcp.call("GET", CP + "/zones/us-central1-a?prettyPrint=false",
-                   raw=None)
-    assert raw[0] == 200
+def test_speed_and_resume_after_preemption(gcp):
+    t0 = gcp.ctl("/_fake/time")["now"]
+    time.sleep(0.2)
+    assert 1 < gcp.ctl("/_fake/time")["now"] - t0 < 5     # speed 10
+    gcp.ctl("/_fake/speed", {"factor": 200})
+    env = {"FAKEGCP_WORK_SECONDS": "1000", "FAKEGCP_CKPT_EVERY": "100",
+           "GPUQ_JOB_ID": "42", "GPUQ_ATTEMPT": "1",
+           "GPUQ_CHECKPOINT_DIR": "gs://ck/jobs/42/checkpoints/"}
+    gcp.post(Z + "/instances", instance_body("r1", env=env))
+    gcp.wait_for(lambda: (gcp.resource("r1")["progress"] or 0) >= 350)
+    gcp.ctl("/_fake/preempt", {"name": "r1"})
+    w = gcp.ctl("/_fake/work?job=42")
+    done1 = w["work_done"]
+    assert 350 <= done1 < 1000
+    l = gcp.get("/storage/v1/b/ck/o?prefix=jobs/42/checkpoints/")[1]
+    newest = l["items"][-1]["name"]
+    ck = gcp.get("/storage/v1/b/ck/o/%s?alt=media" %
+                 urllib.parse.quote(newest, safe=""))[1]
+    ck = ck if isinstance(ck, dict) else json.loads(ck)
+    assert ck == {"progress": int(newest[-8:]), "job": "42", "attempt": "1"}
+    env2 = dict(env, GPUQ_ATTEMPT="2",
+                GPUQ_RESUME_FROM="gs://ck/" + newest)
+    gcp.post(CP + "/zones/us-central1-b/instances",
+             instance_body("r2", zone="us-central1-b", env=env2))
+    gcp.wait_for(lambda: gcp.ctl("/_fake/work?job=42")["completed"],
+                 timeout=15)
+    w = gcp.ctl("/_fake/work?job=42")
+    r2 = gcp.resource("r2")
+    assert r2["start_progress"] == ck["progress"]
+    assert r2["work_done"] == 1000 - ck["progress"]
+    assert w["work_done"] == done1 + 1000 - ck["progress"]
+    assert w["work_needed"] == 1000
+    # a missing resume object restarts from 0 and says so
+    env3 = dict(env, GPUQ_JOB_ID="43", FAKEGCP_WORK_SECONDS="100",
+                GPUQ_RESUME_FROM="gs://ck/none")
+    gcp.post(Z + "/instances", instance_body("r3", env=env3))
+    gcp.wait_for(lambda: gcp.ctl("/_fake/work?job=43")["completed"])
+    r3 = gcp.resource("r3")
+    assert r3["runs"][0]["resume_missing"] and r3["start_progress"] == 0
+    assert gcp.ctl("/_fake/reset", {})["ok"]
+    assert gcp.ctl("/_fake/resources")["resources"] == []
