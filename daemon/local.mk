@@ -25,6 +25,8 @@ gpuqd_LDADD = store/libstore.a providers/libproviders.a common/libcommon.a \
 GPUQD_CLOUD_SOURCES = \
 	daemon/cloud.c daemon/cloud.h \
 	daemon/sched.c daemon/sched.h \
+	daemon/sched-offer.c daemon/sched-offer.h \
+	daemon/sched-place.c daemon/sched-place.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
 
