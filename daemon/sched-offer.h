@@ -74,7 +74,8 @@ struct sched_cool {
 
 /* Spot history of one (provider, region, GPU). */
 struct sched_hist {
-	char			*key;		/* "gce/us-central1/nvidia-l4" */
+	char			*key;		/* "gce/us-central1/nvidia-l4",
+						   provider/region/GPU */
 	uint64_t		 hash;		/* sched_hash(key) */
 	double			 hours;
 	int			 interruptions;

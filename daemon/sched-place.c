@@ -585,8 +585,8 @@ sched_place_plan(struct sched_ctx *ctx, struct sched_job *j, int prio)
 	}
 	if (rank == 0) {
 		sched_place(ctx, j, prio, &v);
-		(void)json_object_set_new(plan, "why", json_string(v.why != NULL ?
-		    v.why : "no offer"));
+		(void)json_object_set_new(plan, "why", json_string(
+		    v.why != NULL ? v.why : "no offer"));
 		sched_verdict_done(&v);
 	}
 	return plan;
