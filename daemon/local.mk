@@ -25,6 +25,8 @@ gpuqd_LDADD = store/libstore.a providers/libproviders.a common/libcommon.a \
 GPUQD_CLOUD_SOURCES = \
 	daemon/cloud.c daemon/cloud.h \
 	daemon/sched.c daemon/sched.h \
+	daemon/sched-offer.c daemon/sched-offer.h \
+	daemon/sched-place.c daemon/sched-place.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
 
@@ -53,6 +55,26 @@ tests_unit_test_conf_LDADD = common/libcommon.a $(INIH_LIBS) $(CMOCKA_LIBS)
 # Manual pages of the daemon and its configuration (man/local.mk lints
 # every page in man/).
 dist_man_MANS += man/gpuqd.8 man/gpuqd.conf.5
+
+# The scheduler's pure parts on a market given as plain data (linked
+# with quota.c, which sched-place.c reads buckets from outside tests).
+check_PROGRAMS += tests/unit/test-sched-offer tests/unit/test-sched-place
+TESTS += tests/unit/test-sched-offer tests/unit/test-sched-place
+SCHED_PURE_SOURCES = tests/unit/schedtest.c tests/unit/schedtest.h \
+	daemon/sched-offer.c daemon/sched-offer.h \
+	daemon/sched-place.c daemon/sched-place.h \
+	daemon/cost.c daemon/cost.h
+tests_unit_test_sched_offer_SOURCES = tests/unit/test-sched-offer.c \
+	$(SCHED_PURE_SOURCES)
+tests_unit_test_sched_offer_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
+	$(CMOCKA_CFLAGS)
+tests_unit_test_sched_offer_LDADD = providers/libproviders.a \
+	common/libcommon.a $(UV_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
+	$(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+tests_unit_test_sched_place_SOURCES = tests/unit/test-sched-place.c \
+	$(SCHED_PURE_SOURCES)
+tests_unit_test_sched_place_CFLAGS = $(tests_unit_test_sched_offer_CFLAGS)
+tests_unit_test_sched_place_LDADD = $(tests_unit_test_sched_offer_LDADD)
 
 check_PROGRAMS += tests/unit/test-sched
 TESTS += tests/unit/test-sched

@@ -11,6 +11,16 @@
  * ranks the rest by expected cost and launches the cheapest. A job that
  * cannot be placed gets a sentence saying why it waits (store "why").
  *
+ * Three files, one module (sched_*):
+ *   sched.c        decides when: the pass, its pacing and its one state,
+ *                  what it reads once, the jobs it remembers, launches;
+ *   sched-offer.c  what each way costs: shapes, offers, exclusions,
+ *                  expected cost and ranking, pure (sched-offer.h);
+ *   sched-place.c  which job gets which room and why the rest wait:
+ *                  quota buckets, claims, backfill, whys, the plan's
+ *                  verdicts (sched-place.h).
+ * Only this header is for the rest of the daemon.
+ *
  * Knows the store, the cloud (cloud.h), quotas and prices; tells the
  * reconciler about the attempts it starts (reconcile.h).
  */

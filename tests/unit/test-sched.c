@@ -712,6 +712,45 @@ test_sched_launch(void **state)
 	json_decref(p);
 }
 
+/*
+ * The scheduler's states: no launch before the reconciler is done
+ * (started, not ready), and the reconciler may be done before the start
+ * (ready, then started).
+ */
+static void
+test_sched_ready_order(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 "}", 0, 1);
+	start(t, 0);
+	refresh(t);
+	sched_start(t->sched);
+	assert_false(run_until(t, 300, never));
+	assert_int_equal(t->launches, 0);
+	sched_ready(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	assert_int_equal(t->launches, 1);
+}
+
+static void
+test_sched_ready_before_start(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 "}", 0, 1);
+	start(t, 0);
+	refresh(t);
+	sched_ready(t->sched);
+	assert_false(run_until(t, 300, never));
+	assert_int_equal(t->launches, 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	assert_int_equal(t->launches, 1);
+}
+
 /* The request id is a valid, stable UUID, distinct per purpose. */
 static void
 test_sched_request_id(void **state)
@@ -1277,6 +1316,8 @@ main(void)
 		C(test_sched_plan_cooldown),
 		C(test_sched_plan_lambda_learnt),
 		C(test_sched_launch),
+		C(test_sched_ready_order),
+		C(test_sched_ready_before_start),
 		C(test_sched_launch_quota_error),
 		C(test_sched_launch_stockout),
 		C(test_sched_launch_invalid_fails),

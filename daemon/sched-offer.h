@@ -1,0 +1,235 @@
+/*
+ * sched-offer.h: what each way of running a job costs -- a job's SHAPE
+ * and the offers for it, ranked by expected cost (DESIGN.md "Expected
+ * cost"). The scheduler's internal header; see sched.h for the split:
+ * sched.c decides when, sched-offer.c what each way costs, sched-place.c
+ * which job gets which room and why the rest wait.
+ *
+ * Pure functions: the caller reads the world once (struct sched_market:
+ * the enabled providers, [gcp] regions, the GPU's zones, stockout
+ * cool-downs, the Spot history, and for each provider x region x Spot
+ * the price and quota metric, struct sched_way) and hands it in as plain
+ * data; out come the shape's offers, the usable ones first in rank
+ * order. Nothing here reads the store, the loop, quota.c or price.c, or
+ * keeps state of its own.
+ */
+#ifndef GPUQ_SCHED_OFFER_H
+#define GPUQ_SCHED_OFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/quota.h"
+
+struct gpu_type;
+struct provider;
+
+#define SCHED_NAME		64	/* region, zone */
+#define SCHED_LIST_MAX		4	/* places named in a why */
+
+enum sched_spot {
+	SCHED_SPOT_NEVER,
+	SCHED_SPOT_ALLOW,
+	SCHED_SPOT_REQUIRE,
+};
+
+/*
+ * Why an offer is set aside, in the order of the pipeline: the why of a
+ * job that found nothing names the offers that got furthest. The first
+ * ones are the offer's own (sched-offer.c), HOURLY and TOTAL a job's
+ * limits, the rest the room a job finds (sched-place.c).
+ */
+enum sched_reason {
+	SCHED_OK = 0,
+	SCHED_X_NOT_OFFERED,	/* GPU x count not in the zone/region */
+	SCHED_X_NO_METRIC,	/* no quota metric: not sold that way */
+	SCHED_X_NO_PRICE,
+	SCHED_X_COOLDOWN,	/* stockout cool-down */
+	SCHED_X_HOURLY,		/* over the job's max_hourly_usd */
+	SCHED_X_TOTAL,		/* expected cost over max_total_usd */
+	SCHED_X_AVOID,		/* refused the job lately */
+	SCHED_X_QUOTA,		/* GPU quota of the region */
+	SCHED_X_QUOTA_ALL,	/* GPUS_ALL_REGIONS */
+	SCHED_X_QUOTA_CPU,	/* vCPU quota of the region */
+	SCHED_X_CLAIMED,	/* room, but a higher-priority job's */
+};
+
+/* An enabled provider, with the services its launches draw on. */
+struct sched_seller {
+	const struct provider	*prov;		/* name, picks_zone */
+	enum gcp_service	 qsvc;		/* quota service */
+	enum gcp_service	 psvc;		/* price service */
+};
+
+/* An active stockout cool-down of (zone, GPU, Spot or not). */
+struct sched_cool {
+	char			 zone[SCHED_NAME];
+	char			 gpu[SCHED_NAME];
+	int			 spot;
+	int64_t			 until;
+};
+
+/* Spot history of one (provider, region, GPU). */
+struct sched_hist {
+	char			*key;		/* "gce/us-central1/nvidia-l4",
+						   provider/region/GPU */
+	uint64_t		 hash;		/* sched_hash(key) */
+	double			 hours;
+	int			 interruptions;
+};
+
+/*
+ * What a shape costs and draws on from one seller in one region, Spot
+ * or not: read by the caller (price.c, quota.c) into the shape's grid,
+ * sched_offer_way() gives the index.
+ */
+struct sched_way {
+	int			 metric;	/* a GPU quota metric exists */
+	int			 priced;	/* hourly is known */
+	double			 hourly;	/* GPU + host, USD */
+	char			 gpu_metric[QUOTA_METRIC_MAX];
+	char			 cpu_metric[QUOTA_METRIC_MAX]; /* "": none */
+};
+
+/* The world as the offers see it, read once per pass (or plan). */
+struct sched_market {
+	const struct sched_seller *sellers;	/* enabled, in order */
+	size_t			 nsellers;
+	const char *const	*regions;	/* [gcp] regions; 0: any */
+	size_t			 nregions;
+	const struct quota_zone	*zones;		/* of the shape's GPU, every
+						   region */
+	int			 nzones;	/* < 0: not read yet */
+	const char		*zones_error;	/* why not, or NULL */
+	const struct sched_cool	*cool;
+	size_t			 ncool;
+	const struct sched_hist	*hist;
+	size_t			 nhist;
+	double			 prior;		/* λ with no history, 1/h */
+	double			 restart_overhead; /* s, per interruption */
+};
+
+/* One way to run a shape. */
+struct sched_offer {
+	const struct provider	*prov;
+	enum gcp_service	 qsvc;		/* quota service */
+	char			 region[SCHED_NAME];
+	char			 zone[SCHED_NAME];	/* "": service picks */
+	int			 spot;
+	double			 hourly;
+	double			 per_hour;	/* expected USD per estimated
+						   hour of work */
+	double			 lambda;
+	int			 recent;	/* interruptions in history */
+	int			 order;		/* of enumeration: ties */
+	int			 way;		/* index in the shape's ways */
+	int			 gpu_b, all_b, cpu_b;	/* buckets, -1 none
+							   (sched-place.c) */
+	int			 reason;	/* enum sched_reason */
+	int64_t			 until;		/* cool-down end */
+};
+
+/* Jobs alike enough to share one ranked offer list per pass. */
+struct sched_shape {
+	char			*key;		/* equal keys, equal shapes */
+	int			 refs;		/* jobs pointing here */
+	const struct gpu_type	*gpu;
+	int			 count;
+	char			*machine;
+	int			 vcpus;		/* -1 unknown */
+	int			 spot;		/* enum sched_spot */
+	int64_t			 interval;	/* checkpoint interval, s */
+	char		       **regions;	/* job's, sorted; NULL: any */
+	size_t			 nregions;
+	char		       **providers;	/* job's; NULL: any */
+	size_t			 nproviders;
+
+	/* sched_offer_build(): the offers, ranked. */
+	unsigned		 gen;		/* pass the offers are of */
+	struct sched_offer	*offers;	/* ranked OK ones first */
+	size_t			 n, nok, cap;
+	char			*why;		/* when nok == 0 */
+	double			 min_hourly;	/* of the OK offers */
+	double			 min_per_hour;
+	struct sched_way	*ways;		/* sellers x regions x 2 */
+	size_t			 nways, capways;
+
+	/* The first job of this shape that found nothing, this pass
+	 * (sched-place.c: the backfill shortcut). */
+	unsigned		 fail_gen;
+	double			 fail_hourly, fail_total, fail_hours;
+	char			*fail_why;
+	int			 fail_quota;	/* blocked by quota/claims */
+	int64_t			 fail_claim_id;	/* who holds its buckets */
+	int			 fail_claim_prio;
+	char			*fail_claim_what;
+};
+
+/* FNV-1a of S, 0 for NULL (so "no text" hashes apart from any text). */
+uint64_t	 sched_hash(const char *s);
+/* Copy S (NULL: "") into DST of SCHED_NAME bytes. */
+void		 sched_name(char *dst, const char *s);
+/* "HH:MM" of T in local time into BUF. */
+void		 sched_clock(int64_t t, char *buf, size_t len);
+/* Is TOKEN one of the comma-separated items of LIST? */
+int		 sched_in_csv(const char *list, const char *token);
+/* "a,b,c" of V into a new string. */
+char		*sched_strv_join(char **v, size_t n);
+void		 sched_strv_free(char **v, size_t n);
+
+/*
+ * The shape of normalized job SPEC (borrowed): new, refs 0, no offers;
+ * NULL and *WHY (new) if the spec cannot be run at all. Equal shapes
+ * have equal keys.
+ */
+struct sched_shape *sched_offer_shape_new(json_t *spec, char **why);
+/* Free SH and its offers (NULL ok). */
+void		 sched_offer_shape_free(struct sched_shape *sh);
+/* Does SH allow provider P? */
+int		 sched_offer_allows(const struct sched_shape *sh,
+		    const struct provider *p);
+/*
+ * The regions SH may run in on market M: the job's, within [gcp]
+ * regions when that is set; with neither, every region whose zones
+ * offer the GPU, sorted. New list (sched_strv_free); NULL if none.
+ */
+char		**sched_offer_regions(const struct sched_shape *sh,
+		    const struct sched_market *m, size_t *ret_n);
+/*
+ * Size SH's ways for M's sellers x NREGIONS x {standard, Spot}, all
+ * zeroed (unknown), for the caller to fill those of the sellers SH
+ * allows; sched_offer_way() is the index of one. Returns SH->ways.
+ */
+struct sched_way *sched_offer_ways(struct sched_shape *sh,
+		    const struct sched_market *m, size_t nregions);
+size_t		 sched_offer_way(size_t seller, size_t region, int spot,
+		    size_t nregions);
+/* λ (1/h) and recent interruptions of provider P in REGION for GPU. */
+double		 sched_offer_lambda(const struct sched_market *m,
+		    const struct provider *p, const char *region,
+		    const char *gpu, int *ret_recent);
+/*
+ * Build SH's offers on M (REGIONS: sched_offer_regions(); SH->ways
+ * filled): every allowed seller x region x zone (or region, when the
+ * service picks the zone) x Spot or standard as SH's policy allows; set
+ * aside those not offered, with no metric, no price or cooling down;
+ * price the rest (cost.h) and rank them: cheapest expected cost per
+ * hour of work first, then fewer recent interruptions, then the order
+ * of enumeration. SH->nok are usable, SH->why says why when none is.
+ */
+void		 sched_offer_build(struct sched_shape *sh,
+		    const struct sched_market *m, char *const *regions,
+		    size_t nregions);
+/* The ranking of two offers, for qsort: usable first and cheapest;
+ * the set-aside ones by how far they got, then in order. */
+int		 sched_offer_cmp(const void *a, const void *b);
+/* "us-central1, europe-west4" (then "and N more") of the distinct
+ * regions of SH's offers [FROM, TO) set aside for REASON (< 0: any).
+ * New. */
+char		*sched_offer_where(const struct sched_shape *sh, size_t from,
+		    size_t to, int reason);
+
+#endif

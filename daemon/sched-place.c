@@ -1,0 +1,593 @@
+/*
+ * sched-place.c: which job gets which room, and why the rest wait
+ * (sched-place.h).
+ *
+ * Each job walks its shape's ranking (sched-offer.c) and takes the
+ * first offer within its own limits (max_hourly_usd, max_total_usd),
+ * not refused to it lately, whose quota buckets have room -- free quota
+ * counted by quota.c, minus what is in flight -- and that no
+ * higher-priority job has claimed.
+ *
+ * Backfill and starvation. A job that cannot be placed does not stop
+ * the walk: jobs behind it that fit elsewhere run (backfill). But when a
+ * job is blocked only by quota, it CLAIMS every bucket (service, region,
+ * metric) that blocked it, and a job of LOWER priority may not take an
+ * offer that draws on a claimed bucket, so GPUs freed there go to the
+ * higher-priority job first instead of being eaten by a stream of small
+ * ones. Among equal priorities a claim binds later jobs too once its job
+ * has waited SCHED_STARVE_SEC, so a big job is not starved by a stream
+ * of small ones of its own priority either. The first job of a shape
+ * that found nothing leaves its verdict on the shape; later jobs of the
+ * shape with the same limits take it without a walk.
+ *
+ * A job that found nothing gets a WHY: the reason that got furthest
+ * (enum sched_reason), with the places and quotas it concerns.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/gpu.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "daemon/sched-offer.h"
+#include "daemon/sched-place.h"
+#include "providers/gcp/quota.h"
+#include "providers/provider.h"
+
+/* ---------------------------------------------------------------- */
+/* Quota buckets.						    */
+
+void
+sched_place_reset(struct sched_ctx *ctx)
+{
+	ctx->nb = 0;
+}
+
+void
+sched_ctx_done(struct sched_ctx *ctx)
+{
+	free(ctx->b);
+	free(ctx->cool);
+	memset(ctx, 0, sizeof *ctx);
+}
+
+int
+sched_bucket(struct sched_ctx *ctx, enum gcp_service svc,
+    const char *region, const char *metric)
+{
+	struct sched_bucket	*b;
+	char			 key[256];
+	uint64_t		 h;
+	size_t			 i;
+
+	(void)snprintf(key, sizeof key, "%d/%s/%s", (int)svc, region,
+	    metric);
+	h = sched_hash(key);
+	for (i = 0; i < ctx->nb; i++) {
+		b = &ctx->b[i];
+		if (b->hash == h && b->svc == svc &&
+		    strcmp(b->region, region) == 0 &&
+		    strcmp(b->metric, metric) == 0)
+			return (int)i;
+	}
+	if (ctx->nb == ctx->capb) {
+		ctx->capb = ctx->capb ? ctx->capb * 2 : 64;
+		ctx->b = xreallocarray(ctx->b, ctx->capb, sizeof *ctx->b);
+	}
+	b = &ctx->b[ctx->nb];
+	memset(b, 0, sizeof *b);
+	b->svc = svc;
+	sched_name(b->region, region);
+	(void)snprintf(b->metric, sizeof b->metric, "%s", metric);
+	b->hash = h;
+	b->limit = -1;
+	return (int)ctx->nb++;
+}
+
+/* Bucket I with its free units read (once per pass). */
+static struct sched_bucket *
+sched_bucket_load(struct sched_ctx *ctx, int i)
+{
+	struct sched_bucket	*b = &ctx->b[i];
+	size_t			 it = 0;
+	struct quota_row	 row;
+
+	if (b->loaded)
+		return b;
+	b->loaded = 1;
+	b->limit = -1;
+	if (ctx->quota == NULL)
+		return b;
+	b->known = quota_headroom(ctx->quota, b->svc, b->region, b->metric,
+	    &b->free) == 0;
+	if (!b->known)
+		return b;
+	/* The limit, for "N of M free" in whys: rare, so a walk is fine. */
+	while (quota_next(ctx->quota, &it, &row) == 1)
+		if (row.service == b->svc && row.known &&
+		    strcmp(row.region, b->region) == 0 &&
+		    strcmp(row.metric, b->metric) == 0) {
+			b->limit = row.limit;
+			break;
+		}
+	return b;
+}
+
+void
+sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
+{
+	const struct sched_way	*w;
+	struct sched_offer	*o;
+	size_t			 i;
+
+	for (i = 0; i < sh->nok; i++) {
+		o = &sh->offers[i];
+		w = &sh->ways[o->way];
+		o->gpu_b = sched_bucket(ctx, o->qsvc, o->region,
+		    w->gpu_metric);
+		if (o->qsvc != GCP_SERVICE_GCE)
+			continue;
+		o->all_b = sched_bucket(ctx, GCP_SERVICE_GCE, QUOTA_GLOBAL,
+		    "GPUS_ALL_REGIONS");
+		if (sh->vcpus > 0 && w->cpu_metric[0] != '\0')
+			o->cpu_b = sched_bucket(ctx, GCP_SERVICE_GCE,
+			    o->region, w->cpu_metric);
+	}
+}
+
+int
+sched_claimed(const struct sched_bucket *b, int64_t id, int prio,
+    int64_t now)
+{
+	if (b->claim_id == 0 || b->claim_id == id)
+		return 0;
+	if (b->claim_prio > prio)
+		return 1;
+	return b->claim_prio == prio &&
+	    now - b->claim_since >= SCHED_STARVE_SEC;
+}
+
+/*
+ * Check O's buckets for COUNT GPUs and VCPUS: SCHED_OK, or the reason
+ * and the bucket index that failed in *RET_B.
+ */
+static int
+sched_place_quota(struct sched_ctx *ctx, const struct sched_offer *o,
+    int count, int vcpus, int *ret_b)
+{
+	struct sched_bucket	*b;
+
+	b = sched_bucket_load(ctx, o->gpu_b);
+	if (b->known && b->free < count) {
+		*ret_b = o->gpu_b;
+		return SCHED_X_QUOTA;
+	}
+	if (o->all_b >= 0) {
+		b = sched_bucket_load(ctx, o->all_b);
+		if (b->known && b->free < count) {
+			*ret_b = o->all_b;
+			return SCHED_X_QUOTA_ALL;
+		}
+	}
+	if (o->cpu_b >= 0 && vcpus > 0) {
+		b = sched_bucket_load(ctx, o->cpu_b);
+		if (b->known && b->free < vcpus) {
+			*ret_b = o->cpu_b;
+			return SCHED_X_QUOTA_CPU;
+		}
+	}
+	return SCHED_OK;
+}
+
+/* Is O over job J's limits: SCHED_X_HOURLY, SCHED_X_TOTAL or OK. */
+static int
+sched_place_limits(const struct sched_job *j, const struct sched_offer *o)
+{
+	if (j->max_hourly > 0 && o->hourly > j->max_hourly + 1e-9)
+		return SCHED_X_HOURLY;
+	if (j->max_total > 0 && o->per_hour * j->hours > j->max_total + 1e-9)
+		return SCHED_X_TOTAL;
+	return SCHED_OK;
+}
+
+/* ---------------------------------------------------------------- */
+/* A job's memory of refusals.					    */
+
+/* Does job J avoid (O's provider, O's region) at NOW? */
+static int
+sched_avoids(const struct sched_job *j, const struct sched_offer *o,
+    int64_t now)
+{
+	int	i;
+
+	for (i = 0; i < SCHED_AVOID; i++)
+		if (j->avoid[i].until > now && j->avoid[i].prov == o->prov &&
+		    strcmp(j->avoid[i].region, o->region) == 0)
+			return 1;
+	return 0;
+}
+
+void
+sched_avoid(struct sched_job *j, const struct provider *p,
+    const char *region, int64_t until)
+{
+	int	i, k = 0;
+
+	for (i = 0; i < SCHED_AVOID; i++) {
+		if (j->avoid[i].prov == p &&
+		    strcmp(j->avoid[i].region, region) == 0) {
+			k = i;
+			break;
+		}
+		if (j->avoid[i].until < j->avoid[k].until)
+			k = i;
+	}
+	j->avoid[k].prov = p;
+	sched_name(j->avoid[k].region, region);
+	j->avoid[k].until = until;
+}
+
+/* Has job J hints (preferred zones, places avoided) in force? */
+static int
+sched_job_hinted(const struct sched_job *j, int64_t now)
+{
+	int	i;
+
+	if (j->prefer_until > now && j->prefer[0] != '\0')
+		return 1;
+	for (i = 0; i < SCHED_AVOID; i++)
+		if (j->avoid[i].until > now)
+			return 1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Whys.							    */
+
+/* The why of a job every one of whose offers was over its limits. */
+static char *
+sched_why_limits(const struct sched_shape *sh, const struct sched_job *j,
+    int reason)
+{
+	if (reason == SCHED_X_HOURLY)
+		return xprintf("over max_hourly_usd %.2f: cheapest offer "
+		    "$%.2f/h", j->max_hourly, sh->min_hourly);
+	return xprintf("over max_total_usd %.2f: cheapest offer expected "
+	    "$%.2f for %g h", j->max_total, sh->min_per_hour * j->hours,
+	    j->hours);
+}
+
+/*
+ * The why of a job blocked by quota: the bucket kind that got furthest,
+ * the regions, and the most free units of those buckets FB[0..NFB).
+ */
+static char *
+sched_why_quota(const struct sched_ctx *ctx, const struct sched_shape *sh,
+    int reason, const int *fb, size_t nfb)
+{
+	const struct sched_bucket	*b;
+	char				*where = xstrdup(""), *t, *why;
+	char				*metrics = xstrdup("");
+	double				 best = -1;
+	size_t				 i, n = 0, nm = 0;
+
+	for (i = 0; i < nfb; i++) {
+		b = &ctx->b[fb[i]];
+		if (b->free > best)
+			best = b->free;
+		/* Name the quotas, so the user knows which to ask for. */
+		if (strstr(metrics, b->metric) == NULL &&
+		    nm++ < SCHED_LIST_MAX) {
+			t = xprintf("%s%s%s", metrics, *metrics ? ", " : "",
+			    b->metric);
+			free(metrics);
+			metrics = t;
+		}
+		if (strstr(where, b->region) != NULL)
+			continue;
+		if (n++ == SCHED_LIST_MAX)
+			continue;
+		t = xprintf("%s%s%s", where, *where ? ", " : "", b->region);
+		free(where);
+		where = t;
+	}
+	if (n > SCHED_LIST_MAX) {
+		t = xprintf("%s and %zu more", where, n - SCHED_LIST_MAX);
+		free(where);
+		where = t;
+	}
+	if (best < 0)
+		best = 0;
+	if (reason == SCHED_X_QUOTA_CPU)
+		why = xprintf("no free CPU quota for %s (%d vCPUs) in %s "
+		    "(%.0f free)", sh->machine, sh->vcpus, where, floor(best));
+	else if (reason == SCHED_X_QUOTA_ALL)
+		why = xprintf("no free quota for %d\xc3\x97%s: "
+		    "GPUS_ALL_REGIONS has %.0f of %d free", sh->count,
+		    sh->gpu->name, floor(best), sh->count);
+	else
+		why = xprintf("no free quota for %d\xc3\x97%s in %s (%.0f of "
+		    "%d free; quota %s)", sh->count, sh->gpu->name, where,
+		    floor(best), sh->count, metrics);
+	free(metrics);
+	free(where);
+	return why;
+}
+
+/* Why offer O is set aside for job J (bucket BI, or -1), in words. New. */
+static char *
+sched_why_offer(const struct sched_ctx *ctx, const struct sched_job *j,
+    const struct sched_offer *o, int reason, int bi)
+{
+	const struct sched_shape	*sh = j->shape;
+	const struct sched_bucket	*b = bi >= 0 ? &ctx->b[bi] : NULL;
+	char				 when[16];
+
+	switch (reason) {
+	case SCHED_X_NOT_OFFERED:
+		return xprintf("%d\xc3\x97%s is not offered in %s", sh->count,
+		    sh->gpu->name, o->region);
+	case SCHED_X_NO_METRIC:
+		return xprintf("no %s quota exists for %s on %s",
+		    o->spot ? "Spot" : "on-demand", sh->gpu->name,
+		    o->prov->name);
+	case SCHED_X_NO_PRICE:
+		return xprintf("no price known");
+	case SCHED_X_COOLDOWN:
+		sched_clock(o->until, when, sizeof when);
+		return xprintf("stockout cool-down until %s", when);
+	case SCHED_X_HOURLY:
+		return xprintf("$%.2f/h is over max_hourly_usd %.2f",
+		    o->hourly, j->max_hourly);
+	case SCHED_X_TOTAL:
+		return xprintf("expected $%.2f is over max_total_usd %.2f",
+		    o->per_hour * j->hours, j->max_total);
+	case SCHED_X_QUOTA:
+	case SCHED_X_QUOTA_ALL:
+		return xprintf("no free quota: %s in %s has %.0f of %d free",
+		    b->metric, b->region, floor(b->free > 0 ? b->free : 0),
+		    sh->count);
+	case SCHED_X_QUOTA_CPU:
+		return xprintf("no free CPU quota: %s in %s has %.0f of %d "
+		    "free", b->metric, b->region, floor(b->free > 0 ? b->free :
+		    0), sh->vcpus);
+	}
+	return xstrdup("not usable");
+}
+
+/* ---------------------------------------------------------------- */
+/* Placing one job.						    */
+
+void
+sched_verdict_done(struct sched_verdict *v)
+{
+	free(v->why);
+	free(v->claim_what);
+	memset(v, 0, sizeof *v);
+}
+
+/* Does O draw on a bucket claimed against J (PRIO)? *RET_B: which. */
+static int
+sched_place_claimed(const struct sched_ctx *ctx, const struct sched_job *j,
+    int prio, const struct sched_offer *o, int *ret_b)
+{
+	int	b[3], k;
+
+	b[0] = o->gpu_b;
+	b[1] = o->all_b;
+	b[2] = o->cpu_b;
+	for (k = 0; k < 3; k++)
+		if (b[k] >= 0 && sched_claimed(&ctx->b[b[k]], j->id, prio,
+		    ctx->now)) {
+			*ret_b = b[k];
+			return 1;
+		}
+	return 0;
+}
+
+void
+sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
+    struct sched_verdict *v)
+{
+	struct sched_shape	*sh = j->shape;
+	struct sched_offer	*o;
+	struct sched_bucket	*b;
+	int			 fb[64], reason, bi, round, rounds;
+	size_t			 i, nfb = 0, k;
+
+	memset(v, 0, sizeof *v);
+	v->reason = SCHED_OK;
+	if (sh->nok == 0) {
+		v->why = xstrdup(sh->why != NULL ? sh->why :
+		    "no offer for this job");
+		return;
+	}
+	rounds = j->prefer_until > ctx->now && j->prefer[0] != '\0' ? 2 : 1;
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < sh->nok; i++) {
+			o = &sh->offers[i];
+			if (rounds == 2 && round == 0 &&
+			    !sched_in_csv(j->prefer, o->zone))
+				continue;
+			if ((reason = sched_place_limits(j, o)) != SCHED_OK)
+				;
+			else if (sched_avoids(j, o, ctx->now))
+				reason = SCHED_X_AVOID;
+			else if ((reason = sched_place_quota(ctx, o,
+			    sh->count, sh->vcpus, &bi)) != SCHED_OK) {
+				for (k = 0; k < nfb && fb[k] != bi; k++)
+					;
+				if (k == nfb && nfb < sizeof fb / sizeof fb[0])
+					fb[nfb++] = bi;
+			} else if (!sched_place_claimed(ctx, j, prio, o, &bi)) {
+				v->offer = o;
+				return;
+			} else {
+				reason = SCHED_X_CLAIMED;
+				b = &ctx->b[bi];
+				if (v->claim_id == 0) {
+					v->claim_id = b->claim_id;
+					v->claim_prio = b->claim_prio;
+					v->claim_what = xprintf("quota %s in "
+					    "%s", b->metric, b->region);
+				}
+			}
+			if (reason > v->reason)
+				v->reason = reason;
+		}
+	}
+
+	/* Nothing: say why, and claim the buckets that blocked us. */
+	switch (v->reason) {
+	case SCHED_X_HOURLY:
+	case SCHED_X_TOTAL:
+		v->why = sched_why_limits(sh, j, v->reason);
+		break;
+	case SCHED_X_AVOID:
+		v->why = xprintf("the cloud refused it lately in every "
+		    "allowed place; trying again soon");
+		break;
+	case SCHED_X_CLAIMED:
+		v->quota = 1;
+		v->why = xprintf("waiting for higher-priority job %" PRId64
+		    " (%s)", v->claim_id, v->claim_what);
+		break;
+	default:
+		v->quota = 1;
+		v->why = sched_why_quota(ctx, sh, v->reason, fb, nfb);
+		break;
+	}
+	if (!v->quota)
+		return;
+	if (j->blocked_since == 0)
+		j->blocked_since = ctx->now;
+	for (k = 0; k < nfb; k++) {
+		b = &ctx->b[fb[k]];
+		if (b->claim_id == 0) {
+			b->claim_id = j->id;
+			b->claim_prio = prio;
+			b->claim_since = j->blocked_since;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Backfill: one walk per shape and pass.			    */
+
+char *
+sched_place_fast_why(struct sched_ctx *ctx, struct sched_job *j, int prio)
+{
+	struct sched_shape	*sh = j->shape;
+
+	if (sh->fail_gen != ctx->gen || sched_job_hinted(j, ctx->now) ||
+	    sh->fail_hourly != j->max_hourly || sh->fail_total !=
+	    j->max_total || sh->fail_hours != j->hours)
+		return NULL;
+	if (sh->fail_quota && sh->fail_claim_id != 0 &&
+	    sh->fail_claim_id != j->id && sh->fail_claim_prio > prio)
+		return xprintf("waiting for higher-priority job %" PRId64
+		    " (%s)", sh->fail_claim_id, sh->fail_claim_what);
+	return xstrdup(sh->fail_why);
+}
+
+void
+sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
+    const struct sched_verdict *v)
+{
+	struct sched_shape	*sh = j->shape;
+
+	if (sh->fail_gen == ctx->gen || sched_job_hinted(j, ctx->now))
+		return;
+	sh->fail_gen = ctx->gen;
+	sh->fail_hourly = j->max_hourly;
+	sh->fail_total = j->max_total;
+	sh->fail_hours = j->hours;
+	free(sh->fail_why);
+	sh->fail_why = xstrdup(v->why);
+	sh->fail_quota = v->quota;
+	free(sh->fail_claim_what);
+	sh->fail_claim_what = v->claim_what != NULL ?
+	    xstrdup(v->claim_what) : NULL;
+	sh->fail_claim_id = v->claim_id;
+	sh->fail_claim_prio = v->claim_prio;
+}
+
+/* ---------------------------------------------------------------- */
+/* Plan.							    */
+
+static json_t *
+sched_place_offer_json(const struct sched_offer *o,
+    const struct sched_shape *sh)
+{
+	json_t	*v;
+
+	v = json_pack("{s:s, s:s, s:s?, s:b, s:s}", "provider", o->prov->name,
+	    "region", o->region, "zone", o->zone[0] ? o->zone : NULL,
+	    "spot", o->spot, "machine_type", sh->machine);
+	if (v == NULL)
+		fatalx("scheduler: out of memory building a plan");
+	return v;
+}
+
+json_t *
+sched_place_plan(struct sched_ctx *ctx, struct sched_job *j, int prio)
+{
+	struct sched_shape	*sh = j->shape;
+	struct sched_verdict	 v;
+	struct sched_offer	*o;
+	json_t			*plan, *offers, *excluded, *e;
+	char			*text;
+	size_t			 i;
+	int			 reason, bi, rank = 0;
+
+	plan = json_object();
+	offers = json_array();
+	excluded = json_array();
+	if (plan == NULL || offers == NULL || excluded == NULL)
+		fatalx("scheduler: out of memory building a plan");
+	(void)json_object_set_new(plan, "offers", offers);
+	(void)json_object_set_new(plan, "excluded", excluded);
+	for (i = 0; i < sh->n; i++) {
+		o = &sh->offers[i];
+		bi = -1;
+		reason = o->reason;
+		if (reason == SCHED_OK &&
+		    (reason = sched_place_limits(j, o)) == SCHED_OK)
+			reason = sched_place_quota(ctx, o, sh->count,
+			    sh->vcpus, &bi);
+		e = sched_place_offer_json(o, sh);
+		if (reason == SCHED_OK) {
+			(void)json_object_set_new(e, "hourly_usd",
+			    json_real(o->hourly));
+			(void)json_object_set_new(e, "expected_usd",
+			    json_real(o->per_hour * j->hours));
+			(void)json_object_set_new(e, "lambda",
+			    json_real(o->lambda));
+			(void)json_object_set_new(e, "rank",
+			    json_integer(++rank));
+			(void)json_array_append_new(offers, e);
+			continue;
+		}
+		if (o->hourly > 0)
+			(void)json_object_set_new(e, "hourly_usd",
+			    json_real(o->hourly));
+		text = sched_why_offer(ctx, j, o, reason, bi);
+		(void)json_object_set_new(e, "reason", json_string(text));
+		free(text);
+		(void)json_array_append_new(excluded, e);
+	}
+	if (rank == 0) {
+		sched_place(ctx, j, prio, &v);
+		(void)json_object_set_new(plan, "why", json_string(
+		    v.why != NULL ? v.why : "no offer"));
+		sched_verdict_done(&v);
+	}
+	return plan;
+}

@@ -1,0 +1,361 @@
+/*
+ * test-sched-offer.c: daemon/sched-offer.c, the scheduler's pure part --
+ * a shape's offers on a market given as plain data: the ranking, each
+ * reason an offer is set aside, Spot against standard with λ, the
+ * regions and providers a job allows, and ties.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "daemon/cost.h"
+#include "daemon/sched-offer.h"
+#include "providers/provider.h"
+#include "tests/unit/schedtest.h"
+
+#define T4_STD	"{\"accelerator\":{\"type\":\"nvidia-tesla-t4\"," \
+		"\"count\":1},\"machine_type\":\"n1-standard-8\"," \
+		"\"spot\":\"never\""
+#define T4_ANY	"{\"accelerator\":{\"type\":\"nvidia-tesla-t4\"," \
+		"\"count\":1},\"machine_type\":\"n1-standard-8\"," \
+		"\"spot\":\"allow\",\"checkpoint\":{\"interval\":600}"
+
+/* Two regions on gce, one zone each; east cheaper. */
+static void
+two_regions(struct st_market *t, const char *sellers)
+{
+	st_init(t, sellers, 0.1);
+	st_zone(t, "us-central1-a", "us-central1", 4);
+	st_zone(t, "us-east1-c", "us-east1", 4);
+	st_price(t, "gce", "us-central1", 0, 1.00);
+	st_price(t, "gce", "us-east1", 0, 0.80);
+	st_price(t, "vertex", "us-central1", 0, 1.20);
+	st_price(t, "vertex", "us-east1", 0, 0.70);
+}
+
+/* Cheapest expected cost first; the usable ones before the rest. */
+static void
+test_offer_rank_order(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+
+	(void)state;
+	two_regions(&t, "gce,vertex");
+	sh = st_shape(&t, T4_STD "}");
+	assert_int_equal(sh->n, 4);
+	assert_int_equal(sh->nok, 4);
+	assert_null(sh->why);
+	assert_string_equal(sh->offers[0].prov->name, "vertex");
+	assert_string_equal(sh->offers[0].region, "us-east1");
+	assert_string_equal(sh->offers[0].zone, "");
+	assert_string_equal(sh->offers[1].prov->name, "gce");
+	assert_string_equal(sh->offers[1].zone, "us-east1-c");
+	assert_float_equal(sh->offers[1].hourly, 0.80, 1e-9);
+	assert_string_equal(sh->offers[2].region, "us-central1");
+	assert_string_equal(sh->offers[2].prov->name, "gce");
+	assert_string_equal(sh->offers[3].prov->name, "vertex");
+	assert_float_equal(sh->min_hourly, 0.70, 1e-9);
+	assert_float_equal(sh->min_per_hour, 0.70, 1e-9);
+	assert_int_equal(sh->offers[0].lambda, 0);
+	sched_offer_shape_free(sh);
+}
+
+/* Each reason an offer is set aside, and the order they sort in. */
+static void
+test_offer_exclusions(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	int			 i;
+
+	(void)state;
+	st_init(&t, "gce", 0.1);
+	st_zone(&t, "r1-a", "r1", 4);		/* fine */
+	st_zone(&t, "r2-a", "r2", 4);		/* cooling down */
+	st_zone(&t, "r3-a", "r3", 4);		/* no price */
+	st_zone(&t, "r4-a", "r4", 4);		/* no quota metric */
+	st_zone(&t, "r5-a", "r5", 1);		/* too few GPUs per VM */
+	st_price(&t, "gce", "r1", 0, 1);
+	st_price(&t, "gce", "r2", 0, 1);
+	st_price(&t, "gce", "r4", 0, -1);
+	st_price(&t, "gce", "r5", 0, 1);
+	st_cool(&t, "r2-a", "nvidia-tesla-t4", 0, 1000);
+	st_cool(&t, "r1-a", "nvidia-tesla-t4", 1, 1000); /* Spot only */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":2},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"never\"}");
+	assert_int_equal(sh->n, 5);
+	assert_int_equal(sh->nok, 1);
+	assert_string_equal(sh->offers[0].region, "r1");
+	/* Then by how far they got: cool-down, price, metric, offered. */
+	assert_int_equal(sh->offers[1].reason, SCHED_X_COOLDOWN);
+	assert_string_equal(sh->offers[1].region, "r2");
+	assert_int_equal(sh->offers[1].until, 1000);
+	assert_int_equal(sh->offers[2].reason, SCHED_X_NO_PRICE);
+	assert_string_equal(sh->offers[2].region, "r3");
+	assert_int_equal(sh->offers[3].reason, SCHED_X_NO_METRIC);
+	assert_string_equal(sh->offers[3].region, "r4");
+	assert_int_equal(sh->offers[4].reason, SCHED_X_NOT_OFFERED);
+	assert_string_equal(sh->offers[4].region, "r5");
+	assert_string_equal(sh->offers[4].zone, "");
+	for (i = 1; i < 5; i++)
+		assert_float_equal(sh->offers[i].hourly, 0, 0);
+	sched_offer_shape_free(sh);
+}
+
+/* A service that picks the zone cools down only when every zone does;
+ * with none usable the shape's why names the earliest end. */
+static void
+test_offer_cooldown_picks_zone(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	int			 k;
+
+	(void)state;
+	st_init(&t, "batch", 0.1);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_zone(&t, "r1-b", "r1", 4);
+	st_price(&t, "batch", "r1", 0, 1);
+	st_cool(&t, "r1-a", "nvidia-tesla-t4", 0, 2000);
+	sh = st_shape(&t, T4_STD "}");
+	assert_int_equal(sh->n, 1);
+	assert_int_equal(sh->nok, 1);
+	st_cool(&t, "r1-b", "nvidia-tesla-t4", 0, 1500);
+	st_build(&t, sh);
+	k = st_find(sh, "batch", "r1", NULL, 0);
+	assert_int_equal(k, 0);
+	assert_int_equal(sh->nok, 0);
+	assert_int_equal(sh->offers[0].reason, SCHED_X_COOLDOWN);
+	assert_int_equal(sh->offers[0].until, 1500);
+	assert_non_null(sh->why);
+	assert_non_null(strstr(sh->why, "all allowed zones out of "
+	    "nvidia-tesla-t4 until"));
+	sched_offer_shape_free(sh);
+}
+
+/* The whys of a shape with nothing usable. */
+static void
+test_offer_shape_whys(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+
+	(void)state;
+	st_init(&t, "gce", 0.1);
+	st_zone(&t, "r1-a", "r1", 1);
+	sh = st_shape(&t, T4_STD ",\"regions\":[\"r9\"]}");
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why,
+	    "1\xc3\x97nvidia-tesla-t4 on-demand is not offered in r9");
+	sched_offer_shape_free(sh);
+
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"require\"}");
+	assert_string_equal(sh->why,
+	    "no price known for 1\xc3\x97nvidia-tesla-t4 in r1");
+	sched_offer_shape_free(sh);
+
+	t.m.nzones = -1;
+	t.m.zones_error = "no project";
+	sh = st_shape(&t, T4_STD "}");
+	assert_string_equal(sh->why, "waiting for the zones and quotas of "
+	    "Compute Engine: no project");
+	sched_offer_shape_free(sh);
+}
+
+/* Spot is cheaper by the hour; λ decides whether it is by the job. */
+static void
+test_offer_spot_lambda(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	double			 want;
+
+	(void)state;
+	st_init(&t, "gce", 0.05);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_price(&t, "gce", "r1", 0, 1.00);
+	st_price(&t, "gce", "r1", 1, 0.40);
+	sh = st_shape(&t, T4_ANY "}");
+	assert_int_equal(sh->nok, 2);
+	assert_int_equal(sh->offers[0].spot, 1);
+	assert_float_equal(sh->offers[0].lambda, 0.05, 1e-12);
+	want = cost_expected(0.40, 1.0, 1, 0.05, 600, 0);
+	assert_float_equal(sh->offers[0].per_hour, want, 1e-12);
+	assert_int_equal(sh->offers[1].spot, 0);
+	assert_float_equal(sh->offers[1].per_hour, 1.00, 1e-12);
+	sched_offer_shape_free(sh);
+
+	/* Preempted every few minutes there: standard wins. */
+	st_hist(&t, "gce/r1/nvidia-tesla-t4", 10, 2000);
+	sh = st_shape(&t, T4_ANY "}");
+	assert_int_equal(sh->offers[0].spot, 0);
+	assert_int_equal(sh->offers[1].spot, 1);
+	assert_int_equal(sh->offers[1].recent, 2000);
+	assert_float_equal(sh->offers[1].lambda, cost_lambda(10, 2000,
+	    0.05), 1e-12);
+	assert_true(sh->offers[1].per_hour > 1.00);
+	sched_offer_shape_free(sh);
+
+	/* "never" and "require" keep to their side. */
+	sh = st_shape(&t, T4_STD "}");
+	assert_int_equal(sh->n, 1);
+	assert_int_equal(sh->offers[0].spot, 0);
+	sched_offer_shape_free(sh);
+}
+
+/* The job's regions, within [gcp] regions; with neither, the GPU's. */
+static void
+test_offer_regions_filter(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	const char		*conf[] = { "us-east1" };
+
+	(void)state;
+	two_regions(&t, "gce");
+	st_zone(&t, "eu-west4-a", "eu-west4", 4);
+	sh = st_shape(&t, T4_STD ",\"regions\":[\"us-central1\"]}");
+	assert_int_equal(sh->n, 1);
+	assert_string_equal(sh->offers[0].region, "us-central1");
+	sched_offer_shape_free(sh);
+
+	/* A region of the job that no zone offers: not offered. */
+	sh = st_shape(&t, T4_STD ",\"regions\":[\"us-west9\"]}");
+	assert_int_equal(sh->n, 1);
+	assert_int_equal(sh->offers[0].reason, SCHED_X_NOT_OFFERED);
+	sched_offer_shape_free(sh);
+
+	t.m.regions = conf;
+	t.m.nregions = 1;
+	sh = st_shape(&t, T4_STD "}");
+	assert_int_equal(sh->n, 1);
+	assert_string_equal(sh->offers[0].region, "us-east1");
+	sched_offer_shape_free(sh);
+	sh = st_shape(&t, T4_STD ",\"regions\":[\"us-central1\"]}");
+	assert_int_equal(sh->n, 0);
+	assert_string_equal(sh->why, "no allowed region: the job asks for "
+	    "us-central1, which gpuqd.conf [gcp] regions leaves out");
+	sched_offer_shape_free(sh);
+}
+
+/* The job's providers, among those enabled. */
+static void
+test_offer_providers_filter(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	size_t			 i;
+
+	(void)state;
+	two_regions(&t, "gce,vertex");
+	sh = st_shape(&t, T4_STD ",\"providers\":[\"gce\"]}");
+	assert_int_equal(sh->nok, 2);
+	for (i = 0; i < sh->n; i++)
+		assert_string_equal(sh->offers[i].prov->name, "gce");
+	sched_offer_shape_free(sh);
+
+	sh = st_shape(&t, T4_STD ",\"providers\":[\"batch\"]}");
+	assert_int_equal(sh->n, 0);
+	assert_string_equal(sh->why, "no allowed provider: the job asks for "
+	    "batch, gpuqd.conf enables others");
+	sched_offer_shape_free(sh);
+}
+
+/* Equal cost: fewer recent interruptions, then enumeration order
+ * (sellers as enabled, regions sorted, zones as listed). */
+static void
+test_offer_ties(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+
+	(void)state;
+	st_init(&t, "gce,batch", 0.1);
+	st_zone(&t, "r2-b", "r2", 4);
+	st_zone(&t, "r2-a", "r2", 4);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_price(&t, "gce", "r1", 0, 1);
+	st_price(&t, "gce", "r2", 0, 1);
+	st_price(&t, "batch", "r1", 0, 1);
+	sh = st_shape(&t, T4_STD "}");
+	assert_int_equal(sh->nok, 4);
+	assert_string_equal(sh->offers[0].zone, "r1-a");
+	assert_string_equal(sh->offers[1].zone, "r2-b");
+	assert_string_equal(sh->offers[2].zone, "r2-a");
+	assert_string_equal(sh->offers[3].prov->name, "batch");
+	assert_int_equal(sh->offers[4].reason, SCHED_X_NO_PRICE);
+	sched_offer_shape_free(sh);
+
+	/* Same expected cost, Spot with a worse record goes after. */
+	st_init(&t, "gce,batch", 0);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_price(&t, "gce", "r1", 1, 1);
+	st_price(&t, "batch", "r1", 1, 1);
+	st_hist(&t, "gce/r1/nvidia-tesla-t4", 1e9, 0);
+	st_hist(&t, "batch/r1/nvidia-tesla-t4", 1e12, 1);
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"require\"}");
+	assert_int_equal(sh->nok, 2);
+	assert_string_equal(sh->offers[0].prov->name, "gce");
+	assert_string_equal(sh->offers[1].prov->name, "batch");
+	sched_offer_shape_free(sh);
+}
+
+/* Equal specs, equal keys; a bad one says why. */
+static void
+test_offer_shape_key(void **state)
+{
+	json_t			*a, *b;
+	struct sched_shape	*x, *y;
+	char			*why = NULL;
+
+	(void)state;
+	a = json_loads(T4_STD ",\"regions\":[\"b\",\"a\"]}", 0, NULL);
+	b = json_loads(T4_STD ",\"regions\":[\"a\",\"b\"]}", 0, NULL);
+	x = sched_offer_shape_new(a, &why);
+	y = sched_offer_shape_new(b, &why);
+	assert_string_equal(x->key, y->key);
+	assert_int_equal(x->vcpus, 8);
+	assert_string_equal(x->regions[0], "a");
+	sched_offer_shape_free(x);
+	sched_offer_shape_free(y);
+	json_decref(a);
+	json_decref(b);
+	a = json_loads("{\"accelerator\":{\"type\":\"nope\",\"count\":1},"
+	    "\"machine_type\":\"n1-standard-8\"}", 0, NULL);
+	assert_null(sched_offer_shape_new(a, &why));
+	assert_non_null(why);
+	free(why);
+	json_decref(a);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(test_offer_rank_order),
+		cmocka_unit_test(test_offer_exclusions),
+		cmocka_unit_test(test_offer_cooldown_picks_zone),
+		cmocka_unit_test(test_offer_shape_whys),
+		cmocka_unit_test(test_offer_spot_lambda),
+		cmocka_unit_test(test_offer_regions_filter),
+		cmocka_unit_test(test_offer_providers_filter),
+		cmocka_unit_test(test_offer_ties),
+		cmocka_unit_test(test_offer_shape_key),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,393 @@
+/*
+ * test-sched-place.c: daemon/sched-place.c on buckets the test loads
+ * itself (no quota.c) -- which offer a job takes, the why for each
+ * blocking reason, the claim rules (priority, starvation), the
+ * backfill shortcut, preferred zones, and the plan's verdicts.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "daemon/sched-offer.h"
+#include "daemon/sched-place.h"
+#include "providers/provider.h"
+#include "tests/unit/schedtest.h"
+
+#define NOW	1000000
+
+#define T4	"{\"accelerator\":{\"type\":\"nvidia-tesla-t4\"," \
+		"\"count\":1},\"machine_type\":\"n1-standard-8\"," \
+		"\"spot\":\"never\"}"
+
+struct fixture {
+	struct st_market	 t;
+	struct sched_ctx	 ctx;
+	struct sched_shape	*sh;
+	struct sched_job	 a, b;		/* two jobs of the shape */
+};
+
+/* gce in r1 ($1/h) and r2 ($2/h), one zone each; buckets unknown. */
+static int
+setup(void **state)
+{
+	struct fixture	*f = calloc(1, sizeof *f);
+
+	st_init(&f->t, "gce", 0.1);
+	st_zone(&f->t, "r1-a", "r1", 4);
+	st_zone(&f->t, "r2-a", "r2", 4);
+	st_price(&f->t, "gce", "r1", 0, 1);
+	st_price(&f->t, "gce", "r2", 0, 2);
+	f->sh = st_shape(&f->t, T4);
+	f->ctx.now = NOW;
+	f->ctx.gen = 1;
+	sched_place_buckets(&f->ctx, f->sh);
+	f->a.id = 1;
+	f->a.shape = f->sh;
+	f->a.hours = 1;
+	f->b = f->a;
+	f->b.id = 2;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	sched_offer_shape_free(f->sh);
+	sched_ctx_done(&f->ctx);
+	free(f);
+	return 0;
+}
+
+/* Set bucket (REGION, METRIC) of Compute Engine to FREE of LIMIT. */
+static struct sched_bucket *
+bucket(struct fixture *f, const char *region, const char *metric,
+    double free_, double limit)
+{
+	struct sched_bucket	*b;
+
+	b = &f->ctx.b[sched_bucket(&f->ctx, GCP_SERVICE_GCE, region,
+	    metric)];
+	b->loaded = b->known = 1;
+	b->free = free_;
+	b->limit = limit;
+	return b;
+}
+
+static void
+no_gpus(struct fixture *f)
+{
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 0, 4);
+	bucket(f, "r2", "NVIDIA_T4_GPUS", 0, 4);
+}
+
+/* The cheapest offer with room; unknown quota counts as room. */
+static void
+test_place_takes_cheapest(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_non_null(v.offer);
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 0, 4);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_non_null(v.offer);
+	assert_string_equal(v.offer->region, "r2");
+	sched_verdict_done(&v);
+}
+
+/* The why of each blocking reason. */
+static void
+test_place_whys(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+
+	no_gpus(f);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_null(v.offer);
+	assert_int_equal(v.reason, SCHED_X_QUOTA);
+	assert_true(v.quota);
+	assert_string_equal(v.why, "no free quota for 1\xc3\x97"
+	    "nvidia-tesla-t4 in r1, r2 (0 of 1 free; quota NVIDIA_T4_GPUS)");
+	sched_verdict_done(&v);
+
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 4, 4);
+	bucket(f, "r2", "NVIDIA_T4_GPUS", 4, 4);
+	bucket(f, QUOTA_GLOBAL, "GPUS_ALL_REGIONS", 0, 8);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_int_equal(v.reason, SCHED_X_QUOTA_ALL);
+	assert_string_equal(v.why, "no free quota for 1\xc3\x97"
+	    "nvidia-tesla-t4: GPUS_ALL_REGIONS has 0 of 1 free");
+	sched_verdict_done(&v);
+}
+
+static void
+test_place_why_cpu(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+
+	bucket(f, "r1", "CPUS", 4, 24);
+	bucket(f, "r2", "CPUS", 2, 24);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_int_equal(v.reason, SCHED_X_QUOTA_CPU);
+	assert_string_equal(v.why, "no free CPU quota for n1-standard-8 "
+	    "(8 vCPUs) in r1, r2 (4 free)");
+	sched_verdict_done(&v);
+}
+
+static void
+test_place_why_limits(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+
+	f->a.max_hourly = 0.5;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_int_equal(v.reason, SCHED_X_HOURLY);
+	assert_false(v.quota);
+	assert_string_equal(v.why, "over max_hourly_usd 0.50: cheapest "
+	    "offer $1.00/h");
+	sched_verdict_done(&v);
+
+	f->a.max_hourly = 0;
+	f->a.max_total = 5;
+	f->a.hours = 10;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_int_equal(v.reason, SCHED_X_TOTAL);
+	assert_string_equal(v.why, "over max_total_usd 5.00: cheapest offer "
+	    "expected $10.00 for 10 h");
+	sched_verdict_done(&v);
+
+	/* Within the total in r1 only. */
+	f->a.max_total = 15;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+}
+
+/* A place that refused the job lately is skipped until its time. */
+static void
+test_place_avoid(void **state)
+{
+	struct fixture		*f = *state;
+	const struct provider	*gce = f->sh->offers[0].prov;
+	struct sched_verdict	 v;
+
+	sched_avoid(&f->a, gce, "r1", NOW + 60);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->region, "r2");
+	sched_verdict_done(&v);
+	sched_avoid(&f->a, gce, "r2", NOW + 60);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_null(v.offer);
+	assert_int_equal(v.reason, SCHED_X_AVOID);
+	assert_string_equal(v.why, "the cloud refused it lately in every "
+	    "allowed place; trying again soon");
+	sched_verdict_done(&v);
+	f->ctx.now = NOW + 60;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+}
+
+/* A stockout's named zones are tried first while the hint lasts. */
+static void
+test_place_prefer(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+
+	(void)snprintf(f->a.prefer, sizeof f->a.prefer, "r2-a,r9-b");
+	f->a.prefer_until = NOW + 1;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->zone, "r2-a");
+	sched_verdict_done(&v);
+	f->a.prefer_until = NOW;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+}
+
+/* The claim rules. */
+static void
+test_place_claimed_rule(void **state)
+{
+	struct sched_bucket	b;
+
+	(void)state;
+	memset(&b, 0, sizeof b);
+	assert_false(sched_claimed(&b, 7, 0, NOW));	/* unclaimed */
+	b.claim_id = 7;
+	b.claim_prio = 5;
+	b.claim_since = NOW;
+	assert_false(sched_claimed(&b, 7, 0, NOW));	/* its own */
+	assert_true(sched_claimed(&b, 8, 4, NOW));	/* lower priority */
+	assert_false(sched_claimed(&b, 8, 6, NOW));	/* higher */
+	assert_false(sched_claimed(&b, 8, 5, NOW + SCHED_STARVE_SEC - 1));
+	assert_true(sched_claimed(&b, 8, 5, NOW + SCHED_STARVE_SEC));
+}
+
+/* A job blocked by quota claims its buckets: a lower-priority job may
+ * not take room freed there, and says whom it waits for. */
+static void
+test_place_claims(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+	struct sched_bucket	*b;
+
+	no_gpus(f);
+	sched_place(&f->ctx, &f->a, 5, &v);
+	assert_true(v.quota);
+	assert_int_equal(f->a.blocked_since, NOW);
+	sched_verdict_done(&v);
+	b = bucket(f, "r1", "NVIDIA_T4_GPUS", 1, 4);
+	assert_int_equal(b->claim_id, 1);
+	assert_int_equal(b->claim_prio, 5);
+
+	sched_place(&f->ctx, &f->b, 1, &v);
+	assert_null(v.offer);
+	assert_int_equal(v.reason, SCHED_X_CLAIMED);
+	assert_int_equal(v.claim_id, 1);
+	assert_string_equal(v.why, "waiting for higher-priority job 1 "
+	    "(quota NVIDIA_T4_GPUS in r1)");
+	sched_verdict_done(&v);
+
+	/* The claimer itself, and an equal priority before starvation. */
+	sched_place(&f->ctx, &f->b, 5, &v);
+	assert_non_null(v.offer);
+	sched_verdict_done(&v);
+	f->ctx.now = NOW + SCHED_STARVE_SEC;
+	sched_place(&f->ctx, &f->b, 5, &v);
+	assert_null(v.offer);
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->a, 5, &v);
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+}
+
+/* Backfill: the first failure of a shape answers for the rest of the
+ * pass, with the same limits and no hints. */
+static void
+test_place_fast_why(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+	char			*why;
+
+	no_gpus(f);
+	assert_null(sched_place_fast_why(&f->ctx, &f->b, 0));
+	sched_place(&f->ctx, &f->a, 3, &v);
+	sched_place_fail_note(&f->ctx, &f->a, &v);
+	why = sched_place_fast_why(&f->ctx, &f->b, 3);
+	assert_string_equal(why, v.why);
+	free(why);
+	why = sched_place_fast_why(&f->ctx, &f->b, 1);
+	assert_string_equal(why, v.why);
+	free(why);
+	f->b.max_hourly = 9;
+	assert_null(sched_place_fast_why(&f->ctx, &f->b, 3));
+	f->b.max_hourly = 0;
+	f->b.prefer_until = NOW + 10;
+	(void)snprintf(f->b.prefer, sizeof f->b.prefer, "r1-a");
+	assert_null(sched_place_fast_why(&f->ctx, &f->b, 3));
+	f->b.prefer_until = 0;
+	f->ctx.gen++;
+	assert_null(sched_place_fast_why(&f->ctx, &f->b, 3));
+	sched_verdict_done(&v);
+
+	/* Room under job 1's claim: B (priority 2) notes whom it waits
+	 * for, and a job of priority 1 after it is told so. */
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 1, 4);
+	sched_place(&f->ctx, &f->b, 2, &v);
+	assert_int_equal(v.reason, SCHED_X_CLAIMED);
+	sched_place_fail_note(&f->ctx, &f->b, &v);
+	sched_verdict_done(&v);
+	why = sched_place_fast_why(&f->ctx, &f->b, 1);
+	assert_string_equal(why, "waiting for higher-priority job 1 "
+	    "(quota NVIDIA_T4_GPUS in r1)");
+	free(why);
+}
+
+/* The plan: ranked offers with room, the rest with their reasons. */
+static void
+test_place_plan(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*plan, *o, *e;
+
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 0, 4);
+	plan = sched_place_plan(&f->ctx, &f->a, 0);
+	o = json_object_get(plan, "offers");
+	e = json_object_get(plan, "excluded");
+	assert_int_equal(json_array_size(o), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(o, 0), "region")), "r2");
+	assert_int_equal(json_integer_value(json_object_get(
+	    json_array_get(o, 0), "rank")), 1);
+	assert_int_equal(json_array_size(e), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(e, 0), "reason")), "no free quota: "
+	    "NVIDIA_T4_GPUS in r1 has 0 of 1 free");
+	assert_null(json_object_get(plan, "why"));
+	json_decref(plan);
+
+	f->a.max_hourly = 1.5;
+	bucket(f, "r1", "NVIDIA_T4_GPUS", 4, 4);
+	bucket(f, "r1", "CPUS", 0, 24);
+	plan = sched_place_plan(&f->ctx, &f->a, 0);
+	e = json_object_get(plan, "excluded");
+	assert_int_equal(json_array_size(e), 2);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(e, 0), "reason")), "no free CPU quota: CPUS in "
+	    "r1 has 0 of 8 free");
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(e, 1), "reason")), "$2.00/h is over "
+	    "max_hourly_usd 1.50");
+	assert_string_equal(json_string_value(json_object_get(plan, "why")),
+	    "no free CPU quota for n1-standard-8 (8 vCPUs) in r1 (0 free)");
+	json_decref(plan);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test_setup_teardown(test_place_takes_cheapest,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_whys, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_why_cpu, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_why_limits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_avoid, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_prefer, setup,
+		    teardown),
+		cmocka_unit_test(test_place_claimed_rule),
+		cmocka_unit_test_setup_teardown(test_place_claims, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_fast_why, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_plan, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
