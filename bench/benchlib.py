@@ -1,20 +1,17 @@
 """benchlib.py: what bench/submit and bench/status share: find the
-build, start a private gpuqd, time whole processes, report figures.
-Standard library only."""
+build, start a private gpuqd (with tests/gpuqdtest.py, the harness the
+tests use), time whole processes, report figures. Standard library
+only."""
 
-import json
 import os
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP_SRCDIR, "tests"))
+import gpuqdtest  # noqa: E402
 
 
 def builddir(arg=None):
@@ -28,77 +25,26 @@ def builddir(arg=None):
     return d
 
 
-class Gpuqd:
-    """gpuqd on a private socket and state directory (on disk, not
-    tmpfs: durable commits must pay for their fsync)."""
+class Gpuqd(gpuqdtest.Gpuqd):
+    """gpuqd (tests/gpuqdtest.py) of build BDIR on a private socket and
+    state directory, on disk, not tmpfs: durable commits must pay for
+    their fsync. A daemon that does not start ends the benchmark."""
 
-    def __init__(self, bdir, state_dir=None, conf="[daemon]\n"):
-        self.bin = os.path.join(bdir, "gpuqd")
-        self.dir = tempfile.mkdtemp(prefix="gpuq-bench-", dir="/var/tmp")
-        self.state_dir = state_dir or os.path.join(self.dir, "state")
-        self.socket = os.path.join(self.dir, "gpuq.sock")
-        self.conf = os.path.join(self.dir, "gpuqd.conf")
-        self.log = os.path.join(self.dir, "gpuqd.log")
-        with open(self.conf, "w") as f:
-            f.write(conf)
-        self.proc = None
+    def __init__(self, bdir, conf="[daemon]\n"):
+        super().__init__(conf, tmpdir="/var/tmp", prefix="gpuq-bench-",
+                         builddir=bdir)
 
     def start(self, timeout=60):
-        with open(self.log, "a") as logf:
-            self.proc = subprocess.Popen(
-                [self.bin, "--foreground", "--state-dir", self.state_dir,
-                 "--socket", self.socket, "--config", self.conf],
-                stdin=subprocess.DEVNULL, stdout=logf,
-                stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                sys.exit(f"bench: gpuqd exited at start; see {self.log}")
-            try:
-                if self.request({"op": "ping"}).get("ok"):
-                    return self
-            except OSError:
-                time.sleep(0.02)
-        sys.exit(f"bench: gpuqd did not answer; see {self.log}")
-
-    def request(self, req, sock=None):
-        own = sock is None
-        if own:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(30)
-            sock.connect(self.socket)
         try:
-            sock.sendall(json.dumps(req).encode() + b"\n")
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = sock.recv(1 << 20)
-                if not chunk:
-                    raise ConnectionError("gpuqd hung up")
-                buf += chunk
-            return json.loads(buf)
-        finally:
-            if own:
-                sock.close()
-
-    def vm_hwm_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            return super().start(timeout)
+        except RuntimeError as e:
+            sys.exit(f"bench: {e}")
 
     def cleanup(self):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            self.stop(30)
+        finally:
+            super().cleanup()
 
 
 def spawn_time(argv, stdout_path="/dev/null"):

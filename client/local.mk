@@ -37,7 +37,8 @@ check_PROGRAMS += tests/unit/test-yaml tests/unit/test-table
 TESTS += tests/unit/test-yaml tests/unit/test-table
 tests_unit_test_yaml_SOURCES = tests/unit/test-yaml.c
 tests_unit_test_yaml_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
-tests_unit_test_yaml_LDADD = client/libcli.a common/libcommon.a \
+tests_unit_test_yaml_LDADD = tests/unit/libunittest.a client/libcli.a \
+	common/libcommon.a \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)

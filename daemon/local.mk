@@ -50,7 +50,8 @@ tests_unit_test_conf_SOURCES = tests/unit/test-conf.c \
 tests_unit_test_conf_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_conf_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DGPUQ_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_conf_LDADD = common/libcommon.a $(INIH_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_conf_LDADD = tests/unit/libunittest.a common/libcommon.a \
+	$(INIH_LIBS) $(CMOCKA_LIBS)
 
 # Manual pages of the daemon and its configuration (man/local.mk lints
 # every page in man/).
@@ -86,6 +87,7 @@ tests_unit_test_sched_SOURCES = tests/unit/test-sched.c \
 tests_unit_test_sched_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
 	$(CMOCKA_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_sched_LDADD = store/libstore.a providers/libproviders.a \
+tests_unit_test_sched_LDADD = tests/unit/libunittest.a store/libstore.a \
+	providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm

@@ -30,7 +30,7 @@ PROVIDERS_LIBS = providers/libproviders.a common/libcommon.a \
 # Unit tests that talk real HTTP to the simulated cloud (tests/fakegcp).
 GCP_TEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(CURL_CFLAGS) \
 	$(JANSSON_CFLAGS) $(OPENSSL_CFLAGS) $(CMOCKA_CFLAGS)
-GCP_TEST_LIBS = $(PROVIDERS_LIBS) $(CMOCKA_LIBS)
+GCP_TEST_LIBS = tests/unit/libunittest.a $(PROVIDERS_LIBS) $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test-http
 TESTS += tests/unit/test-http

@@ -54,9 +54,10 @@ tests_unit_test_gce_SOURCES = tests/unit/test-gce.c \
 	$(PROVTEST_SOURCES)
 tests_unit_test_gce_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_gce_LDADD = $(PROV_TEST_LDADD)
-# Against the simulated cloud (tests/fakegcp); skips without it.
+# Against the simulated cloud (tests/fakegcp); fails without it.
 tests_unit_test_providers_live_SOURCES = tests/unit/test-providers-live.c \
 	tests/unit/gcptest.c tests/unit/gcptest.h
 tests_unit_test_providers_live_CFLAGS = $(PROV_TEST_CFLAGS) \
 	$(CURL_CFLAGS) $(OPENSSL_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_providers_live_LDADD = $(PROV_TEST_LDADD)
+tests_unit_test_providers_live_LDADD = tests/unit/libunittest.a \
+	$(PROV_TEST_LDADD)

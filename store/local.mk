@@ -17,6 +17,7 @@ tests_unit_test_store_SOURCES = tests/unit/test-store.c
 tests_unit_test_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_store_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DSTORE_TEST_DATA='"$(abs_top_srcdir)/tests/unit/data"'
-tests_unit_test_store_LDADD = store/libstore.a common/libcommon.a \
+tests_unit_test_store_LDADD = tests/unit/libunittest.a store/libstore.a \
+	common/libcommon.a \
 	$(SQLITE_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/unit/data/store-v1.sql tests/unit/data/store-v2.sql

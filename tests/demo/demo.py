@@ -12,7 +12,6 @@ behind and prints where its logs are.
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,8 +20,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fakegcp"))
+sys.path.insert(0, os.path.join(TOP, "tests"))
 
 import fakeclient  # noqa: E402
+import gpuqdtest  # noqa: E402
 
 SPEED = 120.0          # simulated seconds per real second
 DEADLINE = 110.0       # real seconds for the whole demo
@@ -43,7 +44,6 @@ def say(msg):
 class Demo:
     def __init__(self, builddir, keep):
         self.builddir = os.path.abspath(builddir)
-        self.gpuqd_bin = os.path.join(self.builddir, "gpuqd")
         self.gpuq_bin = os.path.join(self.builddir, "gpuq")
         self.dir = tempfile.mkdtemp(prefix="gpuq-demo-")
         self.keep = keep
@@ -88,20 +88,16 @@ backoff_max = 5s
         return conf
 
     def start_daemon(self, conf):
-        os.makedirs(os.path.join(self.dir, "state"), exist_ok=True)
-        log = open(self.daemon_log, "w")
-        self.daemon = subprocess.Popen(
-            [self.gpuqd_bin, "--foreground", "--config", conf,
-             "--log-level", "info"],
-            stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(100):
-            if self.gpuq("ping", check=False).returncode == 0:
-                say("gpuqd is up")
-                return
-            if self.daemon.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise SystemExit(f"demo: gpuqd did not start; see {self.daemon_log}")
+        with open(conf) as f:
+            self.daemon = gpuqdtest.Gpuqd(f.read(), ["--log-level", "info"],
+                                          dir=self.dir,
+                                          builddir=self.builddir)
+        try:
+            self.daemon.start(timeout=5)
+        except RuntimeError:
+            raise SystemExit(f"demo: gpuqd did not start; see "
+                             f"{self.daemon_log}")
+        say("gpuqd is up")
 
     def gpuq(self, *args, check=True):
         return subprocess.run([self.gpuq_bin, "--socket", self.sock, *args],
@@ -188,15 +184,12 @@ backoff_max = 5s
         return ok
 
     def stop(self):
-        if self.daemon and self.daemon.poll() is None:
-            self.daemon.send_signal(signal.SIGTERM)
-            try:
-                self.daemon.wait(10)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-        if self.fake:
-            self.fake.stop()
+        try:
+            if self.daemon:
+                self.daemon.stop(10)
+        finally:
+            if self.fake:
+                self.fake.stop()
         say(f"logs: {self.daemon_log} and "
             f"{os.path.join(self.dir, 'fakegcp', 'fakegcp.log')}")
 

@@ -1,5 +1,5 @@
 """cloudutil.py: a real gpuqd against the simulated Google Cloud, for the
-end-to-end tests of the job lifecycle and the scheduler (test_lifecycle,
+end-to-end tests of the job lifecycle and the scheduler (test_job_lifecycle,
 test_recovery, test_sched) and for the benchmarks in bench/.
 
     from cloudutil import cloud, job_spec
@@ -10,19 +10,15 @@ test_recovery, test_sched) and for the benchmarks in bench/.
         job = c.wait_state(jid, "succeeded", 60)
 
 Each Cloud is a fresh fakegcp (tests/fakegcp) with a service-account key,
-and a gpuqd (conftest.Gpuqd) whose gpuqd.conf points every Google API at
+and a gpuqd (gpuqdtest.Gpuqd) whose gpuqd.conf points every Google API at
 the fake, with the scheduler's timings shortened (poll 1 s, quota TTL
 2 s, back-off 1-3 s). The fake runs its clock SPEED times faster than
 real time, so a job's simulated minutes take real seconds; jobs say how
 much work they need through FAKEGCP_WORK_SECONDS / FAKEGCP_CKPT_EVERY /
 FAKEGCP_EXIT (tests/fakegcp/README.md).
 
-Skipping while the code lands: the `cloud` fixture first checks, once
-per session and per provider, that gpuqd launches a job at all (a probe
-job that must leave `queued`). When gpuqd is not built, or the job stays
-queued with no WHY or "no provider configured", every test that needs it
-is skipped with that reason. Ops the daemon answers "unavailable" (plan)
-are probed the same way by need_plan().
+Nothing here skips: a gpuqd or gpuq that is not built, a gpuqd that
+does not launch, an op it does not answer, all make the test fail.
 
 When a test fails, its directories are kept and the gpuqd log tail, the
 fake's log path and the job's story are printed (Cloud.diag()).
@@ -35,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -46,9 +41,14 @@ except ImportError:          # the benchmarks run without pytest
     pytest = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-from conftest import GPUQ, GPUQD, TOP_SRCDIR, Gpuqd, run_gpuq  # noqa: E402
+TESTS = os.path.dirname(HERE)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+import gpuqdtest  # noqa: E402
+from gpuqdtest import TOP_SRCDIR, run_gpuq  # noqa: E402
+
+GPUQD = os.path.join(gpuqdtest.TOP_BUILDDIR, "gpuqd")
+GPUQ = os.path.join(gpuqdtest.TOP_BUILDDIR, "gpuq")
 
 FAKEGCP_DIR = os.path.join(TOP_SRCDIR, "tests", "fakegcp")
 if FAKEGCP_DIR not in sys.path:
@@ -62,7 +62,6 @@ IMAGE = "us-docker.pkg.dev/gpuq-test/train/fake:1.0"
 PROVIDERS = ("gce", "batch", "vertex")
 # Slow machines and sanitizer builds: GPUQ_TEST_TIMEOUT_SCALE=3
 SCALE = float(os.environ.get("GPUQ_TEST_TIMEOUT_SCALE", "1") or 1)
-PROBE_SECONDS = 20.0 * SCALE      # for a probe job to leave `queued`
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 LIVE_CLOUD = ("launching", "pending", "running")
@@ -88,16 +87,6 @@ DEFAULT_SCHEDULER = {
     "backoff_max": "3s",
     "stockout_cooldown": "30s",
 }
-
-
-class NotReady(Exception):
-    """The feature under test is not in this gpuqd yet (outside pytest)."""
-
-
-def skip(reason):
-    if pytest is not None:
-        pytest.skip(reason)
-    raise NotReady(reason)
 
 
 def scaled(seconds):
@@ -139,7 +128,7 @@ def cpu_seconds(pid):
 
 class Cloud:
     """A fakegcp and a gpuqd configured for it. Attributes: fake
-    (FakeGCP), gpuqd (conftest.Gpuqd), dir (kept on failure), speed."""
+    (FakeGCP), gpuqd (gpuqdtest.Gpuqd), dir (kept on failure), speed."""
 
     def __init__(self, speed=100, regions=("us-central1",),
                  providers=PROVIDERS, scheduler=None, gcp=None,
@@ -166,7 +155,7 @@ class Cloud:
                 self.fake.ctl("/_fake/config", fake_config)
             if setup is not None:
                 setup(self)
-            self.gpuqd = Gpuqd(self.conf_text())
+            self.gpuqd = gpuqdtest.Gpuqd(self.conf_text(), prefix="gpuq-it-")
             if start:
                 self.gpuqd.start()
                 self.install        # known even while gpuqd is down
@@ -430,77 +419,18 @@ class Cloud:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-# -- feature probes -------------------------------------------------------------
-
-_probed = {}
-
-
-def _probe_launch():
-    """{provider: None when gpuqd launches a job there, else why not}, from
-    one gpuqd with one probe job per provider."""
-    for path, what in ((GPUQD, "gpuqd"), (GPUQ, "gpuq")):
-        if not os.access(path, os.X_OK):
-            return dict.fromkeys(PROVIDERS, "%s is not built yet (%s)" % (
-                what, path))
-    c = Cloud(speed=100, regions=("us-central1",), providers=PROVIDERS)
-    keep = False
-    try:
-        ids = c.submit(*[job_spec(providers=[p], work=30, name="probe-" + p)
-                         for p in PROVIDERS])
-        left = dict(zip(PROVIDERS, ids))
-        out = {}
-        start = time.monotonic()
-        while left and time.monotonic() < start + PROBE_SECONDS:
-            for p, jid in list(left.items()):
-                job = c.show(jid)
-                if job["state"] != "queued" or job.get("attempts"):
-                    out[p] = None
-                    del left[p]
-                elif job.get("why") not in (None, "",
-                                            "no provider configured"):
-                    out[p] = None       # it decides: let the tests judge
-                    del left[p]
-            # A gpuqd that has not called the cloud at all after a few
-            # seconds has no providers yet: no need to wait longer.
-            if left and time.monotonic() > start + 5 * SCALE and \
-                    not c.ctl("/_fake/counters")["total"]:
-                break
-            time.sleep(0.25)
-        for p, jid in left.items():
-            job = c.show(jid)
-            out[p] = ("gpuqd does not launch jobs on %s yet: a probe job "
-                      "stayed queued for %.0fs with why=%r and the fake saw "
-                      "%d API call(s)" % (
-                          p, time.monotonic() - start, job.get("why"),
-                          c.ctl("/_fake/counters")["total"]))
-        return out
-    except BaseException:
-        keep = True
-        raise
-    finally:
-        c.close(keep=keep)
-
-
-def need_launch(providers=("gce",)):
-    """Skip unless gpuqd launches jobs on each of PROVIDERS (probed once
-    per session)."""
-    if not _probed:
-        _probed.update(_probe_launch())
-    for p in providers:
-        if _probed.get(p):
-            skip(_probed[p])
-
+# -- ops the tests need --------------------------------------------------------
 
 def need_plan(c):
-    """Skip unless gpuqd answers the plan op and gpuq has `plan`."""
+    """The plan op's reply for a small job; fails the test unless gpuqd
+    answers plan and gpuq has `plan`."""
     r = c.request({"op": "plan", "job": job_spec(providers=["gce"])})
-    if not r.get("ok") and (r.get("error") or {}).get("code") in (
-            "unavailable", "unknown_op"):
-        skip("gpuqd answers plan with %s: %s" % (
-            r["error"]["code"], r["error"].get("message")))
+    if not r.get("ok"):
+        c.fail("gpuqd does not answer plan: %r" % (r.get("error"),))
     rc, out, err = c.gpuq("help", "plan")
     if rc != 0:
-        skip("gpuq has no plan command yet: %s" % (err or out).strip())
+        c.fail("gpuq help plan failed (rc %d): %s" % (rc,
+                                                      (err or out).strip()))
     return r
 
 
@@ -515,14 +445,13 @@ def _failed(request):
 if pytest is not None:
     @pytest.fixture
     def cloud(request):
-        """Make Clouds: cloud(probe=("gce",), **Cloud kwargs). Skips the
-        test unless gpuqd launches jobs on the providers in PROBE; all
-        Clouds are closed at the end, kept and shown when the test
-        failed."""
+        """Make Clouds: cloud(**Cloud kwargs). All are closed at the end,
+        kept and shown when the test failed. PROBE (the providers a test
+        needs) is accepted and ignored: nothing is probed or skipped, a
+        gpuqd that does not launch makes the test fail."""
         made = []
 
-        def make(probe=("gce",), **kw):
-            need_launch(probe)
+        def make(probe=None, **kw):
             c = Cloud(**kw)
             made.append(c)
             return c
@@ -562,14 +491,4 @@ def zone_of_path(path):
 
 def raw_request(sock_path, req, timeout=30):
     """One request over a fresh connection, without the client."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(sock_path)
-        s.sendall(json.dumps(req).encode() + b"\n")
-        buf = b""
-        while b"\n" not in buf:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise ConnectionError("gpuqd hung up")
-            buf += chunk
-        return json.loads(buf.split(b"\n", 1)[0])
+    return gpuqdtest.request(sock_path, req, timeout)

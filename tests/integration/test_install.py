@@ -22,10 +22,6 @@ SRC = os.path.abspath(os.environ.get(
     "top_srcdir", os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD = os.path.abspath(os.environ.get("top_builddir", SRC))
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(os.path.join(BUILD, "Makefile")),
-    reason=f"no configured build directory at {BUILD}")
-
 DIRS = ["bindir", "sbindir", "mandir", "pkgdatadir", "systemdsystemunitdir",
         "sysusersdir", "tmpfilesdir", "gpuqconfdir", "bashcompletiondir"]
 
@@ -129,19 +125,18 @@ def test_completion(inst, dirs):
 
 def test_man_pages(inst, dirs):
     pages = glob.glob(os.path.join(SRC, "man", "*.[1-8]"))
-    if not pages:
-        pytest.skip("no manual pages in the source tree yet")
+    assert pages, f"no manual pages in {SRC}/man"
     for page in pages:
         name = os.path.basename(page)
         assert_file(path(inst, dirs, "mandir", "man" + name[-1], name))
 
 
 def test_price_table(inst, dirs):
+    # (The source tree may itself sit under a directory named tests/.)
     tables = [p for p in glob.glob(os.path.join(SRC, "*", "prices.csv")) +
               glob.glob(os.path.join(SRC, "*", "*", "prices.csv"))
-              if "/tests/" not in p]
-    if not tables:
-        pytest.skip("no bundled prices.csv in the source tree yet")
+              if not os.path.relpath(p, SRC).startswith("tests/")]
+    assert tables, f"no bundled prices.csv in {SRC}"
     assert_file(path(inst, dirs, "pkgdatadir", "prices.csv"))
 
 
@@ -166,3 +161,76 @@ def test_uninstall_leaves_nothing(tmp_path):
     make("uninstall", f"DESTDIR={dest}")
     left = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs]
     assert left == []
+
+
+# --- the README's build commands ------------------------------------------
+
+def sh_blocks(text):
+    """The ```sh blocks of a Markdown TEXT, as lists of lines."""
+    return [b.splitlines() for b in re.findall(r"^```sh\n(.*?)^```", text,
+                                                re.M | re.S)]
+
+
+def configured_dirs(lines):
+    """Follow LINES of shell as the README's reader types them in the
+    source tree: `cd` moves, `configure` configures the directory it runs
+    in, `make` builds where it runs. Returns (configured, made): the
+    directories (relative to the source tree, "." for itself) where
+    configure and make ran."""
+    cwd, configured, made = ".", [], []
+    for line in lines:
+        line = line.split("#", 1)[0]
+        for cmd in re.split(r"&&|\|\||;", line):
+            words = cmd.split()
+            if words[:1] == ["sudo"]:
+                words = words[1:]
+            if not words:
+                continue
+            if words[0] == "cd":
+                cwd = os.path.normpath(os.path.join(cwd, words[1]))
+            elif os.path.basename(words[0]) == "configure":
+                configured.append(cwd)
+            elif words[0] == "make":
+                made.append(cwd)
+    return configured, made
+
+
+def check_out_of_tree(lines):
+    """Words about what is wrong with LINES, or None: configure must not
+    run in the source tree (a later ./quickstart, which builds in ./build,
+    then stops with "source directory already configured"), and make must
+    run where configure did."""
+    configured, made = configured_dirs(lines)
+    if "." in configured:
+        return "runs configure in the source tree"
+    stray = [d for d in made if d not in configured]
+    if configured and stray:
+        return f"runs make in {stray[0]}, not where configure ran"
+    return None
+
+
+def test_check_out_of_tree_catches_in_tree_builds():
+    assert check_out_of_tree(["autoreconf -fi && ./configure && make"]) == \
+        "runs configure in the source tree"
+    assert check_out_of_tree(["mkdir -p b && cd b && ../configure", "make",
+                              "cd .. && make"]) == \
+        "runs make in ., not where configure ran"
+    assert check_out_of_tree(["mkdir -p b && cd b && ../configure && make",
+                              "sudo make install   # ./configure"]) is None
+
+
+def test_readme_builds_out_of_tree():
+    """Every build the README shows configures outside the source tree, as
+    ./quickstart does, so the two can be used one after the other."""
+    with open(os.path.join(SRC, "README.md")) as f:
+        blocks = [b for b in sh_blocks(f.read())
+                  if any("configure" in line for line in b)]
+    assert blocks, "README.md shows no configure command"
+    for b in blocks:
+        why = check_out_of_tree(b)
+        assert why is None, f"README.md {why}:\n" + "\n".join(b)
+
+
+def test_quickstart_builds_out_of_tree():
+    with open(os.path.join(SRC, "quickstart")) as f:
+        assert check_out_of_tree(f.read().splitlines()) is None

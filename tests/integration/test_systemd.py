@@ -16,16 +16,18 @@ Environment: top_srcdir, top_builddir (tests/run-pytest sets them).
 """
 
 import configparser
-import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+import gpuqdtest  # noqa: E402
 
 SRC = os.path.abspath(os.environ.get(
     "top_srcdir", os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -137,8 +139,7 @@ def test_service_security_exposure(tmp_path):
 
 def test_built_service_substituted():
     built = os.path.join(BUILD, "systemd", "gpuqd.service")
-    if not os.path.exists(built):
-        pytest.skip("systemd/gpuqd.service not built (make)")
+    assert os.path.exists(built), f"{built} is not built: run make"
     text = open(built).read()
     assert not re.findall(r"@\w+@", text)
     exec_start = one(read_unit(built), "Service", "ExecStart")
@@ -227,8 +228,6 @@ def daemon_conf_keys():
     """{(section, key): default} from the key table in daemon/conf.c,
     with GPUQ_SOCKET_DEFAULT resolved from common/proto.h."""
     path = src("daemon", "conf.c")
-    if not os.path.exists(path):
-        pytest.skip("daemon/conf.c not written yet")
     proto = open(src("common", "proto.h")).read()
     macros = dict(re.findall(r'#define\s+(\w+)\s+"([^"]*)"', proto))
     text = open(path).read()
@@ -279,89 +278,17 @@ def uncommented_conf(path, sock, state):
             elif m.group(1) == "state_dir":
                 line = f"state_dir = {state}\n"
         out.append(line)
-    path.write_text("".join(out))
+    with open(path, "w") as f:
+        f.write("".join(out))
 
 
 # --- a private gpuqd ----------------------------------------------------
 
-def request(sock_path, obj, timeout=5.0):
-    """One request on the wire, its reply as a dict."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(sock_path)
-        s.sendall(json.dumps(obj).encode() + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    return json.loads(buf)
+def private_gpuqd(d):
+    """gpuqd (tests/gpuqdtest.py) in directory D, logging at info."""
+    return gpuqdtest.Gpuqd(args=["--log-level", "info"], dir=str(d))
 
 
-class Daemon:
-    """gpuqd on a private socket and state directory; log kept in DIR."""
-
-    def __init__(self, tmp_path, conf_text=None):
-        self.dir = tmp_path
-        self.sock = str(tmp_path / "gpuq.sock")
-        self.state = str(tmp_path / "state")
-        self.conf = tmp_path / "gpuqd.conf"
-        if conf_text is None:
-            self.conf.write_text("")
-        else:
-            self.conf.write_text(conf_text)
-        self.log_path = tmp_path / "gpuqd.log"
-        self.proc = None
-
-    def start(self, timeout=15.0):
-        env = dict(os.environ)
-        env.pop("NOTIFY_SOCKET", None)
-        env.pop("LISTEN_FDS", None)
-        env.pop("LISTEN_PID", None)
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [GPUQD, "--foreground", "--config", str(self.conf),
-                 "--state-dir", self.state, "--socket", self.sock,
-                 "--log-level", "info"],
-                stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"gpuqd exited {self.proc.returncode}:"
-                                     f"\n{self.log()}")
-            try:
-                if request(self.sock, {"op": "ping"}, 1.0).get("ok"):
-                    return self
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"gpuqd did not answer ping:\n{self.log()}")
-
-    def log(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode if self.proc else None
-
-
-needs_binaries = pytest.mark.skipif(
-    not (os.access(GPUQD, os.X_OK) and os.access(GPUQ, os.X_OK)),
-    reason="gpuqd and gpuq not built")
-
-
-@needs_binaries
 def test_default_conf_is_what_gpuqd_uses(tmp_path):
     """Every key of the shipped gpuqd.conf, uncommented, is accepted, and
     its value is the daemon's own default: the effective configuration
@@ -370,14 +297,14 @@ def test_default_conf_is_what_gpuqd_uses(tmp_path):
     for name in ("empty", "shipped"):
         d = tmp_path / name
         d.mkdir()
-        daemon = Daemon(d)
+        daemon = private_gpuqd(d)
         if name == "shipped":
-            uncommented_conf(daemon.conf, daemon.sock, daemon.state)
+            uncommented_conf(daemon.conf, daemon.socket, daemon.state_dir)
         try:
             daemon.start()
         finally:
             daemon.stop()
-        text = daemon.log().replace(str(d), "DIR")
+        text = daemon.read_log().replace(str(d), "DIR")
         lines = re.findall(r"config \[(?:daemon|gcp|scheduler)\].*", text)
         assert len(lines) == 3, \
             f"gpuqd logged no effective configuration:\n{text}"
@@ -440,8 +367,7 @@ def test_completion_commands():
 
 @needs_bash
 def test_completion_commands_from_gpuq_help():
-    if not os.access(GPUQ, os.X_OK):
-        pytest.skip("gpuq not built")
+    gpuqdtest.require(GPUQ, "gpuq")
     assert complete(GPUQ, "") == client_commands()
 
 
@@ -575,8 +501,7 @@ def test_completion_ids_from_stub(tmp_path):
 
 @needs_bash
 def test_completion_ids_quiet_when_daemon_down(tmp_path):
-    if not os.access(GPUQ, os.X_OK):
-        pytest.skip("gpuq not built")
+    gpuqdtest.require(GPUQ, "gpuq")
     t = time.monotonic()
     assert complete(GPUQ, "--socket", str(tmp_path / "none.sock"),
                     "cancel", "") == []
@@ -584,32 +509,31 @@ def test_completion_ids_quiet_when_daemon_down(tmp_path):
 
 
 @needs_bash
-@needs_binaries
 def test_completion_ids_from_daemon(tmp_path):
-    daemon = Daemon(tmp_path).start()
+    daemon = private_gpuqd(tmp_path).start()
     try:
         ids = []
         for name in ("x", "y"):
-            r = request(daemon.sock, {"op": "submit", "job": {
+            r = daemon.request({"op": "submit", "job": {
                 "name": name, "image": "busybox",
                 "accelerator": {"type": "nvidia-tesla-t4", "count": 1}}})
             assert r.get("ok"), r
             ids.append(str(r["id"]))
-        got = complete(GPUQ, "--socket", daemon.sock, "cancel", "")
+        got = complete(GPUQ, "--socket", daemon.socket, "cancel", "")
         assert sorted(got, key=int) == ids
-        got = complete(GPUQ, "show", "", env={"GPUQ_SOCKET": daemon.sock})
+        got = complete(GPUQ, "show", "", env={"GPUQ_SOCKET": daemon.socket})
         assert sorted(got, key=int) == ids
-        got = complete(GPUQ, "--socket", daemon.sock, "cancel", ids[0], "")
+        got = complete(GPUQ, "--socket", daemon.socket, "cancel", ids[0], "")
         assert got == [ids[1]]
         # hold offers queued jobs, release held ones, cancel live ones.
-        r = request(daemon.sock, {"op": "hold", "id": int(ids[0])})
+        r = daemon.request({"op": "hold", "id": int(ids[0])})
         assert r.get("ok"), r
-        assert complete(GPUQ, "-s", daemon.sock, "hold", "") == [ids[1]]
-        assert complete(GPUQ, "-s", daemon.sock, "release", "") == [ids[0]]
-        r = request(daemon.sock, {"op": "cancel", "id": int(ids[1])})
+        assert complete(GPUQ, "-s", daemon.socket, "hold", "") == [ids[1]]
+        assert complete(GPUQ, "-s", daemon.socket, "release", "") == [ids[0]]
+        r = daemon.request({"op": "cancel", "id": int(ids[1])})
         assert r.get("ok"), r
-        assert complete(GPUQ, "-s", daemon.sock, "cancel", "") == [ids[0]]
-        got = complete(GPUQ, "-s", daemon.sock, "show", "")
+        assert complete(GPUQ, "-s", daemon.socket, "cancel", "") == [ids[0]]
+        got = complete(GPUQ, "-s", daemon.socket, "show", "")
         assert sorted(got, key=int) == ids
     finally:
         daemon.stop()

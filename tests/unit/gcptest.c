@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
@@ -30,6 +29,7 @@
 
 #include "common/xmalloc.h"
 #include "tests/unit/gcptest.h"
+#include "tests/unit/unittest.h"
 
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."
@@ -113,22 +113,6 @@ fake_start(struct fake *f)
 	return rc > 0 ? 0 : -EIO;
 }
 
-static int
-test_rm_one(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-void
-test_rmrf(const char *dir)
-{
-	(void)nftw(dir, test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 void
 fake_stop(struct fake *f)
 {
@@ -140,7 +124,7 @@ fake_stop(struct fake *f)
 		f->pid = 0;
 	}
 	if (f->dir[0] != '\0' && getenv("GPUQ_KEEP_TEST_DIR") == NULL)
-		test_rmrf(f->dir);
+		unittest_rmrf(f->dir);
 }
 
 struct fake_buf {

@@ -57,9 +57,20 @@ json_t	*fake_requests(struct fake *, const char *method, const char *regex,
  * stop with fake_stop() (DIR is left empty and not removed).
  */
 int	 mini_start(struct fake *f, const char *body);
-/* Remove a directory tree. */
-void	 test_rmrf(const char *dir);
 /* Clear the credential variables ADC reads, and point HOME at DIR. */
 void	 test_clean_env(const char *home);
+
+/*
+ * In a test body: fail, saying why, when the fake did not start in the
+ * setup (a missing /usr/bin/python3 or tests/fakegcp is a failure, never
+ * a skip). T has a struct fake named fake.
+ */
+#define NEED_FAKE(t) do {						\
+	if ((t)->fake.pid <= 0)						\
+		fail_msg("the simulated cloud did not start: %s",	\
+		    fake_available() ? "see its stderr above" :		\
+		    "/usr/bin/python3 or tests/fakegcp/fakegcp.py is "	\
+		    "missing");						\
+} while (0)
 
 #endif

@@ -113,11 +113,6 @@ teardown(void **state)
 	return 0;
 }
 
-#define NEED_FAKE(t) do {						\
-	if ((t)->http == NULL)						\
-		skip();							\
-} while (0)
-
 /* auth_new() with T's conf; attach it. */
 static void
 auth(struct t *t)

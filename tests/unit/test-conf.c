@@ -21,10 +21,11 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/conf.h"
+#include "tests/unit/unittest.h"
 
 struct fixture {
-	char	dir[64];
-	char	path[128];
+	struct unittest	*ut;
+	char		*path;		/* gpuqd.conf in UT's directory */
 };
 
 static int
@@ -32,10 +33,8 @@ setup(void **state)
 {
 	struct fixture	*fx = xcalloc(1, sizeof *fx);
 
-	(void)strcpy(fx->dir, "/tmp/test-conf.XXXXXX");
-	if (mkdtemp(fx->dir) == NULL)
-		return -1;
-	(void)snprintf(fx->path, sizeof fx->path, "%s/gpuqd.conf", fx->dir);
+	fx->ut = unittest_new("test-conf");
+	fx->path = unittest_path(fx->ut, "gpuqd.conf");
 	*state = fx;
 	return 0;
 }
@@ -45,8 +44,8 @@ teardown(void **state)
 {
 	struct fixture	*fx = *state;
 
-	(void)unlink(fx->path);
-	(void)rmdir(fx->dir);
+	unittest_free(fx->ut);
+	free(fx->path);
 	free(fx);
 	return 0;
 }

@@ -125,11 +125,6 @@ teardown(void **state)
 	return 0;
 }
 
-#define NEED_FAKE(t) do {						\
-	if ((t)->http == NULL)						\
-		skip();							\
-} while (0)
-
 /* GET URL with auth, run the loop until done. */
 static void
 get(struct t *t, const char *url, struct rec *rec)

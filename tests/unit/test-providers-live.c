@@ -6,7 +6,7 @@
  * stockout errors. Every request body also passes the fake's discovery
  * schema checks, or the launch would fail with 400.
  *
- * Skips when the fake (or python3) is missing. Each test starts its own
+ * Fails when the fake (or python3) is missing. Each test starts its own
  * fake, runs it 50 times faster than real time, and ends by closing every
  * handle (uv_loop_close() == 0).
  */
@@ -510,8 +510,7 @@ test_live_succeeds(void **state)
 	struct done		 d;
 	struct seen		 s;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	p = t->c->p;
 	job_init(&j, 11, 1, 1, "60", "0");
 	launch(t, p, &j, &d);
@@ -550,8 +549,7 @@ test_live_exit_code(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	job_init(&j, 12, 1, 0, "30", "3");
 	launch(t, t->c->p, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -584,8 +582,7 @@ test_live_preempted(void **state)
 {
 	struct live	*t = *state;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	run_interrupt(t, t->c->p, "preempt", t->c->preempt_extra,
 	    PROV_PREEMPTED);
 }
@@ -596,8 +593,7 @@ test_live_maintenance(void **state)
 {
 	struct live	*t = *state;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	run_interrupt(t, t->c->p, "maintenance", "", PROV_MAINTENANCE);
 }
 
@@ -626,8 +622,7 @@ test_live_duplicate(void **state)
 {
 	struct live	*t = *state;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	run_duplicate(t, t->c->p, t->c->service);
 }
 
@@ -639,8 +634,7 @@ test_live_null(void **state)
 	struct done	 d;
 	struct polled	 pl;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	job_init(&j, 1, 1, 1, "1", "0");
 	launch(t, &prov_null, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -660,8 +654,7 @@ test_live_quota_metrics(void **state)
 	const char		*svc = NULL;
 	char			*m;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	m = prov_gce.quota_metric(t->g, REGION, t4, 0, &svc);
 	assert_string_equal(m, "NVIDIA_T4_GPUS");
 	assert_string_equal(svc, "compute");
@@ -690,8 +683,7 @@ test_live_gce_duplicate(void **state)
 	struct done	 d;
 	int		 live;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	run_duplicate(t, &prov_gce, "compute");
 	/* Another requestId, same name: 409, adopted. */
 	job_init(&j, 14, 1, 1, "100000", "0");
@@ -710,8 +702,7 @@ test_live_gce_quota(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	fake_no_quota(t, "compute", "NVIDIA_T4_GPUS");
 	job_init(&j, 15, 1, 0, "60", "0");
 	launch(t, &prov_gce, &j, &d);	/* 403 quotaExceeded at insert */
@@ -736,8 +727,7 @@ test_live_gce_stockout(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	fake_t4_stockout(t, ZONE, 1, ",\"with_details\":true,"
 	    "\"zones_available\":[\"us-central1-b\",\"us-central1-c\"]");
 	job_init(&j, 16, 1, 1, "60", "0");
@@ -755,8 +745,7 @@ test_live_gce_cancel_running(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	launch_running(t, &prov_gce, &j, &d, 17, 1);
 	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
 	/* A repeat is harmless: same requestId, or already gone. */
@@ -773,8 +762,7 @@ test_live_batch_stockout_quota(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	/* Batch accepts the job and fails it when it cannot get a VM. */
 	fake_t4_stockout(t, REGION, 1, "");
 	job_init(&j, 18, 1, 1, "60", "0");
@@ -807,10 +795,9 @@ test_live_vertex_maintenance(void **state)
 	const struct seen *f;
 	int		 i;
 
-	if (!t->up) {
+	if (!t->up)
 		free(pl);
-		skip();
-	}
+	NEED_FAKE(t);
 	launch_running(t, &prov_vertex, &j, &d, 19, 1);
 	gap(t, 200);
 	interrupt(t, "maintenance", j.resource, "");
@@ -834,8 +821,7 @@ test_live_vertex_quota_stockout(void **state)
 	struct seen	 s;
 	int		 live;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	fake_no_quota(t, "aiplatform",
 	    "custom_model_training_preemptible_nvidia_t4_gpus");
 	job_init(&j, 20, 1, 1, "60", "0");
@@ -864,8 +850,7 @@ test_live_vertex_cancel(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	if (!t->up)
-		skip();
+	NEED_FAKE(t);
 	launch_running(t, &prov_vertex, &j, &d, 21, 1);
 	cancel(t, &prov_vertex, j.resource, d.cloud_id, NULL);
 	wait_state(t, &prov_vertex, j.resource, PROV_CANCELLED, &s);

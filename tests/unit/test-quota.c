@@ -94,11 +94,6 @@ teardown(void **state)
 	return 0;
 }
 
-#define NEED_FAKE(t) do {						\
-	if ((t)->fake.pid <= 0)						\
-		skip();							\
-} while (0)
-
 static void
 on_refresh(int error, const char *cause, void *arg)
 {

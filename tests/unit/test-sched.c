@@ -41,6 +41,7 @@
 #include "providers/provider.h"
 #include "store/store.h"
 #include "tests/unit/gcptest.h"
+#include "tests/unit/unittest.h"
 
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."
@@ -64,7 +65,7 @@ struct t {
 	uv_loop_t		 loop;
 	uv_timer_t		 tick;
 	struct fake		 fake;
-	char			 dir[256];
+	struct unittest		*ut;		/* the store's directory */
 	struct conf		 conf;
 	struct store		*store;
 	struct cloud		*cloud;
@@ -191,7 +192,7 @@ static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*cause = NULL, *path;
+	char		*cause = NULL;
 
 	*state = T = t;
 	if (!fake_available())
@@ -199,7 +200,6 @@ setup(void **state)
 	assert_int_equal(fake_start(&t->fake), 0);
 	test_clean_env(t->fake.dir);
 	setenv("GPUQ_PRICE_TABLE", TOP_SRCDIR "/data/prices.csv", 1);
-	(void)snprintf(t->dir, sizeof t->dir, "%s", t->fake.dir);
 	assert_int_equal(conf_init(&t->conf), 0);
 #define SET(s, k, v) assert_int_equal(conf_set(&t->conf, s, k, v, &cause), 0)
 	SET("gcp", "project", "gpuq-demo");
@@ -211,9 +211,8 @@ setup(void **state)
 	SET("scheduler", "stockout_cooldown", "60s");
 	SET("scheduler", "poll_interval", "1s");
 #undef SET
-	path = xprintf("%s/gpuq.db", t->dir);
-	assert_int_equal(store_open(path, &t->store, &cause), 0);
-	free(path);
+	t->ut = unittest_new("test-sched");
+	t->store = unittest_store(t->ut);
 	assert_int_equal(uv_loop_init(&t->loop), 0);
 	assert_int_equal(uv_timer_init(&t->loop, &t->tick), 0);
 	assert_int_equal(uv_timer_start(&t->tick, on_tick, 5, 5), 0);
@@ -253,7 +252,7 @@ teardown(void **state)
 		uv_close((uv_handle_t *)&t->tick, NULL);
 		uv_run(&t->loop, UV_RUN_DEFAULT);
 		closed = uv_loop_close(&t->loop);
-		store_close(t->store);
+		unittest_free(t->ut);
 		conf_done(&t->conf);
 		fake_stop(&t->fake);
 	}
@@ -263,11 +262,6 @@ teardown(void **state)
 	assert_int_equal(closed, 0);
 	return 0;
 }
-
-#define NEED_FAKE(t) do {						\
-	if ((t)->fake.pid <= 0)						\
-		skip();							\
-} while (0)
 
 /* Run the loop until COND() holds or MS pass; 1 if it held. */
 static int

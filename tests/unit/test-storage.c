@@ -86,11 +86,6 @@ teardown(void **state)
 	return 0;
 }
 
-#define NEED_FAKE(t) do {						\
-	if ((t)->http == NULL)						\
-		skip();							\
-} while (0)
-
 static void
 on_upload(const struct http_resp *r, void *arg)
 {

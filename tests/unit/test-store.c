@@ -1,8 +1,8 @@
 /*
  * test-store.c: unit tests of the SQLite store (store/store.h).
  *
- * Each case gets a fresh directory from mkdtemp and a fresh database in
- * it. Error paths are asserted exactly. The migration cases build
+ * Each case gets a fresh directory (tests/unit/unittest.h) and a fresh
+ * database in it. Error paths are asserted exactly. The migration cases build
  * version-1 and version-2 databases from tests/unit/data/store-v*.sql;
  * the crash case
  * kills a writer with SIGKILL and checks that every batch it was told
@@ -32,32 +32,17 @@
 
 #include "common/xmalloc.h"
 #include "store/store-int.h"
+#include "tests/unit/unittest.h"
 
 #ifndef STORE_TEST_DATA
 #define STORE_TEST_DATA "tests/unit/data"
 #endif
 
 struct fixture {
-	char		 dir[64];
-	char		*path;
-	struct store	*st;
+	struct unittest	*ut;		/* the directory */
+	char		*path;		/* gpuq.db in it */
+	struct store	*st;		/* open on PATH, or NULL */
 };
-
-static int
-setup(void **state)
-{
-	struct fixture	*fx;
-	char		*cause = NULL;
-
-	fx = xcalloc(1, sizeof *fx);
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-store.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
-	fx->path = xprintf("%s/gpuq.db", fx->dir);
-	assert_int_equal(store_open(fx->path, &fx->st, &cause), 0);
-	assert_null(cause);
-	*state = fx;
-	return 0;
-}
 
 static int
 setup_nostore(void **state)
@@ -65,10 +50,22 @@ setup_nostore(void **state)
 	struct fixture	*fx;
 
 	fx = xcalloc(1, sizeof *fx);
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-store.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
-	fx->path = xprintf("%s/gpuq.db", fx->dir);
+	fx->ut = unittest_new("test-store");
+	fx->path = unittest_path(fx->ut, "gpuq.db");
 	*state = fx;
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx;
+	char		*cause = NULL;
+
+	setup_nostore(state);
+	fx = *state;
+	assert_int_equal(store_open(fx->path, &fx->st, &cause), 0);
+	assert_null(cause);
 	return 0;
 }
 
@@ -76,12 +73,9 @@ static int
 teardown(void **state)
 {
 	struct fixture	*fx = *state;
-	char		*cmd;
 
 	store_close(fx->st);
-	cmd = xprintf("rm -rf '%s'", fx->dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	unittest_free(fx->ut);
 	free(fx->path);
 	free(fx);
 	return 0;
@@ -221,7 +215,7 @@ test_store_open_bad_path(void **state)
 	struct store	*st = NULL;
 	char		*p, *cause = NULL;
 
-	p = xprintf("%s/no/such/dir/gpuq.db", fx->dir);
+	p = unittest_path(fx->ut, "no/such/dir/gpuq.db");
 	assert_int_equal(store_open(p, &st, &cause), -ENOENT);
 	assert_null(st);
 	assert_non_null(cause);

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "client/cli.h"
+#include "tests/unit/unittest.h"
 
 /* Parse TEXT as file "t.yaml"; the test fails if it does not parse. */
 static struct cli_docs
@@ -395,19 +396,20 @@ test_jobfile_json_errors(void **state)
 static void
 test_jobfile_read(void **state)
 {
-	char		 dir[] = "/tmp/test-yaml.XXXXXX", path[64], *cause = NULL;
+	struct unittest	*ut = unittest_new("test-yaml");
+	char		*path, *cause = NULL;
 	struct cli_docs	 d = { NULL, 0 };
 	FILE		*f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/missing.yaml", dir);
+	path = unittest_path(ut, "missing.yaml");
 	assert_int_equal(cli_jobfile_read(path, &d, &cause), -ENOENT);
 	assert_non_null(strstr(cause, "No such file or directory"));
 	free(cause);
 	cause = NULL;
 
-	snprintf(path, sizeof path, "%s/job.yaml", dir);
+	free(path);
+	path = unittest_path(ut, "job.yaml");
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("name: a\nimage: b\n---\nname: c\nimage: [\n", f);
@@ -426,8 +428,8 @@ test_jobfile_read(void **state)
 	assert_int_equal(cli_jobfile_read(path, &d, &cause), 0);
 	assert_int_equal(d.n, 1);
 	cli_docs_done(&d);
-	unlink(path);
-	rmdir(dir);
+	free(path);
+	unittest_free(ut);
 }
 
 int

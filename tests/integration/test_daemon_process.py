@@ -1,6 +1,7 @@
-"""gpuqd's life: start-up checks, systemd notification and socket
-activation, the lock on the state directory, signals (SIGTERM, SIGHUP),
-and the limits of [daemon] in gpuqd.conf."""
+"""The gpuqd process's own life (a job's life is test_job_lifecycle.py):
+start-up checks, systemd notification and socket activation, the lock on
+the state directory, signals (SIGTERM, SIGHUP), and the limits of
+[daemon] in gpuqd.conf."""
 
 import json
 import os

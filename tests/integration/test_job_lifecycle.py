@@ -1,4 +1,8 @@
-"""Jobs run to completion on the simulated cloud, through the real gpuqd
+"""A job's life, submit to end, through the real gpuqd and gpuq on the
+simulated cloud. (The daemon process's own life -- start, stop,
+reload, signals -- is test_daemon_process.py.)
+
+Jobs run to completion on the simulated cloud, through the real gpuqd
 and gpuq (issue "Running jobs to completion"): the whole life on each of
 Vertex AI, Cloud Batch and Compute Engine; preemption and host
 maintenance resuming from the newest checkpoint; a user's non-zero exit
@@ -8,8 +12,8 @@ number of running jobs.
 
 Numbers: the fake runs SPEED = 100 simulated seconds per real second, so
 FAKEGCP_WORK_SECONDS = 300 is 3 s of real time; gpuqd polls every real
-second (cloudutil.DEFAULT_SCHEDULER). Skipped, with the reason, until
-gpuqd launches jobs (cloudutil.need_launch).
+second (cloudutil.DEFAULT_SCHEDULER). A gpuqd that does not launch
+fails these tests.
 """
 
 import time
