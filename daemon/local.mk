@@ -7,7 +7,8 @@ gpuqd_SOURCES = \
 	daemon/gpuqd.c \
 	daemon/conf.c daemon/conf.h \
 	daemon/server.c daemon/server.h \
-	daemon/api.c daemon/api.h \
+	daemon/api.c daemon/api.h daemon/api-int.h \
+	daemon/api-cloud.c \
 	daemon/spec.c daemon/spec.h \
 	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
