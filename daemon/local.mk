@@ -68,3 +68,19 @@ tests_unit_test_sched_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 tests_unit_test_sched_LDADD = store/libstore.a providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+
+# Unit tests of the ops (a real store and server on one loop), of the
+# server's framing, and of cloud.c's pure functions.
+GPUQD_TEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CMOCKA_CFLAGS)
+GPUQD_TEST_LDADD = store/libstore.a providers/libproviders.a \
+	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
+	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+check_PROGRAMS += tests/unit/test-api
+TESTS += tests/unit/test-api
+tests_unit_test_api_SOURCES = tests/unit/test-api.c \
+	daemon/api.c daemon/api-cloud.c daemon/server.c \
+	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
+tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
+tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)
