@@ -168,13 +168,14 @@ jsonw_escape(struct jsonw *w, const char *s, size_t n)
 	size_t			 run;
 	char			 e[6];
 
-	jsonw_reserve(w, n + 2);
 	while (p < end) {
 		for (run = 0; p + run < end && p[run] >= 0x20 &&
 		    p[run] < 0x80 && p[run] != '"' && p[run] != '\\'; run++)
 			;
 		if (run > 0) {
-			jsonw_put(w, (const char *)p, run);
+			jsonw_reserve(w, run);
+			memcpy(w->buf + w->len, p, run);
+			w->len += run;
 			p += run;
 			continue;
 		}
@@ -249,9 +250,11 @@ void
 jsonw_stringn(struct jsonw *w, const char *s, size_t n)
 {
 	jsonw_value(w);
-	JSONW_LIT(w, "\"");
+	jsonw_reserve(w, n + 2);
+	w->buf[w->len++] = '"';
 	jsonw_escape(w, s, n);
-	JSONW_LIT(w, "\"");
+	jsonw_reserve(w, 1);
+	w->buf[w->len++] = '"';
 }
 
 void
