@@ -84,3 +84,9 @@ tests_unit_test_api_SOURCES = tests/unit/test-api.c \
 	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)
+check_PROGRAMS += tests/unit/test-server
+TESTS += tests/unit/test-server
+tests_unit_test_server_SOURCES = tests/unit/test-server.c \
+	daemon/server.c daemon/conf.c
+tests_unit_test_server_CFLAGS = $(GPUQD_TEST_CFLAGS)
+tests_unit_test_server_LDADD = $(GPUQD_TEST_LDADD)
