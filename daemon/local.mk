@@ -90,3 +90,10 @@ tests_unit_test_server_SOURCES = tests/unit/test-server.c \
 	daemon/server.c daemon/conf.c
 tests_unit_test_server_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_server_LDADD = $(GPUQD_TEST_LDADD)
+check_PROGRAMS += tests/unit/test-cloud
+TESTS += tests/unit/test-cloud
+tests_unit_test_cloud_SOURCES = tests/unit/test-cloud.c \
+	daemon/conf.c $(GPUQD_CLOUD_SOURCES)
+tests_unit_test_cloud_CFLAGS = $(GPUQD_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_cloud_LDADD = $(GPUQD_TEST_LDADD)
