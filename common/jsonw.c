@@ -37,7 +37,7 @@ void
 jsonw_done(struct jsonw *w)
 {
 	free(w->buf);
-	memset(w, 0, sizeof *w);
+	jsonw_init(w);
 }
 
 void

@@ -32,7 +32,7 @@ struct jsonw {
 
 /* Empty writer, reals with JSONW_PREC_EXACT digits. */
 void	 jsonw_init(struct jsonw *);
-/* Free the buffer and zero W. */
+/* Free the buffer; W is left as jsonw_init leaves it, usable again. */
 void	 jsonw_done(struct jsonw *);
 /* Forget the text, keep the buffer for reuse. */
 void	 jsonw_reset(struct jsonw *);

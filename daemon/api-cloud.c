@@ -49,7 +49,7 @@ struct api_cloud {
 	struct api		*api;
 	struct server_client	*client;	/* NULL once orphaned */
 	const char		*what;		/* op name, static */
-	json_t			*spec;		/* plan: normalized; else NULL */
+	json_t			*spec;		/* plan: normalized, or NULL */
 	char			*region;	/* quotas: filters, or NULL */
 	char			*gpu;
 	LIST_ENTRY(api_cloud)	 entry;

@@ -47,8 +47,9 @@ struct api	*api_new(uv_loop_t *loop, struct store *store,
 void		 api_set_hooks(struct api *, const struct api_hooks *);
 /*
  * The cloud side the plan, quotas and prices ops ask (api-cloud.c), both
- * borrowed; NULL, NULL before it starts and before it is stopped, which
- * answers any op still waiting for quota readings.
+ * borrowed. Set NULL, NULL before stopping it: ops still waiting for
+ * quota readings are then answered "gpuqd is stopping" when the cloud
+ * side cancels their refresh.
  */
 void		 api_set_cloud(struct api *, struct cloud *, struct sched *);
 /*

@@ -236,6 +236,26 @@ test_jsonw_take(void **state)
 	jsonw_done(&w);
 }
 
+/*
+ * After jsonw_done a writer is as new: empty, and reals at full
+ * precision again (the group commit frees a grown buffer and goes on
+ * writing specs into it).
+ */
+static void
+test_jsonw_done_reusable(void **state)
+{
+	struct jsonw	 w;
+
+	jsonw_init(&w);
+	w.prec = 3;
+	jsonw_int(&w, 5);
+	jsonw_done(&w);
+	assert_null(w.buf);
+	jsonw_double(&w, 0.1);
+	assert_text(&w, "0.10000000000000001");
+	jsonw_done(&w);
+}
+
 int
 main(void)
 {
@@ -246,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_jsonw_numbers),
 		cmocka_unit_test(test_jsonw_json_round_trip),
 		cmocka_unit_test(test_jsonw_take),
+		cmocka_unit_test(test_jsonw_done_reusable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
