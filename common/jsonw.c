@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "common/frame.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -127,37 +128,6 @@ jsonw_array_end(struct jsonw *w)
 	w->comma = 1;
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at P (N bytes left, P[0] >=
- * 0x80), or 0 if it is not one: overlong forms, surrogates and code
- * points past U+10FFFF are not (RFC 3629 section 4).
- */
-static size_t
-jsonw_utf8_len(const unsigned char *p, size_t n)
-{
-	uint32_t	cp, min;
-	size_t		need, k;
-
-	if ((p[0] & 0xe0) == 0xc0) {
-		need = 1; cp = p[0] & 0x1f; min = 0x80;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		need = 2; cp = p[0] & 0x0f; min = 0x800;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		need = 3; cp = p[0] & 0x07; min = 0x10000;
-	} else
-		return 0;
-	if (need >= n)
-		return 0;
-	for (k = 1; k <= need; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[k] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return need + 1;
-}
-
 /* The body of a string (no quotes): escaped, bad UTF-8 as U+FFFD. */
 static void
 jsonw_escape(struct jsonw *w, const char *s, size_t n)
@@ -180,7 +150,8 @@ jsonw_escape(struct jsonw *w, const char *s, size_t n)
 			continue;
 		}
 		if (*p >= 0x80) {
-			run = jsonw_utf8_len(p, (size_t)(end - p));
+			run = utf8_decode((const char *)p, (size_t)(end - p),
+			    NULL);
 			if (run > 0)
 				jsonw_put(w, (const char *)p, run);
 			else {
