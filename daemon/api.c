@@ -286,20 +286,19 @@ api_field_id(struct api_req *r, int64_t *ret)
 }
 
 /*
- * Fetch the job named by "id" for an API_OWNER op and check the caller
- * may change it. 0 and *ret (new), else replied and -1.
+ * The job named by the request's required "id": 0 with *ret_id and
+ * *ret (new), else replied (bad id, not_found, store error) and -1.
  */
 static int
-api_owned_job(struct api_req *r, struct store_job **ret)
+api_job_fetch(struct api_req *r, int64_t *ret_id, struct store_job **ret)
 {
-	struct store_job	*j;
-	char			*cause = NULL;
-	int64_t			 id;
-	int			 rc;
+	char	*cause = NULL;
+	int64_t	 id;
+	int	 rc;
 
 	if (api_field_id(r, &id) != 0)
 		return -1;
-	rc = store_job_get(r->api->store, id, &j, &cause);
+	rc = store_job_get(r->api->store, id, ret, &cause);
 	if (rc == -ENOENT) {
 		free(cause);
 		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
@@ -310,6 +309,22 @@ api_owned_job(struct api_req *r, struct store_job **ret)
 		api_store_error(r, rc, cause, "cannot read the job");
 		return -1;
 	}
+	*ret_id = id;
+	return 0;
+}
+
+/*
+ * Fetch the job named by "id" for an API_OWNER op and check the caller
+ * may change it. 0 and *ret (new), else replied and -1.
+ */
+static int
+api_owned_job(struct api_req *r, struct store_job **ret)
+{
+	struct store_job	*j;
+	int64_t			 id;
+
+	if (api_job_fetch(r, &id, &j) != 0)
+		return -1;
 	if (!api_may_change(r, j)) {
 		if (*r->api->conf->admin_group == '\0')
 			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
@@ -1022,19 +1037,8 @@ api_op_show(struct api_req *r, struct store_job *unused)
 	int64_t			 id;
 	int			 rc;
 
-	if (api_field_id(r, &id) != 0)
+	if (api_job_fetch(r, &id, &j) != 0)
 		return 0;
-	rc = store_job_get(a->store, id, &j, &cause);
-	if (rc == -ENOENT) {
-		free(cause);
-		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
-		    "no job %" PRId64, id);
-		return 0;
-	}
-	if (rc != 0) {
-		api_store_error(r, rc, cause, "cannot read the job");
-		return 0;
-	}
 	memset(&h, 0, sizeof h);
 	jsonw_init(&h.w);
 	jsonw_init(&out);
