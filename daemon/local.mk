@@ -80,6 +80,7 @@ GPUQD_TEST_LDADD = store/libstore.a providers/libproviders.a \
 check_PROGRAMS += tests/unit/test-api
 TESTS += tests/unit/test-api
 tests_unit_test_api_SOURCES = tests/unit/test-api.c \
+	tests/unit/socktest.c tests/unit/socktest.h \
 	daemon/api.c daemon/api-cloud.c daemon/server.c \
 	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
@@ -87,6 +88,7 @@ tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)
 check_PROGRAMS += tests/unit/test-server
 TESTS += tests/unit/test-server
 tests_unit_test_server_SOURCES = tests/unit/test-server.c \
+	tests/unit/socktest.c tests/unit/socktest.h \
 	daemon/server.c daemon/conf.c
 tests_unit_test_server_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_server_LDADD = $(GPUQD_TEST_LDADD)

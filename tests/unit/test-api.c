@@ -33,6 +33,7 @@
 #include "daemon/conf.h"
 #include "daemon/server.h"
 #include "store/store.h"
+#include "tests/unit/socktest.h"
 
 struct t {
 	char		 dir[64];
@@ -43,8 +44,7 @@ struct t {
 	struct api	*api;
 	struct server	*server;
 	int		 fd;		/* our client connection */
-	char		 in[1 << 16];
-	size_t		 inlen;
+	struct socktest_in in;
 };
 
 static int
@@ -91,6 +91,7 @@ teardown(void **state)
 
 	if (t->fd != -1)
 		(void)close(t->fd);
+	socktest_in_done(&t->in);
 	server_stop(t->server);
 	api_close(t->api);
 	server_close(t->server, on_server_closed, &closed);
@@ -108,58 +109,24 @@ teardown(void **state)
 	return 0;
 }
 
-/* A connected client socket to T's server. */
-static int
-dial(struct t *t)
-{
-	struct sockaddr_un	sun;
-	int			fd;
-
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	strncpy(sun.sun_path, t->sock, sizeof sun.sun_path - 1);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun),
-	    0);
-	return fd;
-}
-
-/* Send LINE (newline added), run the loop until one reply line is in. */
+/* Send LINE (newline added), run the loop until its reply is in. */
 static json_t *
 req(struct t *t, const char *line)
 {
-	struct pollfd	 p;
 	json_error_t	 e;
 	json_t		*v;
-	char		*nl;
-	ssize_t		 n;
-	int		 spins;
+	char		*reply;
 
 	if (t->fd == -1)
-		t->fd = dial(t);
+		t->fd = socktest_dial(t->sock);
 	assert_int_equal(write(t->fd, line, strlen(line)),
 	    (ssize_t)strlen(line));
 	assert_int_equal(write(t->fd, "\n", 1), 1);
-	for (spins = 0; spins < 100000; spins++) {
-		if ((nl = memchr(t->in, '\n', t->inlen)) != NULL)
-			break;
-		(void)uv_run(&t->loop, UV_RUN_NOWAIT);
-		p.fd = t->fd;
-		p.events = POLLIN;
-		if (poll(&p, 1, 1) == 1) {
-			n = read(t->fd, t->in + t->inlen,
-			    sizeof t->in - t->inlen);
-			assert_true(n > 0);
-			t->inlen += (size_t)n;
-		}
-	}
-	assert_non_null(nl);
-	v = json_loadb(t->in, (size_t)(nl - t->in), 0, &e);
+	reply = socktest_line(&t->loop, t->fd, &t->in);
+	v = json_loads(reply, 0, &e);
 	if (v == NULL)
-		fail_msg("reply is not JSON: %s", e.text);
-	t->inlen -= (size_t)(nl + 1 - t->in);
-	memmove(t->in, nl + 1, t->inlen);
+		fail_msg("reply is not JSON: %s: %s", e.text, reply);
+	free(reply);
 	return v;
 }
 
@@ -328,7 +295,7 @@ test_api_owner_checks(void **state)
 		if (getuid() == 0 && (setgid(other) != 0 ||
 		    setuid(other) != 0))
 			_exit(2);
-		fd = dial(t);
+		fd = socktest_dial(t->sock);
 		f = fdopen(fd, "r+");
 		for (i = 0; i < 3; i++) {
 			fprintf(f, "%s\n", op_id(ops[i], id));

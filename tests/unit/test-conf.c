@@ -500,15 +500,13 @@ test_conf_apply(void **state)
 	conf_done(&cur);
 }
 
-/* gpuqd.conf(5) names every key of the table, with its default. */
-static void
-test_conf_man_page_lists_every_key(void **state)
+/* The text of man/gpuqd.conf.5 (new). */
+static char *
+man_page_text(void)
 {
-	const struct conf_key	*keys;
-	char			*path, *text, *want;
-	FILE			*f;
-	long			 size;
-	size_t			 n, i;
+	char	*path, *text;
+	FILE	*f;
+	long	 size;
 
 	path = xprintf("%s/man/gpuqd.conf.5", GPUQ_TEST_SRCDIR);
 	f = fopen(path, "r");
@@ -521,16 +519,28 @@ test_conf_man_page_lists_every_key(void **state)
 	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
 	text[size] = '\0';
 	(void)fclose(f);
+	free(path);
+	return text;
+}
+
+/* gpuqd.conf(5) names every key of the table, with its default. */
+static void
+test_conf_man_page_lists_every_key(void **state)
+{
+	const struct conf_key	*keys;
+	char			*text, *want;
+	size_t			 n, i;
+
+	text = man_page_text();
 	keys = conf_keys(&n);
 	for (i = 0; i < n; i++) {
 		want = xprintf(".It Cm %s", keys[i].name);
 		if (strstr(text, want) == NULL)
-			fail_msg("%s does not document [%s] %s", path,
+			fail_msg("gpuqd.conf(5) does not document [%s] %s",
 			    keys[i].section, keys[i].name);
 		free(want);
 	}
 	free(text);
-	free(path);
 }
 
 /*
@@ -542,23 +552,11 @@ static void
 test_conf_man_page_marks_reload(void **state)
 {
 	const struct conf_key	*keys;
-	char			*path, *text, *want, *at, *end, *entry;
+	char			*text, *want, *at, *end, *entry;
 	const char		*mark;
-	FILE			*f;
-	long			 size;
 	size_t			 n, i;
 
-	path = xprintf("%s/man/gpuqd.conf.5", GPUQ_TEST_SRCDIR);
-	f = fopen(path, "r");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	size = ftell(f);
-	rewind(f);
-	text = xmalloc((size_t)size + 1);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	text[size] = '\0';
-	(void)fclose(f);
+	text = man_page_text();
 	keys = conf_keys(&n);
 	for (i = 0; i < n; i++) {
 		want = xprintf(".It Cm %s =", keys[i].name);
@@ -581,7 +579,6 @@ test_conf_man_page_marks_reload(void **state)
 		free(entry);
 	}
 	free(text);
-	free(path);
 }
 
 int

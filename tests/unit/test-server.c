@@ -31,6 +31,7 @@
 #include "common/xmalloc.h"
 #include "daemon/conf.h"
 #include "daemon/server.h"
+#include "tests/unit/socktest.h"
 
 struct t {
 	char		 dir[64];
@@ -40,8 +41,7 @@ struct t {
 	struct server	*server;
 	int		 requests;
 	size_t		 big;		/* reply size for "big" lines */
-	char		*in;
-	size_t		 inlen;
+	struct socktest_in in;
 };
 
 /*
@@ -91,7 +91,6 @@ setup(void **state)
 	t->server = server_new(&t->loop, &t->conf, on_request, t);
 	assert_int_equal(server_socket_open(t->sock, "", &fd, &cause), 0);
 	assert_int_equal(server_listen(t->server, fd, t->sock, &cause), 0);
-	t->in = xmalloc(GPUQ_MAX_LINE * 2);
 	*state = t;
 	return 0;
 }
@@ -117,25 +116,9 @@ teardown(void **state)
 	conf_done(&t->conf);
 	(void)rmdir(t->dir);
 	free(t->sock);
-	free(t->in);
+	socktest_in_done(&t->in);
 	free(t);
 	return 0;
-}
-
-static int
-dial(struct t *t)
-{
-	struct sockaddr_un	sun;
-	int			fd;
-
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	strncpy(sun.sun_path, t->sock, sizeof sun.sun_path - 1);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun),
-	    0);
-	return fd;
 }
 
 /* Run the loop a little. */
@@ -144,35 +127,6 @@ spin(struct t *t, int n)
 {
 	while (n-- > 0)
 		(void)uv_run(&t->loop, UV_RUN_NOWAIT);
-}
-
-/* The next reply line from FD (new string), serving meanwhile. */
-static char *
-reply(struct t *t, int fd)
-{
-	struct pollfd	 p;
-	char		*nl, *s;
-	ssize_t		 n;
-	int		 spins;
-
-	for (spins = 0; spins < 200000; spins++) {
-		if ((nl = memchr(t->in, '\n', t->inlen)) != NULL)
-			break;
-		spin(t, 1);
-		p.fd = fd;
-		p.events = POLLIN;
-		if (poll(&p, 1, 1) == 1) {
-			n = read(fd, t->in + t->inlen,
-			    GPUQ_MAX_LINE * 2 - t->inlen);
-			assert_true(n > 0);
-			t->inlen += (size_t)n;
-		}
-	}
-	assert_non_null(nl);
-	s = xstrndup(t->in, (size_t)(nl - t->in));
-	t->inlen -= (size_t)(nl + 1 - t->in);
-	memmove(t->in, nl + 1, t->inlen);
-	return s;
 }
 
 static void
@@ -184,7 +138,7 @@ send_str(int fd, const char *s)
 static void
 assert_reply(struct t *t, int fd, const char *want)
 {
-	char	*s = reply(t, fd);
+	char	*s = socktest_line(&t->loop, fd, &t->in);
 
 	assert_string_equal(s, want);
 	free(s);
@@ -195,7 +149,7 @@ static void
 test_server_partial_lines(void **state)
 {
 	struct t	*t = *state;
-	int		 fd = dial(t);
+	int		 fd = socktest_dial(t->sock);
 
 	send_str(fd, "hel");
 	spin(t, 50);
@@ -218,7 +172,7 @@ test_server_long_line(void **state)
 	struct t	*t = *state;
 	size_t		 n = GPUQ_MAX_LINE + 100;
 	char		*big, *s;
-	int		 fd = dial(t);
+	int		 fd = socktest_dial(t->sock);
 	size_t		 off = 0;
 	ssize_t		 w;
 
@@ -237,7 +191,7 @@ test_server_long_line(void **state)
 	}
 	free(big);
 	send_str(fd, "after\n");
-	s = reply(t, fd);
+	s = socktest_line(&t->loop, fd, &t->in);
 	assert_non_null(strstr(s, "\"line_too_long\""));
 	free(s);
 	assert_reply(t, fd, "{\"echo\":\"after\",\"n\":1}");
@@ -250,7 +204,7 @@ test_server_pipelined_in_order(void **state)
 {
 	struct t	*t = *state;
 	char		 want[64];
-	int		 fd = dial(t), i;
+	int		 fd = socktest_dial(t->sock), i;
 
 	send_str(fd, "r1\nr2\nr3\nr4\nr5\n");
 	for (i = 1; i <= 5; i++) {
@@ -270,7 +224,7 @@ static void
 test_server_client_closes_mid_reply(void **state)
 {
 	struct t	*t = *state;
-	int		 fd = dial(t), fd2;
+	int		 fd = socktest_dial(t->sock), fd2;
 
 	t->big = 4 * 1024 * 1024;
 	send_str(fd, "big\n");
@@ -280,7 +234,7 @@ test_server_client_closes_mid_reply(void **state)
 	(void)close(fd);
 	spin(t, 200);
 	t->big = 0;
-	fd2 = dial(t);
+	fd2 = socktest_dial(t->sock);
 	send_str(fd2, "next\n");
 	assert_reply(t, fd2, "{\"echo\":\"next\",\"n\":2}");
 	assert_int_equal(server_client_count(t->server), 1);
