@@ -103,34 +103,52 @@ frame_pending(const struct frame *f)
 	return f->len - f->off;
 }
 
+size_t
+utf8_decode(const char *s, size_t n, uint32_t *ret_cp)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	uint32_t		 cp, min;
+	size_t			 need, k;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80) {
+		need = 0; cp = p[0]; min = 0;
+	} else if ((p[0] & 0xe0) == 0xc0) {
+		need = 1; cp = p[0] & 0x1f; min = 0x80;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		need = 2; cp = p[0] & 0x0f; min = 0x800;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		need = 3; cp = p[0] & 0x07; min = 0x10000;
+	} else
+		return 0;
+	if (need >= n)
+		return 0;
+	for (k = 1; k <= need; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[k] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	if (ret_cp != NULL)
+		*ret_cp = cp;
+	return need + 1;
+}
+
 int
 utf8_valid(const char *s, size_t n)
 {
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, k, need;
-	uint32_t		 cp, min;
+	size_t	i = 0, k;
 
 	while (i < n) {
-		if (p[i] < 0x80) {
+		if ((unsigned char)s[i] < 0x80) {
 			i++;
 			continue;
 		}
-		if ((p[i] & 0xe0) == 0xc0) {
-			need = 1; cp = p[i] & 0x1f; min = 0x80;
-		} else if ((p[i] & 0xf0) == 0xe0) {
-			need = 2; cp = p[i] & 0x0f; min = 0x800;
-		} else if ((p[i] & 0xf8) == 0xf0) {
-			need = 3; cp = p[i] & 0x07; min = 0x10000;
-		} else
+		if ((k = utf8_decode(s + i, n - i, NULL)) == 0)
 			return 0;
-		for (k = 1; k <= need; k++) {
-			if (i + k >= n || (p[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += need + 1;
+		i += k;
 	}
 	return 1;
 }

@@ -6,6 +6,7 @@
 #define GPUQ_FRAME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct frame {
 	char	*buf;
@@ -34,5 +35,12 @@ size_t	frame_pending(const struct frame *);
 
 /* 1 if the bytes are well-formed UTF-8 (no overlongs or surrogates). */
 int	utf8_valid(const char *, size_t);
+/*
+ * Length of the well-formed UTF-8 sequence at S (N bytes left), with
+ * its code point in *ret_cp (may be NULL); 0 when the bytes there are
+ * not one (RFC 3629 section 4: no overlongs, surrogates or past
+ * U+10FFFF).
+ */
+size_t	utf8_decode(const char *s, size_t n, uint32_t *ret_cp);
 
 #endif

@@ -6,5 +6,14 @@ common_libcommon_a_SOURCES = \
 	common/frame.c common/frame.h \
 	common/duration.c common/duration.h \
 	common/gpu.c common/gpu.h \
+	common/jsonw.c common/jsonw.h \
 	common/proto.h
-common_libcommon_a_CFLAGS = $(AM_CFLAGS)
+common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+
+# Unit tests of the JSON writer every reply goes through.
+check_PROGRAMS += tests/unit/test-jsonw
+TESTS += tests/unit/test-jsonw
+tests_unit_test_jsonw_SOURCES = tests/unit/test-jsonw.c
+tests_unit_test_jsonw_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_jsonw_LDADD = common/libcommon.a $(JANSSON_LIBS) \
+	$(CMOCKA_LIBS) -lm

@@ -14,12 +14,16 @@
  * of its replies leaves. A client that pipelines thousands of submits
  * gets them committed API_BATCH_MAX at a time; a request of the same
  * client behind them waits (-EAGAIN to the server) until their replies
- * are out. The cloud
- * ops (plan, quotas, prices) may be answered later too, through their
- * hooks; their client waits for that answer before anything else.
+ * are out. The cloud ops (plan, quotas, prices) are listed here and
+ * answered in api-cloud.c.
+ *
+ * Every job and attempt object of every reply is written by ONE
+ * function each, api_job_write() and api_attempt_write(), through
+ * common/jsonw.c: list pages (written as text, a thousand jobs at a
+ * time) and show give the same shapes, byte for byte.
  *
  * Knows the store and the server's client handle; nothing of sockets,
- * and nothing of the cloud but the hooks.
+ * and nothing of the cloud.
  */
 #include "config.h"
 
@@ -28,7 +32,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +41,11 @@
 #include <uv.h>
 
 #include "common/frame.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
-#include "daemon/api.h"
+#include "daemon/api-int.h"
 #include "daemon/conf.h"
 #include "daemon/server.h"
 #include "daemon/spec.h"
@@ -49,7 +53,8 @@
 
 #define API_WHY_NO_PROVIDER	"no provider configured"
 #define API_NO_PROVIDER_MSG	\
-	"no provider configured; set [gcp] project in gpuqd.conf"
+	"no provider configured; set [gcp] project in gpuqd.conf and restart " \
+	"gpuqd (a reload does not start the cloud side)"
 
 /*
  * Jobs in one group commit at most. A client that already owes replies
@@ -78,78 +83,6 @@ struct api_submit {
 	int			 held;
 };
 
-/* JSON text being written: replies, and the specs of a batch. */
-struct api_text {
-	char	*buf;
-	size_t	 len;
-	size_t	 cap;
-};
-
-/* The submits of one turn, and their strings in one buffer. */
-struct api_batch {
-	struct api_submit	*v;
-	size_t			 n;
-	size_t			 cap;
-	struct api_text		 text;
-};
-
-struct api {
-	uv_loop_t		*loop;
-	struct store		*store;		/* borrowed */
-	const struct conf	*conf;		/* borrowed */
-	struct api_hooks	 hooks;
-	uv_check_t		 check;		/* check.data == this */
-	uv_idle_t		 idle;		/* idle.data == this */
-	int			 closes;	/* handles still open */
-
-	/* The batch filling now, and the one being committed (reused). */
-	struct api_batch	 batch;
-	struct api_batch	 spare;
-	struct store_job_new	*rows;		/* store_jobs_insert args */
-	int64_t			*ids;
-	size_t			 caprows;
-
-	/* Cloud ops whose answers are on their way. */
-	LIST_HEAD(, api_cloud)	 clouds;
-
-	gid_t			 admin_gid;	/* of [daemon] admin_group */
-	int			 admin_ok;	/* the group exists */
-	char			*admin_missing;	/* said so for this name */
-	char			*known_ops;	/* "submit, list, ..." */
-};
-
-/*
- * A cloud op (plan, quotas, prices) answered later: its client owes it
- * a reply, and sends nothing else -- not even a submit that could join
- * the batch -- until it is out, so replies keep their order.
- */
-struct api_cloud {
-	struct server_client	*client;
-	const char		*what;		/* op name, static */
-	int			 orphaned;	/* answered by api_close */
-	LIST_ENTRY(api_cloud)	 entry;
-};
-
-/* One request being answered. */
-struct api_req {
-	struct api		*api;
-	struct server_client	*client;
-	json_t			*req;		/* the parsed line; borrowed */
-	const struct api_op	*op;
-};
-
-#define API_OWNER	0x1	/* acts on one job: "id", owner check */
-#define API_CLOUD	0x2	/* needs [gcp] project and providers */
-#define API_DEFER	0x4	/* may answer after the group commit */
-
-struct api_op {
-	const char	*name;
-	/* Reply, or defer; -EAGAIN to wait for owed replies. JOB: API_OWNER */
-	int		(*handler)(struct api_req *, struct store_job *job);
-	int		 flags;
-	const char	*fields;	/* allowed besides "op", comma list */
-};
-
 static int	api_op_submit(struct api_req *, struct store_job *);
 static int	api_op_list(struct api_req *, struct store_job *);
 static int	api_op_show(struct api_req *, struct store_job *);
@@ -157,13 +90,11 @@ static int	api_op_cancel(struct api_req *, struct store_job *);
 static int	api_op_hold(struct api_req *, struct store_job *);
 static int	api_op_release(struct api_req *, struct store_job *);
 static int	api_op_ping(struct api_req *, struct store_job *);
-static int	api_op_plan(struct api_req *, struct store_job *);
-static int	api_op_quotas(struct api_req *, struct store_job *);
-static int	api_op_prices(struct api_req *, struct store_job *);
 
 /*
- * Every op of the wire. plan, quotas and prices ask the cloud through
- * the hooks; while gpuqd runs no provider they answer "unavailable".
+ * Every op of the wire, the one place they are listed. plan, quotas and
+ * prices (api-cloud.c) ask the cloud; while gpuqd runs no provider they
+ * answer "unavailable".
  */
 static const struct api_op api_ops[] = {
 	{ "submit",	api_op_submit,	API_DEFER, "job,hold,name,priority" },
@@ -179,23 +110,20 @@ static const struct api_op api_ops[] = {
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 
-static void
-api_reply(struct api_req *r, json_t *reply)
-{
-	server_client_reply_json(r->client, reply);
-	json_decref(reply);
-}
-
 /* {"ok":true} plus "state": the reply of cancel, hold and release. */
 static void
 api_reply_state(struct api_req *r, int state)
 {
-	char	buf[64];
-	int	n;
+	struct jsonw	*w = &r->api->reply;
 
-	n = snprintf(buf, sizeof buf, "{\"ok\":true,\"state\":\"%s\"}",
-	    job_state_name(state));
-	server_client_reply(r->client, buf, (size_t)n);
+	jsonw_reset(w);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "ok");
+	jsonw_bool(w, 1);
+	JSONW_KEY(w, "state");
+	jsonw_string(w, job_state_name(state));
+	jsonw_object_end(w);
+	server_client_reply(r->client, w->buf, w->len);
 }
 
 /* Reply with a store failure: busy when the database is locked. */
@@ -260,8 +188,7 @@ api_field_int(struct api_req *r, const char *name, json_int_t lo,
 	return 1;
 }
 
-/* Optional string field: 1 and *ret (borrowed), 0 absent, -1 bad. */
-static int
+int
 api_field_string(struct api_req *r, const char *name, const char **ret)
 {
 	json_t	*v = json_object_get(r->req, name);
@@ -359,20 +286,19 @@ api_field_id(struct api_req *r, int64_t *ret)
 }
 
 /*
- * Fetch the job named by "id" for an API_OWNER op and check the caller
- * may change it. 0 and *ret (new), else replied and -1.
+ * The job named by the request's required "id": 0 with *ret_id and
+ * *ret (new), else replied (bad id, not_found, store error) and -1.
  */
 static int
-api_owned_job(struct api_req *r, struct store_job **ret)
+api_job_fetch(struct api_req *r, int64_t *ret_id, struct store_job **ret)
 {
-	struct store_job	*j;
-	char			*cause = NULL;
-	int64_t			 id;
-	int			 rc;
+	char	*cause = NULL;
+	int64_t	 id;
+	int	 rc;
 
 	if (api_field_id(r, &id) != 0)
 		return -1;
-	rc = store_job_get(r->api->store, id, &j, &cause);
+	rc = store_job_get(r->api->store, id, ret, &cause);
 	if (rc == -ENOENT) {
 		free(cause);
 		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
@@ -383,6 +309,22 @@ api_owned_job(struct api_req *r, struct store_job **ret)
 		api_store_error(r, rc, cause, "cannot read the job");
 		return -1;
 	}
+	*ret_id = id;
+	return 0;
+}
+
+/*
+ * Fetch the job named by "id" for an API_OWNER op and check the caller
+ * may change it. 0 and *ret (new), else replied and -1.
+ */
+static int
+api_owned_job(struct api_req *r, struct store_job **ret)
+{
+	struct store_job	*j;
+	int64_t			 id;
+
+	if (api_job_fetch(r, &id, &j) != 0)
+		return -1;
 	if (!api_may_change(r, j)) {
 		if (*r->api->conf->admin_group == '\0')
 			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
@@ -413,7 +355,6 @@ api_request(void *arg, struct server_client *c, const char *line,
 	json_t			*op;
 	const char		*name;
 	size_t			 i;
-	struct api_cloud	*w;
 	int			 owed = server_client_owed(c) > 0, rc;
 
 	memset(&r, 0, sizeof r);
@@ -447,10 +388,7 @@ api_request(void *arg, struct server_client *c, const char *line,
 	 * replies, and only when no cloud answer is owed; anything else
 	 * waits for them.
 	 */
-	LIST_FOREACH(w, &a->clouds, entry)
-		if (w->client == c)
-			break;
-	if (owed && (w != NULL || r.op == NULL ||
+	if (owed && (api_cloud_owes(a, c) || r.op == NULL ||
 	    !(r.op->flags & API_DEFER) || api_check_fields(&r, 1) != 0)) {
 		json_decref(r.req);
 		return -EAGAIN;
@@ -492,225 +430,6 @@ api_on_idle(uv_idle_t *h)
 {
 }
 
-/* Room for N more bytes in T. */
-static void
-api_text_room(struct api_text *t, size_t n)
-{
-	size_t	cap;
-
-	if (t->cap - t->len >= n)
-		return;
-	cap = t->cap ? t->cap : 16384;
-	while (cap - t->len < n)
-		cap *= 2;
-	t->buf = xrealloc(t->buf, cap);
-	t->cap = cap;
-}
-
-/* Append N bytes of S, as they are. */
-static void
-api_text_put(struct api_text *t, const char *s, size_t n)
-{
-	api_text_room(t, n);
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-}
-
-#define API_TEXT_LIT(t, lit)	api_text_put((t), (lit), sizeof (lit) - 1)
-
-static void
-api_text_int(struct api_text *t, int64_t v)
-{
-	char		 d[24];
-	size_t		 n = 0;
-	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do {
-		d[sizeof d - ++n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	if (v < 0)
-		d[sizeof d - ++n] = '-';
-	api_text_put(t, d + sizeof d - n, n);
-}
-
-/*
- * A real as jansson writes it with PREC significant digits (17, its
- * default, keeps every double; 12 is the replies' JSON_REAL_PRECISION):
- * always with a '.' or an exponent, so it reads back as a real.
- */
-static void
-api_text_real(struct api_text *t, double v, int prec)
-{
-	char	d[40], *e, *x;
-	int	n;
-
-	if (!isfinite(v)) {
-		API_TEXT_LIT(t, "null");
-		return;
-	}
-	n = snprintf(d, sizeof d, "%.*g", prec, v);
-	if (n <= 0 || (size_t)n >= sizeof d - 2)
-		fatalx("api: cannot format %g", v);
-	if ((e = strchr(d, 'e')) != NULL) {
-		/* "1e+20" as "1e20", "1e-08" as "1e-8", as jansson does. */
-		e++;
-		if (*e == '+')
-			memmove(e, e + 1, strlen(e + 1) + 1);
-		else if (*e == '-')
-			e++;
-		for (x = e; *x == '0' && x[1] != '\0'; x++)
-			;
-		memmove(e, x, strlen(x) + 1);
-		n = (int)strlen(d);
-	} else if (strchr(d, '.') == NULL) {
-		d[n++] = '.';
-		d[n++] = '0';
-	}
-	api_text_put(t, d, (size_t)n);
-}
-
-/*
- * N bytes of S as a JSON string, escaped as jansson escapes (quote,
- * backslash, control characters); UTF-8 passes through. Unless VALID
- * says S is UTF-8, bytes past ASCII become U+FFFD so the line stays
- * valid JSON.
- */
-static void
-api_text_strn(struct api_text *t, const char *s, size_t n, int valid)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*p;
-	size_t			 run;
-	char			 e[6];
-
-	api_text_room(t, n + 2);
-	t->buf[t->len++] = '"';
-	for (p = (const unsigned char *)s; p < (const unsigned char *)s + n;
-	    p += run) {
-		for (run = 0; p + run < (const unsigned char *)s + n &&
-		    p[run] >= 0x20 && p[run] != '"' && p[run] != '\\' &&
-		    (p[run] < 0x80 || valid); run++)
-			;
-		if (run > 0) {
-			api_text_put(t, (const char *)p, run);
-			continue;
-		}
-		run = 1;
-		switch (*p) {
-		case '"':
-			API_TEXT_LIT(t, "\\\"");
-			break;
-		case '\\':
-			API_TEXT_LIT(t, "\\\\");
-			break;
-		case '\n':
-			API_TEXT_LIT(t, "\\n");
-			break;
-		case '\t':
-			API_TEXT_LIT(t, "\\t");
-			break;
-		case '\r':
-			API_TEXT_LIT(t, "\\r");
-			break;
-		case '\b':
-			API_TEXT_LIT(t, "\\b");
-			break;
-		case '\f':
-			API_TEXT_LIT(t, "\\f");
-			break;
-		default:
-			if (*p >= 0x80) {
-				API_TEXT_LIT(t, "\\ufffd");
-				break;
-			}
-			memcpy(e, "\\u00", 4);
-			e[4] = hex[*p >> 4];
-			e[5] = hex[*p & 0xf];
-			api_text_put(t, e, sizeof e);
-			break;
-		}
-	}
-	api_text_put(t, "\"", 1);
-}
-
-/* S as a JSON string (see api_text_strn), or null. */
-static void
-api_text_str(struct api_text *t, const char *s)
-{
-	size_t	n;
-
-	if (s == NULL) {
-		API_TEXT_LIT(t, "null");
-		return;
-	}
-	n = strlen(s);
-	api_text_strn(t, s, n, utf8_valid(s, n));
-}
-
-/* ,"KEY": -- KEY is a literal that needs no escaping. */
-#define API_TEXT_KEY(t, key)	API_TEXT_LIT((t), ",\"" key "\":")
-#define API_REAL_REPLY		12	/* SERVER_JSON_FLAGS' precision */
-
-/*
- * V as compact JSON, as json_dumps(V, JSON_COMPACT) writes it: keys in
- * their order (a normalized spec's is gpuq-job(5)'s), no spaces. Several
- * times faster than jansson's dump, which calls back per piece and
- * formats every integer with snprintf. Strings in a json_t are valid
- * UTF-8 (jansson checks), so only JSON's own escapes are needed.
- */
-static void
-api_text_json(struct api_text *t, const json_t *v)
-{
-	const char	*key;
-	json_t		*e;
-	size_t		 i;
-	int		 first = 1;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		API_TEXT_LIT(t, "{");
-		json_object_foreach((json_t *)v, key, e) {
-			if (!first)
-				API_TEXT_LIT(t, ",");
-			first = 0;
-			api_text_strn(t, key, strlen(key), 1);
-			API_TEXT_LIT(t, ":");
-			api_text_json(t, e);
-		}
-		API_TEXT_LIT(t, "}");
-		break;
-	case JSON_ARRAY:
-		API_TEXT_LIT(t, "[");
-		json_array_foreach(v, i, e) {
-			if (i > 0)
-				API_TEXT_LIT(t, ",");
-			api_text_json(t, e);
-		}
-		API_TEXT_LIT(t, "]");
-		break;
-	case JSON_STRING:
-		api_text_strn(t, json_string_value(v), json_string_length(v),
-		    1);
-		break;
-	case JSON_INTEGER:
-		api_text_int(t, (int64_t)json_integer_value(v));
-		break;
-	case JSON_REAL:
-		api_text_real(t, json_real_value(v), 17);
-		break;
-	case JSON_TRUE:
-		API_TEXT_LIT(t, "true");
-		break;
-	case JSON_FALSE:
-		API_TEXT_LIT(t, "false");
-		break;
-	default:
-		API_TEXT_LIT(t, "null");
-		break;
-	}
-}
-
 /* Copy string S (NULL: none) into B's text; its offset or API_NONE. */
 static size_t
 api_batch_add(struct api_batch *b, const char *s)
@@ -719,7 +438,7 @@ api_batch_add(struct api_batch *b, const char *s)
 
 	if (s == NULL)
 		return API_NONE;
-	api_text_put(&b->text, s, strlen(s) + 1);
+	jsonw_put(&b->text, s, strlen(s) + 1);
 	return off;
 }
 
@@ -729,30 +448,10 @@ api_batch_dump(struct api_batch *b, const json_t *v)
 {
 	size_t	off = b->text.len;
 
-	api_text_json(&b->text, v);
-	api_text_put(&b->text, "", 1);
+	b->text.comma = 0;		/* a value of its own */
+	jsonw_json(&b->text, v);
+	jsonw_put(&b->text, "", 1);
 	return off;
-}
-
-/* Write "{"ok":true,"id":ID}" into BUF (32 bytes); its length. */
-static size_t
-api_fmt_id_reply(char *buf, int64_t id)
-{
-	static const char	 head[] = "{\"ok\":true,\"id\":";
-	char			 digits[24];
-	size_t			 n = 0, len;
-	uint64_t		 u = id < 0 ? 0 : (uint64_t)id;
-
-	do {
-		digits[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	memcpy(buf, head, sizeof head - 1);
-	len = sizeof head - 1;
-	while (n > 0)
-		buf[len++] = digits[--n];
-	buf[len++] = '}';
-	return len;
 }
 
 /*
@@ -857,8 +556,8 @@ api_commit(struct api *a)
 {
 	struct api_batch	 tmp;
 	struct api_submit	*b;
-	size_t			 n = a->batch.n, i, len;
-	char			*cause = NULL, buf[64];
+	size_t			 n = a->batch.n, i;
+	char			*cause = NULL;
 	int			 rc;
 
 	if (n == 0) {
@@ -868,7 +567,8 @@ api_commit(struct api *a)
 	tmp = a->spare;
 	a->spare = a->batch;
 	a->batch = tmp;
-	a->batch.n = a->batch.text.len = 0;
+	a->batch.n = 0;
+	jsonw_reset(&a->batch.text);
 	b = a->spare.v;
 
 	if (n > a->caprows) {
@@ -906,8 +606,15 @@ api_commit(struct api *a)
 			    (int)server_client_peer(b[i].client)->pid,
 			    a->rows[i].name, a->rows[i].held ? ", held" : "");
 		if (rc == 0) {
-			len = api_fmt_id_reply(buf, a->ids[i]);
-			server_client_reply(b[i].client, buf, len);
+			jsonw_reset(&a->reply);
+			jsonw_object_begin(&a->reply);
+			JSONW_KEY(&a->reply, "ok");
+			jsonw_bool(&a->reply, 1);
+			JSONW_KEY(&a->reply, "id");
+			jsonw_int(&a->reply, a->ids[i]);
+			jsonw_object_end(&a->reply);
+			server_client_reply(b[i].client, a->reply.buf,
+			    a->reply.len);
 		} else
 			server_client_error(b[i].client, rc == -EBUSY ?
 			    GPUQ_ERR_BUSY : GPUQ_ERR_INTERNAL, NULL,
@@ -918,11 +625,10 @@ api_commit(struct api *a)
 	}
 	free(cause);
 	/* A burst grew the text: do not keep that while idle. */
-	if (a->spare.text.cap > API_TEXT_KEEP) {
-		free(a->spare.text.buf);
-		memset(&a->spare.text, 0, sizeof a->spare.text);
-	}
-	a->spare.n = a->spare.text.len = 0;
+	if (a->spare.text.cap > API_TEXT_KEEP)
+		jsonw_done(&a->spare.text);
+	jsonw_reset(&a->spare.text);
+	a->spare.n = 0;
 	if (rc == 0)
 		api_changed(a);
 	if (a->batch.n == 0)
@@ -933,39 +639,6 @@ static void
 api_on_check(uv_check_t *h)
 {
 	api_commit(h->data);
-}
-
-/* proto.h's attempt shape. */
-static json_t *
-api_attempt_json(const struct store_attempt *t)
-{
-	json_t	*o;
-
-	o = json_pack("{s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:i,"
-	    " s:b, s:f, s:I, s:I, s:I, s:s?, s:i, s:s?, s:s?, s:f}",
-	    "number", t->number,
-	    "state", attempt_state_name(t->state),
-	    "provider", t->provider,
-	    "region", t->region,
-	    "zone", t->zone,
-	    "resource", t->resource,
-	    "machine_type", t->machine_type,
-	    "gpu", t->gpu,
-	    "gpu_count", t->gpu_count,
-	    "spot", t->spot,
-	    "hourly_usd", t->hourly_usd,
-	    "created", (json_int_t)t->created,
-	    "started", (json_int_t)t->started,
-	    "ended", (json_int_t)t->ended,
-	    "end_reason", t->end_reason == END_NONE ? NULL :
-	    attempt_end_name(t->end_reason),
-	    "exit_code", t->exit_code,
-	    "message", t->message,
-	    "resumed_from", t->resumed_from,
-	    "cost_usd", t->cost_usd);
-	if (o == NULL)
-		fatalx("api: cannot build an attempt");
-	return o;
 }
 
 /* Why job J waits, as shown: its own why, that it is held, or that
@@ -983,173 +656,126 @@ api_job_why(const struct api *a, const struct store_job *j)
 }
 
 /*
- * proto.h's job shape, with "current" null, as the reply of show. The
- * accelerator comes from the job's columns; SPEC (the parsed spec,
- * borrowed, or NULL) is only a fallback for a row without them.
+ * proto.h's attempt shape, the one writer of it: the "current" of list
+ * and show, and show's "attempts_list".
  */
-static json_t *
-api_job_json(struct api *a, const struct store_job *j, json_t *spec)
-{
-	json_t		*o, *acc;
-	const char	*why = api_job_why(a, j);
-
-	o = json_pack("{s:I, s:s?, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:i,"
-	    " s:f, s:s?, s:I, s:s?, s:i, s:s?}",
-	    "id", (json_int_t)j->id,
-	    "name", j->name,
-	    "state", job_state_name(j->state),
-	    "priority", j->priority,
-	    "owner", (json_int_t)j->owner,
-	    "created", (json_int_t)j->created,
-	    "updated", (json_int_t)j->updated,
-	    "attempts", j->attempts,
-	    "failures", j->failures,
-	    "interruptions", j->interruptions,
-	    "cost_usd", j->cost_usd,
-	    "checkpoint", j->checkpoint,
-	    "checkpoint_at", (json_int_t)j->checkpoint_at,
-	    "why", why,
-	    "exit_code", j->exit_code,
-	    "message", j->message);
-	if (o == NULL)
-		fatalx("api: cannot build a job");
-	if (j->gpu_type != NULL)
-		acc = json_pack("{s:s, s:i}", "type", j->gpu_type, "count",
-		    j->gpu_count);
-	else {
-		acc = json_object_get(spec, "accelerator");
-		acc = acc != NULL ? json_incref(acc) : NULL;
-	}
-	(void)json_object_set_new(o, "accelerator",
-	    acc != NULL ? acc : json_null());
-	if (j->not_before > 0 && j->state == JOB_QUEUED)
-		(void)json_object_set_new(o, "not_before",
-		    json_integer(j->not_before));
-	(void)json_object_set_new(o, "current", json_null());
-	return o;
-}
-
-/*
- * List replies are written as text (api_text_*), not built as jansson
- * trees: a page is a thousand jobs, and building and dumping their
- * objects was most of the time gpuqd took to answer one. The shapes are
- * proto.h's, the same as api_job_json() and api_attempt_json() give.
- */
-
-/* proto.h's attempt shape, as api_attempt_json() builds it. */
 static void
-api_attempt_text(struct api_text *t, const struct store_attempt *at)
+api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 {
-	API_TEXT_LIT(t, "{\"number\":");
-	api_text_int(t, at->number);
-	API_TEXT_KEY(t, "state");
-	api_text_str(t, attempt_state_name(at->state));
-	API_TEXT_KEY(t, "provider");
-	api_text_str(t, at->provider);
-	API_TEXT_KEY(t, "region");
-	api_text_str(t, at->region);
-	API_TEXT_KEY(t, "zone");
-	api_text_str(t, at->zone);
-	API_TEXT_KEY(t, "resource");
-	api_text_str(t, at->resource);
-	API_TEXT_KEY(t, "machine_type");
-	api_text_str(t, at->machine_type);
-	API_TEXT_KEY(t, "gpu");
-	api_text_str(t, at->gpu);
-	API_TEXT_KEY(t, "gpu_count");
-	api_text_int(t, at->gpu_count);
-	API_TEXT_KEY(t, "spot");
-	if (at->spot)
-		API_TEXT_LIT(t, "true");
-	else
-		API_TEXT_LIT(t, "false");
-	API_TEXT_KEY(t, "hourly_usd");
-	api_text_real(t, at->hourly_usd, API_REAL_REPLY);
-	API_TEXT_KEY(t, "created");
-	api_text_int(t, at->created);
-	API_TEXT_KEY(t, "started");
-	api_text_int(t, at->started);
-	API_TEXT_KEY(t, "ended");
-	api_text_int(t, at->ended);
-	API_TEXT_KEY(t, "end_reason");
-	api_text_str(t, at->end_reason == END_NONE ? NULL :
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "number");
+	jsonw_int(w, at->number);
+	JSONW_KEY(w, "state");
+	jsonw_string(w, attempt_state_name(at->state));
+	JSONW_KEY(w, "provider");
+	jsonw_string(w, at->provider);
+	JSONW_KEY(w, "region");
+	jsonw_string(w, at->region);
+	JSONW_KEY(w, "zone");
+	jsonw_string(w, at->zone);
+	JSONW_KEY(w, "resource");
+	jsonw_string(w, at->resource);
+	JSONW_KEY(w, "machine_type");
+	jsonw_string(w, at->machine_type);
+	JSONW_KEY(w, "gpu");
+	jsonw_string(w, at->gpu);
+	JSONW_KEY(w, "gpu_count");
+	jsonw_int(w, at->gpu_count);
+	JSONW_KEY(w, "spot");
+	jsonw_bool(w, at->spot);
+	JSONW_KEY(w, "hourly_usd");
+	jsonw_double(w, at->hourly_usd);
+	JSONW_KEY(w, "created");
+	jsonw_int(w, at->created);
+	JSONW_KEY(w, "started");
+	jsonw_int(w, at->started);
+	JSONW_KEY(w, "ended");
+	jsonw_int(w, at->ended);
+	JSONW_KEY(w, "end_reason");
+	jsonw_string(w, at->end_reason == END_NONE ? NULL :
 	    attempt_end_name(at->end_reason));
-	API_TEXT_KEY(t, "exit_code");
-	api_text_int(t, at->exit_code);
-	API_TEXT_KEY(t, "message");
-	api_text_str(t, at->message);
-	API_TEXT_KEY(t, "resumed_from");
-	api_text_str(t, at->resumed_from);
-	API_TEXT_KEY(t, "cost_usd");
-	api_text_real(t, at->cost_usd, API_REAL_REPLY);
-	API_TEXT_LIT(t, "}");
+	JSONW_KEY(w, "exit_code");
+	jsonw_int(w, at->exit_code);
+	JSONW_KEY(w, "message");
+	jsonw_string(w, at->message);
+	JSONW_KEY(w, "resumed_from");
+	jsonw_string(w, at->resumed_from);
+	JSONW_KEY(w, "cost_usd");
+	jsonw_double(w, at->cost_usd);
+	jsonw_object_end(w);
 }
 
 /*
- * proto.h's job shape, as api_job_json() builds it, up to and including
- * "current": (its value is the caller's).
+ * proto.h's job shape, the one writer of it, for list and show: the
+ * object is left open after the key "current", whose value (the live
+ * attempt or null) and any further members are the caller's, who then
+ * closes it. The accelerator comes from the job's columns (schema v3
+ * copied them from every older spec).
  */
 static void
-api_job_text(struct api_text *t, const struct api *a,
-    const struct store_job *j)
+api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 {
-	API_TEXT_LIT(t, "{\"id\":");
-	api_text_int(t, j->id);
-	API_TEXT_KEY(t, "name");
-	api_text_str(t, j->name);
-	API_TEXT_KEY(t, "state");
-	api_text_str(t, job_state_name(j->state));
-	API_TEXT_KEY(t, "priority");
-	api_text_int(t, j->priority);
-	API_TEXT_KEY(t, "owner");
-	api_text_int(t, (int64_t)j->owner);
-	API_TEXT_KEY(t, "created");
-	api_text_int(t, j->created);
-	API_TEXT_KEY(t, "updated");
-	api_text_int(t, j->updated);
-	API_TEXT_KEY(t, "attempts");
-	api_text_int(t, j->attempts);
-	API_TEXT_KEY(t, "failures");
-	api_text_int(t, j->failures);
-	API_TEXT_KEY(t, "interruptions");
-	api_text_int(t, j->interruptions);
-	API_TEXT_KEY(t, "cost_usd");
-	api_text_real(t, j->cost_usd, API_REAL_REPLY);
-	API_TEXT_KEY(t, "checkpoint");
-	api_text_str(t, j->checkpoint);
-	API_TEXT_KEY(t, "checkpoint_at");
-	api_text_int(t, j->checkpoint_at);
-	API_TEXT_KEY(t, "why");
-	api_text_str(t, api_job_why(a, j));
-	API_TEXT_KEY(t, "exit_code");
-	api_text_int(t, j->exit_code);
-	API_TEXT_KEY(t, "message");
-	api_text_str(t, j->message);
-	API_TEXT_KEY(t, "accelerator");
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "id");
+	jsonw_int(w, j->id);
+	JSONW_KEY(w, "name");
+	jsonw_string(w, j->name);
+	JSONW_KEY(w, "state");
+	jsonw_string(w, job_state_name(j->state));
+	JSONW_KEY(w, "priority");
+	jsonw_int(w, j->priority);
+	JSONW_KEY(w, "owner");
+	jsonw_int(w, (int64_t)j->owner);
+	JSONW_KEY(w, "created");
+	jsonw_int(w, j->created);
+	JSONW_KEY(w, "updated");
+	jsonw_int(w, j->updated);
+	JSONW_KEY(w, "attempts");
+	jsonw_int(w, j->attempts);
+	JSONW_KEY(w, "failures");
+	jsonw_int(w, j->failures);
+	JSONW_KEY(w, "interruptions");
+	jsonw_int(w, j->interruptions);
+	JSONW_KEY(w, "cost_usd");
+	jsonw_double(w, j->cost_usd);
+	JSONW_KEY(w, "checkpoint");
+	jsonw_string(w, j->checkpoint);
+	JSONW_KEY(w, "checkpoint_at");
+	jsonw_int(w, j->checkpoint_at);
+	JSONW_KEY(w, "why");
+	jsonw_string(w, api_job_why(a, j));
+	JSONW_KEY(w, "exit_code");
+	jsonw_int(w, j->exit_code);
+	JSONW_KEY(w, "message");
+	jsonw_string(w, j->message);
+	JSONW_KEY(w, "accelerator");
 	if (j->gpu_type != NULL) {
-		API_TEXT_LIT(t, "{\"type\":");
-		api_text_str(t, j->gpu_type);
-		API_TEXT_KEY(t, "count");
-		api_text_int(t, j->gpu_count);
-		API_TEXT_LIT(t, "}");
+		jsonw_object_begin(w);
+		JSONW_KEY(w, "type");
+		jsonw_string(w, j->gpu_type);
+		JSONW_KEY(w, "count");
+		jsonw_int(w, j->gpu_count);
+		jsonw_object_end(w);
 	} else
-		API_TEXT_LIT(t, "null");
+		jsonw_null(w);
 	if (j->not_before > 0 && j->state == JOB_QUEUED) {
-		API_TEXT_KEY(t, "not_before");
-		api_text_int(t, j->not_before);
+		JSONW_KEY(w, "not_before");
+		jsonw_int(w, j->not_before);
 	}
-	API_TEXT_KEY(t, "current");
+	JSONW_KEY(w, "current");
 }
 
 /*
- * A page being listed. Each job is written with "current":null; a job
+ * A page being listed, written as text as it is read (a page is a
+ * thousand jobs; building jansson trees for them was most of the time
+ * gpuqd took to answer). Each job is written with "current":null; a job
  * that may have a live attempt (in the cloud, or cancelling) notes
  * where that null is, and its attempt's text, once found, replaces it.
  */
 struct api_page {
 	const struct api	*api;
-	struct api_text		 out;		/* the reply so far */
-	struct api_text		 att;		/* attempts' text */
+	struct jsonw		 out;		/* the reply so far */
+	struct jsonw		 att;		/* attempts' text */
 	struct api_page_slot {
 		int64_t		 id;		/* job id; ascending */
 		size_t		 at;		/* its null in out */
@@ -1158,7 +784,6 @@ struct api_page {
 	}			*slots;
 	size_t			 nslots;
 	size_t			 capslots;
-	size_t			 njobs;
 	int64_t			 last;
 };
 
@@ -1168,9 +793,7 @@ api_list_on_job(const struct store_job *j, void *arg)
 	struct api_page		*p = arg;
 	struct api_page_slot	*sl;
 
-	if (p->njobs++ > 0)
-		API_TEXT_LIT(&p->out, ",");
-	api_job_text(&p->out, p->api, j);
+	api_job_write(&p->out, p->api, j);
 	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING))) {
 		if (p->nslots == p->capslots) {
 			p->capslots = p->capslots ? p->capslots * 2 : 64;
@@ -1182,7 +805,8 @@ api_list_on_job(const struct store_job *j, void *arg)
 		sl->at = p->out.len;
 		sl->len = 0;
 	}
-	API_TEXT_LIT(&p->out, "null}");
+	jsonw_null(&p->out);
+	jsonw_object_end(&p->out);
 	p->last = j->id;
 	return 0;
 }
@@ -1203,7 +827,8 @@ api_list_on_attempt(const struct store_attempt *t, void *arg)
 	}
 	if (lo < p->nslots && p->slots[lo].id == t->job_id) {
 		p->slots[lo].off = p->att.len;
-		api_attempt_text(&p->att, t);
+		p->att.comma = 0;
+		api_attempt_write(&p->att, t);
 		p->slots[lo].len = p->att.len - p->slots[lo].off;
 	}
 	return 0;
@@ -1213,21 +838,23 @@ api_list_on_attempt(const struct store_attempt *t, void *arg)
 static void
 api_page_splice(struct api_page *p)
 {
-	struct api_text	 out;
+	struct jsonw	 out;
 	size_t		 i, from = 0;
 
-	memset(&out, 0, sizeof out);
-	api_text_room(&out, p->out.len + p->att.len);
+	jsonw_init(&out);
+	jsonw_reserve(&out, p->out.len + p->att.len);
 	for (i = 0; i < p->nslots; i++) {
 		if (p->slots[i].len == 0)
 			continue;
-		api_text_put(&out, p->out.buf + from, p->slots[i].at - from);
-		api_text_put(&out, p->att.buf + p->slots[i].off,
+		jsonw_put(&out, p->out.buf + from, p->slots[i].at - from);
+		jsonw_put(&out, p->att.buf + p->slots[i].off,
 		    p->slots[i].len);
 		from = p->slots[i].at + sizeof "null" - 1;
 	}
-	api_text_put(&out, p->out.buf + from, p->out.len - from);
-	free(p->out.buf);
+	jsonw_put(&out, p->out.buf + from, p->out.len - from);
+	out.comma = p->out.comma;
+	out.prec = p->out.prec;
+	jsonw_done(&p->out);
 	p->out = out;
 }
 
@@ -1284,7 +911,8 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	struct api_page		 p;
 	json_int_t		 owner, limit = GPUQ_LIST_DEFAULT, after = 0;
 	int64_t			 counts[JOB_NSTATES];
-	char			*cause = NULL;
+	char			*cause = NULL, *buf;
+	size_t			 len, cap;
 	int			 more = 0, rc, i;
 
 	memset(&f, 0, sizeof f);
@@ -1303,7 +931,15 @@ api_op_list(struct api_req *r, struct store_job *unused)
 
 	memset(&p, 0, sizeof p);
 	p.api = a;
-	API_TEXT_LIT(&p.out, "{\"ok\":true,\"jobs\":[");
+	jsonw_init(&p.out);
+	jsonw_init(&p.att);
+	p.out.prec = p.att.prec = GPUQ_REPLY_PRECISION;
+	jsonw_reserve(&p.out, 16384);
+	jsonw_object_begin(&p.out);
+	JSONW_KEY(&p.out, "ok");
+	jsonw_bool(&p.out, 1);
+	JSONW_KEY(&p.out, "jobs");
+	jsonw_array_begin(&p.out);
 	rc = store_job_list(a->store, &f, after, (int)limit, api_list_on_job,
 	    &p, &more, &cause);
 	if (rc >= 0 && p.nslots > 0)
@@ -1317,109 +953,134 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	}
 	if (p.att.len > 0)
 		api_page_splice(&p);
-	API_TEXT_LIT(&p.out, "]");
+	jsonw_array_end(&p.out);
 	if (more) {
-		API_TEXT_KEY(&p.out, "next");
-		api_text_int(&p.out, p.last);
+		JSONW_KEY(&p.out, "next");
+		jsonw_int(&p.out, p.last);
 	}
-	API_TEXT_KEY(&p.out, "counts");
+	JSONW_KEY(&p.out, "counts");
+	jsonw_object_begin(&p.out);
 	for (i = 0; i < JOB_NSTATES; i++) {
-		api_text_put(&p.out, i == 0 ? "{" : ",", 1);
-		api_text_str(&p.out, job_state_name(i));
-		API_TEXT_LIT(&p.out, ":");
-		api_text_int(&p.out, counts[i]);
+		jsonw_key(&p.out, job_state_name(i));
+		jsonw_int(&p.out, counts[i]);
 	}
-	API_TEXT_LIT(&p.out, "}}");
-	api_text_room(&p.out, 1);	/* its newline */
-	server_client_reply_take(r->client, p.out.buf, p.out.len, p.out.cap);
-	p.out.buf = NULL;
+	jsonw_object_end(&p.out);
+	jsonw_object_end(&p.out);
+	buf = jsonw_take(&p.out, &len, &cap);
+	server_client_reply_take(r->client, buf, len, cap);
 out:
-	free(p.out.buf);
-	free(p.att.buf);
+	jsonw_done(&p.out);
+	jsonw_done(&p.att);
 	free(p.slots);
 	return 0;
 }
 
+/* What show gathers of a job's history. */
+struct api_history {
+	struct jsonw	 w;
+	size_t		 live;		/* newest unended attempt in w */
+	size_t		 livelen;	/* its length; 0 if none */
+};
+
 static int
 api_show_on_attempt(const struct store_attempt *t, void *arg)
 {
-	json_t	*list = arg;
+	struct api_history	*h = arg;
+	size_t			 at;
 
-	(void)json_array_append_new(list, api_attempt_json(t));
+	if (h->w.comma)			/* the ',' is not the attempt's */
+		jsonw_put(&h->w, ",", 1);
+	h->w.comma = 0;
+	at = h->w.len;
+	api_attempt_write(&h->w, t);
+	if (t->state != ATTEMPT_ENDED) {
+		h->live = at;
+		h->livelen = h->w.len - at;
+	}
 	return 0;
 }
 
+/* proto.h's event shape. */
 static int
 api_show_on_event(const struct store_event *e, void *arg)
 {
-	json_t	*list = arg;
-	json_t	*o;
+	struct jsonw	*w = arg;
 
-	o = json_pack("{s:I, s:s?, s:s, s:s?}",
-	    "time", (json_int_t)e->time,
-	    "from", e->from_state < 0 ? NULL : job_state_name(e->from_state),
-	    "to", job_state_name(e->to_state),
-	    "message", e->message);
-	if (o == NULL)
-		fatalx("api: cannot build an event");
-	(void)json_array_append_new(list, o);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "time");
+	jsonw_int(w, e->time);
+	JSONW_KEY(w, "from");
+	jsonw_string(w, e->from_state < 0 ? NULL :
+	    job_state_name(e->from_state));
+	JSONW_KEY(w, "to");
+	jsonw_string(w, job_state_name(e->to_state));
+	JSONW_KEY(w, "message");
+	jsonw_string(w, e->message);
+	jsonw_object_end(w);
 	return 0;
 }
 
 /*
- * show: the job with, inside it, "spec", "attempts_list" (oldest first)
- * and "events" (oldest first); "current" is its live attempt.
+ * show: the job as list writes it, with "current" its newest attempt
+ * not ended, and then "spec", "attempts_list" (oldest first) and
+ * "events" (oldest first).
  */
 static int
 api_op_show(struct api_req *r, struct store_job *unused)
 {
 	struct api		*a = r->api;
 	struct store_job	*j;
-	json_t			*job, *spec, *attempts, *events, *last;
+	struct api_history	 h;
+	struct jsonw		 out;
+	json_t			*spec;
 	char			*cause = NULL;
 	int64_t			 id;
 	int			 rc;
 
-	if (api_field_id(r, &id) != 0)
+	if (api_job_fetch(r, &id, &j) != 0)
 		return 0;
-	rc = store_job_get(a->store, id, &j, &cause);
-	if (rc == -ENOENT) {
-		free(cause);
-		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
-		    "no job %" PRId64, id);
-		return 0;
-	}
-	if (rc != 0) {
-		api_store_error(r, rc, cause, "cannot read the job");
-		return 0;
-	}
-	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
-	job = api_job_json(a, j, spec);
-	attempts = json_array();
-	events = json_array();
-	rc = store_attempt_list(a->store, id, api_show_on_attempt, attempts,
+	memset(&h, 0, sizeof h);
+	jsonw_init(&h.w);
+	jsonw_init(&out);
+	h.w.prec = out.prec = GPUQ_REPLY_PRECISION;
+	rc = store_attempt_list(a->store, id, api_show_on_attempt, &h,
 	    &cause);
-	if (rc >= 0)
-		rc = store_event_list(a->store, id, api_show_on_event, events,
-		    &cause);
 	if (rc < 0) {
 		api_store_error(r, rc, cause, "cannot read the job's history");
 		goto out;
 	}
-	last = json_array_get(attempts, json_array_size(attempts) - 1);
-	if (last != NULL && strcmp(json_string_value(json_object_get(last,
-	    "state")), attempt_state_name(ATTEMPT_ENDED)) != 0)
-		(void)json_object_set(job, "current", last);
-	(void)json_object_set_new(job, "spec", spec != NULL ?
-	    json_incref(spec) : json_null());
-	(void)json_object_set(job, "attempts_list", attempts);
-	(void)json_object_set(job, "events", events);
-	api_reply(r, json_pack("{s:b, s:O}", "ok", 1, "job", job));
-out:
-	json_decref(attempts);
-	json_decref(events);
-	json_decref(job);
+	jsonw_object_begin(&out);
+	JSONW_KEY(&out, "ok");
+	jsonw_bool(&out, 1);
+	JSONW_KEY(&out, "job");
+	api_job_write(&out, a, j);
+	if (h.livelen > 0)
+		jsonw_raw(&out, h.w.buf + h.live, h.livelen);
+	else
+		jsonw_null(&out);
+	JSONW_KEY(&out, "spec");
+	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	jsonw_json(&out, spec);
 	json_decref(spec);
+	JSONW_KEY(&out, "attempts_list");
+	jsonw_array_begin(&out);
+	if (h.w.len > 0)
+		jsonw_raw(&out, h.w.buf, h.w.len);
+	jsonw_array_end(&out);
+	JSONW_KEY(&out, "events");
+	jsonw_array_begin(&out);
+	rc = store_event_list(a->store, id, api_show_on_event, &out, &cause);
+	if (rc < 0) {
+		api_store_error(r, rc, cause, "cannot read the job's history");
+		goto out;
+	}
+	jsonw_array_end(&out);
+	jsonw_object_end(&out);		/* the job */
+	jsonw_object_end(&out);
+	server_client_reply_jsonw(r->client, &out);
+out:
+	jsonw_done(&out);
+	jsonw_done(&h.w);
 	store_job_free(j);
 	return 0;
 }
@@ -1528,9 +1189,20 @@ api_op_release(struct api_req *r, struct store_job *j)
 static int
 api_op_ping(struct api_req *r, struct store_job *unused)
 {
-	api_reply(r, json_pack("{s:b, s:s, s:i, s:s}", "ok", 1,
-	    "version", PACKAGE_VERSION, "proto", GPUQ_PROTO_VERSION,
-	    "install", store_install_id(r->api->store)));
+	struct jsonw	*w = &r->api->reply;
+
+	jsonw_reset(w);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "ok");
+	jsonw_bool(w, 1);
+	JSONW_KEY(w, "version");
+	jsonw_string(w, PACKAGE_VERSION);
+	JSONW_KEY(w, "proto");
+	jsonw_int(w, GPUQ_PROTO_VERSION);
+	JSONW_KEY(w, "install");
+	jsonw_string(w, store_install_id(r->api->store));
+	jsonw_object_end(w);
+	server_client_reply(r->client, w->buf, w->len);
 	return 0;
 }
 
@@ -1568,6 +1240,9 @@ api_new(uv_loop_t *loop, struct store *store, const struct conf *conf)
 	a->loop = loop;
 	a->store = store;
 	a->conf = conf;
+	jsonw_init(&a->batch.text);
+	jsonw_init(&a->spare.text);
+	jsonw_init(&a->reply);
 	a->known_ops = xstrdup(api_ops[0].name);
 	for (i = 1; i < API_NOPS; i++) {
 		t = xprintf("%s, %s", a->known_ops, api_ops[i].name);
@@ -1598,9 +1273,10 @@ api_on_close(uv_handle_t *h)
 	if (--a->closes > 0)
 		return;
 	free(a->batch.v);
-	free(a->batch.text.buf);
+	jsonw_done(&a->batch.text);
 	free(a->spare.v);
-	free(a->spare.text.buf);
+	jsonw_done(&a->spare.text);
+	jsonw_done(&a->reply);
 	free(a->rows);
 	free(a->ids);
 	free(a->known_ops);
@@ -1611,141 +1287,10 @@ api_on_close(uv_handle_t *h)
 void
 api_close(struct api *a)
 {
-	struct api_cloud	*w;
-
 	while (a->batch.n > 0)
 		api_commit(a);
 	/* Answers still owed now will not come in time: say so. */
-	while ((w = LIST_FIRST(&a->clouds)) != NULL) {
-		LIST_REMOVE(w, entry);
-		w->orphaned = 1;
-		server_client_error(w->client, GPUQ_ERR_BUSY, NULL,
-		    "%s: gpuqd is stopping", w->what);
-		server_client_settle(w->client);
-		w->client = NULL;
-	}
+	api_cloud_orphan(a);
 	uv_close((uv_handle_t *)&a->check, api_on_close);
 	uv_close((uv_handle_t *)&a->idle, api_on_close);
-}
-
-/* A cloud op's answer is here (api_cloud_cb): send it, settle. */
-static void
-api_on_cloud(json_t *reply, char *cause, void *ctx)
-{
-	struct api_cloud	*w = ctx;
-
-	if (w->orphaned) {
-		json_decref(reply);
-		free(cause);
-		free(w);
-		return;
-	}
-	LIST_REMOVE(w, entry);
-	if (reply == NULL)
-		server_client_error(w->client, GPUQ_ERR_UNAVAILABLE, NULL,
-		    "%s: %s", w->what, cause != NULL ? cause :
-		    "the cloud providers are not running");
-	else {
-		(void)json_object_set_new(reply, "ok", json_true());
-		server_client_reply_json(w->client, reply);
-		json_decref(reply);
-	}
-	free(cause);
-	server_client_settle(w->client);
-	free(w);
-}
-
-/* Promise R's client the answer of a cloud op; the context for it. */
-static struct api_cloud *
-api_cloud_start(struct api_req *r)
-{
-	struct api_cloud	*w;
-
-	w = xcalloc(1, sizeof *w);
-	w->client = r->client;
-	w->what = r->op->name;
-	LIST_INSERT_HEAD(&r->api->clouds, w, entry);
-	server_client_defer(r->client);
-	return w;
-}
-
-/* An optional string field NAME of the request: 0, or -1 after an error
- * reply. */
-static int
-api_opt_string(struct api_req *r, const char *name, const char **ret)
-{
-	json_t	*v = json_object_get(r->req, name);
-
-	*ret = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
-		    "\"%s\" must be a string", name);
-		return -1;
-	}
-	*ret = json_string_value(v);
-	return 0;
-}
-
-/* plan: validate the job like submit does, then rank its offers. */
-static int
-api_op_plan(struct api_req *r, struct store_job *unused)
-{
-	struct api		*a = r->api;
-	struct spec_error	 err = { NULL, NULL };
-	struct api_cloud	*w;
-	json_t			*job, *norm;
-
-	job = json_object_get(r->req, "job");
-	if (!json_is_object(job)) {
-		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "job",
-		    "\"job\" must be an object: the job spec");
-		return 0;
-	}
-	if (spec_validate(job, &norm, &err) != 0) {
-		server_client_error(r->client, GPUQ_ERR_INVALID_JOB,
-		    err.field != NULL && *err.field != '\0' ? err.field : NULL,
-		    "%s", err.message != NULL ? err.message : "invalid job");
-		spec_error_done(&err);
-		return 0;
-	}
-	w = api_cloud_start(r);
-	if (a->hooks.plan != NULL)
-		a->hooks.plan(a->hooks.arg, norm, api_on_cloud, w);
-	else
-		api_on_cloud(NULL, NULL, w);
-	json_decref(norm);
-	return 0;
-}
-
-/* quotas and prices: optional "region" and "gpu", answered by HOOK. */
-static int
-api_op_cloud_table(struct api_req *r, void (*hook)(void *, const char *,
-    const char *, api_cloud_cb, void *))
-{
-	struct api_cloud	*w;
-	const char		*region, *gpu;
-
-	if (api_opt_string(r, "region", &region) != 0 ||
-	    api_opt_string(r, "gpu", &gpu) != 0)
-		return 0;
-	w = api_cloud_start(r);
-	if (hook != NULL)
-		hook(r->api->hooks.arg, region, gpu, api_on_cloud, w);
-	else
-		api_on_cloud(NULL, NULL, w);
-	return 0;
-}
-
-static int
-api_op_quotas(struct api_req *r, struct store_job *unused)
-{
-	return api_op_cloud_table(r, r->api->hooks.quotas);
-}
-
-static int
-api_op_prices(struct api_req *r, struct store_job *unused)
-{
-	return api_op_cloud_table(r, r->api->hooks.prices);
 }

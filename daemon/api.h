@@ -6,8 +6,11 @@
  * the group-commit batch that one uv_check_t writes with ONE store call
  * per turn of the loop, and each reply leaves only after COMMIT.
  *
+ * The cloud ops (plan, quotas, prices) are answered in api-cloud.c,
+ * through the cloud side gpuqd.c hands over with api_set_cloud().
+ *
  * Knows the store and the server's client handle; knows nothing of
- * sockets or the cloud (cloud work is asked for through the hooks).
+ * sockets.
  */
 #ifndef GPUQ_API_H
 #define GPUQ_API_H
@@ -19,12 +22,11 @@
 #include <uv.h>
 
 struct api;
+struct cloud;
 struct conf;
+struct sched;
 struct server_client;
 struct store;
-
-/* A cloud op's answer (struct api_hooks): see there. */
-typedef void (*api_cloud_cb)(json_t *reply, char *cause, void *ctx);
 
 /* What the rest of the daemon wants to hear about. Any may be NULL. */
 struct api_hooks {
@@ -32,20 +34,6 @@ struct api_hooks {
 	void	(*changed)(void *arg);
 	/* Job ID went to cancelling: stop and delete its cloud resource. */
 	void	(*cancel)(void *arg, int64_t id);
-	/*
-	 * The cloud ops answer through DONE(reply, cause, CTX), exactly
-	 * once, at once or later (plan and quotas may first wait for stale
-	 * quota readings). REPLY is new and has no "ok"; NULL means the op
-	 * cannot answer, CAUSE (new string, or NULL) says why. plan gets
-	 * the normalized spec (borrowed: take a reference to keep it);
-	 * quotas and prices get optional filters (NULL: all), borrowed for
-	 * the call only.
-	 */
-	void	(*plan)(void *arg, json_t *spec, api_cloud_cb done, void *ctx);
-	void	(*quotas)(void *arg, const char *region, const char *gpu,
-		    api_cloud_cb done, void *ctx);
-	void	(*prices)(void *arg, const char *region, const char *gpu,
-		    api_cloud_cb done, void *ctx);
 	void	*arg;
 };
 
@@ -57,6 +45,13 @@ struct api	*api_new(uv_loop_t *loop, struct store *store,
 		    const struct conf *conf);
 /* Set the hooks (copied). */
 void		 api_set_hooks(struct api *, const struct api_hooks *);
+/*
+ * The cloud side the plan, quotas and prices ops ask (api-cloud.c), both
+ * borrowed. Set NULL, NULL before stopping it: ops still waiting for
+ * quota readings are then answered "gpuqd is stopping" when the cloud
+ * side cancels their refresh.
+ */
+void		 api_set_cloud(struct api *, struct cloud *, struct sched *);
 /*
  * The server's request callback (server_request_cb, ARG is the api):
  * answer LINE from C, or defer the answer to the group commit. Returns

@@ -111,7 +111,7 @@ static const struct conf_key conf_table[] = {
 	    "https://cloudquotas.googleapis.com", quotas_endpoint,
 	    CONF_RESTART, "Cloud Quotas API"),
 	KEYR("gcp", "price_refresh", CONF_DURATION, "24h",
-	    price_refresh, 0, 60, YEARS100,
+	    price_refresh, CONF_RESTART, 60, YEARS100,
 	    "how often to re-read the Cloud Billing catalog"),
 	KEYR("gcp", "request_budget", CONF_INT, "1200",
 	    request_budget, CONF_RESTART, 0, 1000000,
@@ -121,7 +121,7 @@ static const struct conf_key conf_table[] = {
 	    poll_interval, 0, 1, 86400,
 	    "how often the reconciler lists each region's resources"),
 	KEYR("scheduler", "quota_ttl", CONF_DURATION, "60s",
-	    quota_ttl, 0, 1, 86400,
+	    quota_ttl, CONF_RESTART, 1, 86400,
 	    "how long a quota reading is trusted"),
 	KEYR("scheduler", "preemptions_per_hour", CONF_DOUBLE, "0.1",
 	    preemptions_per_hour, 0, 0, 1000,
@@ -796,7 +796,7 @@ int
 conf_apply(struct conf *cur, struct conf *next)
 {
 	unsigned char	 tmp[sizeof(struct conf_list) + sizeof(double)];
-	char		*a, *b;
+	char		*a, *b, *restart = NULL, *t;
 	size_t		 i, sz;
 	int		 changed = 0;
 
@@ -808,9 +808,12 @@ conf_apply(struct conf *cur, struct conf *next)
 		if (strcmp(a, b) == 0)
 			goto next;
 		if (k->flags & CONF_RESTART) {
-			log_warnx("reload: [%s] %s changed from \"%s\" to "
-			    "\"%s\"; restart gpuqd to apply it, keeping "
-			    "\"%s\"", k->section, k->name, a, b, a);
+			log_info("reload: [%s] %s: \"%s\" -> \"%s\" waits for "
+			    "a restart", k->section, k->name, a, b);
+			t = xprintf("%s%s[%s] %s", restart ? restart : "",
+			    restart ? ", " : "", k->section, k->name);
+			free(restart);
+			restart = t;
 			goto next;
 		}
 		log_info("reload: [%s] %s: \"%s\" -> \"%s\"", k->section,
@@ -825,6 +828,12 @@ next:
 		free(a);
 		free(b);
 	}
+	/* One line says what the reload could not do, and what will. */
+	if (restart != NULL)
+		log_warnx("reload: %s changed; these keys need a restart "
+		    "(systemctl restart gpuqd) and keep their running values "
+		    "until then", restart);
+	free(restart);
 	conf_done(next);
 	return changed;
 }

@@ -124,8 +124,8 @@ char		*conf_value_text(const struct conf *c,
 void		 conf_log(const struct conf *c);
 /*
  * Move the reloadable values of NEW into CUR, logging each change;
- * keys flagged CONF_RESTART keep their value in CUR, with a warning
- * when they differ. Takes NEW's contents (NEW is left zeroed). Returns
+ * keys flagged CONF_RESTART keep their value in CUR, and one warning
+ * names every such key that differs and says a restart is needed. Takes NEW's contents (NEW is left zeroed). Returns
  * the number of keys that changed.
  */
 int		 conf_apply(struct conf *cur, struct conf *next);

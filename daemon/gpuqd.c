@@ -40,9 +40,6 @@
 #include "daemon/reconcile.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
-#include "providers/gcp/gcp.h"
-#include "providers/gcp/price.h"
-#include "providers/gcp/quota.h"
 #include "store/store.h"
 
 #ifndef GPUQ_SYSCONFDIR
@@ -99,7 +96,9 @@ usage(FILE *f)
 "  -V, --version          print the version and exit\n"
 "  -h, --help             print this help and exit\n"
 "\n"
-"Signals: SIGTERM or SIGINT stop, SIGHUP reloads the configuration.\n"
+"Signals: SIGTERM or SIGINT stop, SIGHUP reloads the configuration\n"
+"(keys gpuqd.conf(5) marks restart, such as every [gcp] key, need a\n"
+"restart; the log names them).\n"
 "See gpuqd(8) and gpuqd.conf(5).\n");
 }
 
@@ -200,120 +199,6 @@ gpuqd_on_cancel(void *arg, int64_t id)
 		reconcile_cancel(g->rec, id);
 }
 
-/* A cloud op waiting for fresh quota readings before it answers. */
-struct gpuqd_op {
-	struct gpuqd	*g;
-	json_t		*spec;		/* plan: a reference; else NULL */
-	char		*region;	/* quotas: filters, or NULL */
-	char		*gpu;
-	api_cloud_cb	 done;
-	void		*ctx;
-};
-
-#define GPUQD_NO_CLOUD	"no provider configured; set [gcp] project in " \
-	"gpuqd.conf"
-
-/* Answer OP from what is known now; ERROR < 0: the refresh failed. */
-static void
-gpuqd_op_answer(struct gpuqd_op *op, int error, const char *cause)
-{
-	struct gpuqd	*g = op->g;
-	json_t		*reply;
-
-	if (g->stopping || g->cloud == NULL || error == -ECANCELED)
-		op->done(NULL, xstrdup("gpuqd is stopping"), op->ctx);
-	else {
-		if (op->spec != NULL)
-			reply = sched_plan(g->sched, op->spec);
-		else
-			reply = quota_to_json(gcp_quota(cloud_gcp(g->cloud)),
-			    op->region, op->gpu);
-		if (error < 0)
-			(void)json_object_set_new(reply, "warning",
-			    json_sprintf("quotas could not be read again: %s; "
-			    "these are older readings", cause != NULL ? cause :
-			    strerror(-error)));
-		op->done(reply, NULL, op->ctx);
-	}
-	json_decref(op->spec);
-	free(op->region);
-	free(op->gpu);
-	free(op);
-}
-
-static void
-gpuqd_on_op_fresh(int error, const char *cause, void *arg)
-{
-	gpuqd_op_answer(arg, error, cause);
-}
-
-/* Run OP once the quota readings are no older than quota_ttl. */
-static void
-gpuqd_op_start(struct gpuqd_op *op)
-{
-	int	rc;
-
-	rc = quota_refresh(gcp_quota(cloud_gcp(op->g->cloud)), 0,
-	    gpuqd_on_op_fresh, op);
-	if (rc != 0)
-		gpuqd_op_answer(op, rc == 1 ? 0 : rc, NULL);
-}
-
-/* The plan op: ranked offers for a normalized spec (sched.c). */
-static void
-gpuqd_on_plan(void *arg, json_t *spec, api_cloud_cb done, void *ctx)
-{
-	struct gpuqd	*g = arg;
-	struct gpuqd_op	*op;
-
-	if (g->sched == NULL || g->stopping) {
-		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
-		return;
-	}
-	op = xcalloc(1, sizeof *op);
-	op->g = g;
-	op->spec = json_incref(spec);
-	op->done = done;
-	op->ctx = ctx;
-	gpuqd_op_start(op);
-}
-
-/* The quotas op: quota readings and GPU zones (providers/gcp). */
-static void
-gpuqd_on_quotas(void *arg, const char *region, const char *gpu,
-    api_cloud_cb done, void *ctx)
-{
-	struct gpuqd	*g = arg;
-	struct gpuqd_op	*op;
-
-	if (g->cloud == NULL || g->stopping) {
-		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
-		return;
-	}
-	op = xcalloc(1, sizeof *op);
-	op->g = g;
-	op->region = region != NULL ? xstrdup(region) : NULL;
-	op->gpu = gpu != NULL ? xstrdup(gpu) : NULL;
-	op->done = done;
-	op->ctx = ctx;
-	gpuqd_op_start(op);
-}
-
-/* The prices op: the price table in use (providers/gcp), at once. */
-static void
-gpuqd_on_prices(void *arg, const char *region, const char *gpu,
-    api_cloud_cb done, void *ctx)
-{
-	struct gpuqd	*g = arg;
-
-	if (g->cloud == NULL || g->stopping) {
-		done(NULL, xstrdup(GPUQD_NO_CLOUD), ctx);
-		return;
-	}
-	done(price_to_json(gcp_price(cloud_gcp(g->cloud)), region, gpu),
-	    NULL, ctx);
-}
-
 /*
  * The cloud side, when [gcp] project is set: the gcp facade and the
  * providers (cloud.c), the reconciler, which first adopts what a
@@ -328,7 +213,7 @@ gpuqd_cloud_start(struct gpuqd *g)
 
 	if (g->conf.project == NULL || *g->conf.project == '\0') {
 		log_info("cloud: no [gcp] project in %s; jobs will queue "
-		    "until one is set", g->config);
+		    "until one is set and gpuqd restarted", g->config);
 		return;
 	}
 	if (cloud_new(&g->loop, g->store, &g->conf, &g->cloud, &cause) != 0)
@@ -340,6 +225,7 @@ gpuqd_cloud_start(struct gpuqd *g)
 	if (reconcile_start(g->rec, &cause) != 0)
 		gpuqd_die(cause, "cannot read the live attempts");
 	sched_start(g->sched);
+	api_set_cloud(g->api, g->cloud, g->sched);
 	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
 	    cloud_nproviders(g->cloud));
 }
@@ -349,6 +235,7 @@ gpuqd_cloud_start(struct gpuqd *g)
 static void
 gpuqd_cloud_stop(struct gpuqd *g)
 {
+	api_set_cloud(g->api, NULL, NULL);
 	sched_close(g->sched);
 	reconcile_close(g->rec);
 	cloud_free(g->cloud);
@@ -635,9 +522,6 @@ main(int argc, char **argv)
 	memset(&hooks, 0, sizeof hooks);
 	hooks.changed = gpuqd_on_changed;
 	hooks.cancel = gpuqd_on_cancel;
-	hooks.plan = gpuqd_on_plan;
-	hooks.quotas = gpuqd_on_quotas;
-	hooks.prices = gpuqd_on_prices;
 	hooks.arg = &g;
 	api_set_hooks(g.api, &hooks);
 	g.server = server_new(&g.loop, &g.conf, api_request, g.api);

@@ -7,7 +7,8 @@ gpuqd_SOURCES = \
 	daemon/gpuqd.c \
 	daemon/conf.c daemon/conf.h \
 	daemon/server.c daemon/server.h \
-	daemon/api.c daemon/api.h \
+	daemon/api.c daemon/api.h daemon/api-int.h \
+	daemon/api-cloud.c \
 	daemon/spec.c daemon/spec.h \
 	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
@@ -91,3 +92,34 @@ tests_unit_test_sched_LDADD = tests/unit/libunittest.a store/libstore.a \
 	providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+
+# Unit tests of the ops (a real store and server on one loop), of the
+# server's framing, and of cloud.c's pure functions.
+GPUQD_TEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CMOCKA_CFLAGS)
+GPUQD_TEST_LDADD = store/libstore.a providers/libproviders.a \
+	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
+	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+check_PROGRAMS += tests/unit/test-api
+TESTS += tests/unit/test-api
+tests_unit_test_api_SOURCES = tests/unit/test-api.c \
+	tests/unit/socktest.c tests/unit/socktest.h \
+	daemon/api.c daemon/api-cloud.c daemon/server.c \
+	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
+tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
+tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)
+check_PROGRAMS += tests/unit/test-server
+TESTS += tests/unit/test-server
+tests_unit_test_server_SOURCES = tests/unit/test-server.c \
+	tests/unit/socktest.c tests/unit/socktest.h \
+	daemon/server.c daemon/conf.c
+tests_unit_test_server_CFLAGS = $(GPUQD_TEST_CFLAGS)
+tests_unit_test_server_LDADD = $(GPUQD_TEST_LDADD)
+check_PROGRAMS += tests/unit/test-cloud
+TESTS += tests/unit/test-cloud
+tests_unit_test_cloud_SOURCES = tests/unit/test-cloud.c \
+	daemon/conf.c $(GPUQD_CLOUD_SOURCES)
+tests_unit_test_cloud_CFLAGS = $(GPUQD_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_cloud_LDADD = $(GPUQD_TEST_LDADD)

@@ -42,10 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <uv.h>
 
 #include "common/frame.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -60,7 +60,6 @@
 #define SERVER_OUT_KEEP		65536	/* buffers kept when empty */
 #define SERVER_READ_AHEAD	GPUQ_MAX_LINE	/* read past a held line */
 #define SERVER_WARN_EVERY_MS	10000	/* rate of repeated warnings */
-#define SERVER_JSON_FLAGS	(JSON_COMPACT | JSON_REAL_PRECISION(12))
 
 struct server_listener {
 	uv_poll_t			 poll;	/* poll.data == this */
@@ -355,31 +354,50 @@ server_pause(struct server *s)
 	    0);
 }
 
+/*
+ * Into W (initialized here; the caller calls jsonw_done):
+ * {"ok":false,"error":{"code":CODE,"message":MSG,"field":FIELD}}, the
+ * shape of every error reply (proto.h); no "field" when it is NULL.
+ */
+static void
+server_error_write(struct jsonw *w, const char *code, const char *field,
+    const char *msg)
+{
+	jsonw_init(w);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "ok");
+	jsonw_bool(w, 0);
+	JSONW_KEY(w, "error");
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "code");
+	jsonw_string(w, code);
+	JSONW_KEY(w, "message");
+	jsonw_string(w, msg);
+	if (field != NULL) {
+		JSONW_KEY(w, "field");
+		jsonw_string(w, field);
+	}
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+}
+
 /* Tell a client we will not serve it, and hang up. Never blocks. */
 static void
 server_reject(struct server *s, int fd, const char *fmt, ...)
 {
-	json_t	*reply;
-	char	*msg, *text;
-	va_list	 ap;
+	struct jsonw	 w;
+	char		*msg;
+	va_list		 ap;
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) == -1)
 		fatal("vasprintf");
 	va_end(ap);
-	reply = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error",
-	    "code", GPUQ_ERR_BUSY, "message", msg);
-	text = reply == NULL ? NULL : json_dumps(reply, JSON_COMPACT);
-	if (text != NULL) {
-		size_t	len = strlen(text);
-
-		text[len] = '\n';	/* json_dumps left room for the NUL */
-		(void)send(fd, text, len + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-		text[len] = '\0';
-	}
+	server_error_write(&w, GPUQ_ERR_BUSY, NULL, msg);
+	jsonw_put(&w, "\n", 1);
+	(void)send(fd, w.buf, w.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	server_warn_limited(s, msg);
-	free(text);
-	json_decref(reply);
+	jsonw_done(&w);
 	free(msg);
 	(void)close(fd);
 }
@@ -671,36 +689,22 @@ server_client_reply_take(struct server_client *c, char *buf, size_t len,
 }
 
 void
-server_client_reply_json(struct server_client *c, json_t *reply)
+server_client_reply_jsonw(struct server_client *c, struct jsonw *w)
 {
-	size_t	need;
+	char	*buf;
+	size_t	 len, cap;
 
-	if (c->flags & CLIENT_CLOSING)
-		return;
-	/* Serialize straight into the buffer; grow and redo if short. */
-	need = json_dumpb(reply, c->out == NULL ? NULL : c->out + c->outlen,
-	    c->outcap - c->outlen, SERVER_JSON_FLAGS);
-	if (need == 0) {
-		server_client_error(c, GPUQ_ERR_INTERNAL, NULL,
-		    "reply could not be encoded");
-		return;
-	}
-	if (need + 1 > c->outcap - c->outlen) {
-		server_client_grow(c, need + 1);
-		(void)json_dumpb(reply, c->out + c->outlen,
-		    c->outcap - c->outlen, SERVER_JSON_FLAGS);
-	}
-	c->outlen += need;
-	c->out[c->outlen++] = '\n';
+	buf = jsonw_take(w, &len, &cap);
+	server_client_reply_take(c, buf, len, cap);
 }
 
 void
 server_client_error(struct server_client *c, const char *code,
     const char *field, const char *fmt, ...)
 {
-	json_t	*reply, *err;
-	char	*msg;
-	va_list	 ap;
+	struct jsonw	 w;
+	char		*msg;
+	va_list		 ap;
 
 	if (c->flags & CLIENT_CLOSING)
 		return;
@@ -708,18 +712,9 @@ server_client_error(struct server_client *c, const char *code,
 	if (vasprintf(&msg, fmt, ap) == -1)
 		fatal("vasprintf");
 	va_end(ap);
-	err = json_object();
-	reply = json_object();
-	if (err == NULL || reply == NULL)
-		fatalx("out of memory");
-	(void)json_object_set_new(err, "code", json_string(code));
-	(void)json_object_set_new(err, "message", json_string(msg));
-	if (field != NULL)
-		(void)json_object_set_new(err, "field", json_string(field));
-	(void)json_object_set_new(reply, "ok", json_false());
-	(void)json_object_set_new(reply, "error", err);
-	server_client_reply_json(c, reply);
-	json_decref(reply);
+	server_error_write(&w, code, field, msg);
+	server_client_reply_jsonw(c, &w);
+	jsonw_done(&w);
 	free(msg);
 }
 

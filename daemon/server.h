@@ -21,10 +21,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include <jansson.h>
 #include <uv.h>
 
 struct conf;
+struct jsonw;
 struct server;
 struct server_client;
 
@@ -99,8 +99,8 @@ void	 server_client_reply(struct server_client *, const char *json,
  */
 void	 server_client_reply_take(struct server_client *, char *buf,
 	    size_t len, size_t cap);
-/* Queue REPLY (borrowed) to C as one line. */
-void	 server_client_reply_json(struct server_client *, json_t *reply);
+/* Queue the text in W as one reply; takes it (W is left empty). */
+void	 server_client_reply_jsonw(struct server_client *, struct jsonw *w);
 /* Queue {"ok":false,"error":{"code":CODE,"message":…,"field":FIELD}}. */
 void	 server_client_error(struct server_client *, const char *code,
 	    const char *field, const char *fmt, ...)

@@ -64,7 +64,9 @@ systemd-install-data:
 	  echo "  systemctl daemon-reload"; \
 	  echo "  systemctl enable --now gpuqd.socket gpuqd.service"; \
 	  echo "then edit $(gpuqconfdir)/gpuqd.conf ([gcp] project) and"; \
-	  echo "  systemctl reload gpuqd; usermod -aG gpuq YOURNAME"; \
+	  echo "  systemctl restart gpuqd; usermod -aG gpuq YOURNAME"; \
+	  echo "([gcp] keys need a restart; 'systemctl reload gpuqd' applies"; \
+	  echo "the keys gpuqd.conf(5) marks reload)"; \
 	  echo; }
 
 systemd-uninstall-data:

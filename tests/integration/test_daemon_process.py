@@ -183,7 +183,8 @@ def test_daemon_sighup_reload(daemon):
     log = d.wait_log("reload: done")
     assert 'reload: [daemon] log_level: "info" -> "debug"' in log
     assert 'reload: [daemon] max_connections: "256" -> "2"' in log
-    assert '[gcp] project changed from "" to "p-1"; restart gpuqd' in log
+    assert 'reload: [gcp] project changed; these keys need a restart ' \
+        '(systemctl restart gpuqd)' in log
     # The new limit holds: a third connection is told busy.
     with d.connect() as a, d.connect() as b:
         assert a.request({"op": "ping"})["ok"]

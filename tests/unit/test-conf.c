@@ -479,28 +479,33 @@ test_conf_apply(void **state)
 	    &cause), 0);
 	assert_int_equal(conf_set(&next, "daemon", "socket", "/other",
 	    &cause), 0);
+	assert_int_equal(conf_set(&next, "scheduler", "poll_interval", "2m",
+	    &cause), 0);
 	assert_int_equal(conf_set(&next, "scheduler", "quota_ttl", "2m",
 	    &cause), 0);
+	assert_int_equal(conf_set(&next, "gcp", "project", "p-1", &cause),
+	    0);
 	log_init("test-conf", LOG_LEVEL_ERR, 0);	/* quiet */
 	assert_int_equal(conf_apply(&cur, &next), 3);
 	assert_int_equal(cur.log_level, LOG_LEVEL_DEBUG);
 	assert_int_equal(cur.max_connections, 7);
-	assert_int_equal(cur.quota_ttl, 120);
+	assert_int_equal(cur.poll_interval, 120);
+	/* quota_ttl is copied into the cloud side at start: kept. */
+	assert_int_equal(cur.quota_ttl, 60);
+	assert_string_equal(cur.project, "");
 	/* The socket needs a restart: kept. */
 	assert_string_equal(cur.socket, "/run/gpuq/gpuq.sock");
 	assert_null(next.socket);		/* NEXT was emptied */
 	conf_done(&cur);
 }
 
-/* gpuqd.conf(5) names every key of the table, with its default. */
-static void
-test_conf_man_page_lists_every_key(void **state)
+/* The text of man/gpuqd.conf.5 (new). */
+static char *
+man_page_text(void)
 {
-	const struct conf_key	*keys;
-	char			*path, *text, *want;
-	FILE			*f;
-	long			 size;
-	size_t			 n, i;
+	char	*path, *text;
+	FILE	*f;
+	long	 size;
 
 	path = xprintf("%s/man/gpuqd.conf.5", GPUQ_TEST_SRCDIR);
 	f = fopen(path, "r");
@@ -513,16 +518,66 @@ test_conf_man_page_lists_every_key(void **state)
 	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
 	text[size] = '\0';
 	(void)fclose(f);
+	free(path);
+	return text;
+}
+
+/* gpuqd.conf(5) names every key of the table, with its default. */
+static void
+test_conf_man_page_lists_every_key(void **state)
+{
+	const struct conf_key	*keys;
+	char			*text, *want;
+	size_t			 n, i;
+
+	text = man_page_text();
 	keys = conf_keys(&n);
 	for (i = 0; i < n; i++) {
 		want = xprintf(".It Cm %s", keys[i].name);
 		if (strstr(text, want) == NULL)
-			fail_msg("%s does not document [%s] %s", path,
+			fail_msg("gpuqd.conf(5) does not document [%s] %s",
 			    keys[i].section, keys[i].name);
 		free(want);
 	}
 	free(text);
-	free(path);
+}
+
+/*
+ * Each key's entry in gpuqd.conf(5) says whether a reload applies it
+ * (".Sy reload .") or it needs a restart (".Sy restart ."), as the
+ * table's CONF_RESTART says.
+ */
+static void
+test_conf_man_page_marks_reload(void **state)
+{
+	const struct conf_key	*keys;
+	char			*text, *want, *at, *end, *entry;
+	const char		*mark;
+	size_t			 n, i;
+
+	text = man_page_text();
+	keys = conf_keys(&n);
+	for (i = 0; i < n; i++) {
+		want = xprintf(".It Cm %s =", keys[i].name);
+		at = strstr(text, want);
+		free(want);
+		if (at == NULL)
+			fail_msg("no entry for [%s] %s", keys[i].section,
+			    keys[i].name);
+		end = strstr(at + 1, "\n.It ");
+		if (end == NULL || (strstr(at, "\n.El") != NULL &&
+		    strstr(at, "\n.El") < end))
+			end = strstr(at, "\n.El");
+		assert_non_null(end);
+		entry = xstrndup(at, (size_t)(end - at));
+		mark = keys[i].flags & CONF_RESTART ? "\n.Sy restart .\n" :
+		    "\n.Sy reload .\n";
+		if (strstr(entry, mark) == NULL)
+			fail_msg("gpuqd.conf(5) does not mark [%s] %s as%s",
+			    keys[i].section, keys[i].name, mark + 4);
+		free(entry);
+	}
+	free(text);
 }
 
 int
@@ -560,6 +615,7 @@ main(void)
 		cmocka_unit_test(test_conf_text_round_trip),
 		cmocka_unit_test(test_conf_apply),
 		cmocka_unit_test(test_conf_man_page_lists_every_key),
+		cmocka_unit_test(test_conf_man_page_marks_reload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
