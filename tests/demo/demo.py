@@ -46,9 +46,6 @@ JOBS = [
     ("sweep.yaml", None),
 ]
 
-# What the demo did, as gpuqd names the end of an attempt.
-STRUCK = {"preempt": "preempted", "maintenance": "maintenance"}
-
 
 def say(msg):
     print(msg, flush=True)
@@ -122,7 +119,7 @@ def same_place(o, a):
 
 
 def alternatives(offers, chosen, prev=None):
-    """Up to four offers worth naming next to CHOSEN: the next best, the
+    """Up to five offers worth naming next to CHOSEN: the next best, the
     best of every other service, the best of the other pricing model,
     and (PREV) the place of the attempt before, if it is still offered."""
     rest = [o for o in offers if o is not chosen]
@@ -142,7 +139,7 @@ def alternatives(offers, chosen, prev=None):
     if chosen is not None:
         add(next((o for o in rest
                   if bool(o.get("spot")) != bool(chosen.get("spot"))), None))
-    return picked[:4]
+    return picked[:5]
 
 
 def tie(a, b):
