@@ -378,19 +378,14 @@ sched_clock(int64_t t, char *buf, size_t len)
 static enum gcp_service
 sched_quota_service(const struct provider *p)
 {
-	return strcmp(p->name, "vertex") == 0 ? GCP_SERVICE_VERTEX :
-	    GCP_SERVICE_GCE;
+	return (enum gcp_service)p->quota_service;
 }
 
 /* The service whose prices a provider's launch pays. */
 static enum gcp_service
 sched_price_service(const struct provider *p)
 {
-	enum gcp_service	svc;
-
-	if (gcp_service_parse(p->name, &svc) != 0)
-		return GCP_SERVICE_GCE;
-	return svc;
+	return (enum gcp_service)p->price_service;
 }
 
 /* Is NAME in the list V[0..N)? */

@@ -116,6 +116,17 @@ struct provider {
 	/* Does one poll list every region at once (Compute Engine's
 	 * aggregatedList)? Then the daemon polls it with REGION NULL. */
 	int		  poll_global;
+	/* The service whose quota a launch draws on (enum gcp_service):
+	 * GCE for Batch too, whose VMs are Compute VMs (API-NOTES A.2). */
+	int		  quota_service;
+	/* The service whose prices a launch pays (enum gcp_service): the
+	 * price table has rows per service (price.h). */
+	int		  price_service;
+	/* Does that quota service report no usage of its own (Vertex AI's,
+	 * read from Cloud Quotas, API-NOTES B.2)? Then the daemon counts
+	 * the GPUs its live attempts hold and tells quota.c
+	 * (quota_set_usage()). */
+	int		  quota_usage_ours;
 	int		(*launch)(struct gcp *, const struct prov_launch *,
 			    prov_launch_cb, void *);
 	/* One list call (plus pages) for every resource of ours in REGION.
