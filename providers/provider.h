@@ -59,6 +59,7 @@ enum prov_state {
 	PROV_PREEMPTED,		/* Spot preemption */
 	PROV_MAINTENANCE,	/* host maintenance / host error */
 	PROV_STOCKOUT,		/* no capacity after acceptance */
+	PROV_QUOTA,		/* the service ended it for lack of quota */
 	PROV_CANCELLED,		/* cancelled or deleted by us */
 	PROV_LOST,		/* gone or broken for another reason */
 	PROV_ERROR,		/* failed for a cloud-side reason */

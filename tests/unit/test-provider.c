@@ -60,6 +60,7 @@ test_prov_state_names(void **state)
 	assert_string_equal(prov_state_name(PROV_MAINTENANCE),
 	    "maintenance");
 	assert_string_equal(prov_state_name(PROV_STOCKOUT), "stockout");
+	assert_string_equal(prov_state_name(PROV_QUOTA), "quota");
 	assert_string_equal(prov_state_name(PROV_CANCELLED), "cancelled");
 	assert_string_equal(prov_state_name(PROV_LOST), "lost");
 	assert_string_equal(prov_state_name(PROV_ERROR), "error");
