@@ -164,7 +164,8 @@ auth_token_url(const struct gcp_conf *conf, const char *from_file)
 	if ((conf->token_endpoint != NULL && *conf->token_endpoint != '\0') ||
 	    (conf->endpoint != NULL && *conf->endpoint != '\0'))
 		return gcp_url(conf, GCP_API_TOKEN, NULL, "%s", "");
-	return xstrdup(from_file != NULL ? from_file : GCP_TOKEN_URL);
+	return xstrdup(from_file != NULL ? from_file :
+	    GCP_DEFAULT_TOKEN_ENDPOINT);
 }
 
 static int
@@ -199,7 +200,7 @@ auth_load_service_account(struct auth *a, const struct gcp_conf *conf,
 	if (auth_str(j, "private_key_id") != NULL)
 		a->key_id = xstrdup(auth_str(j, "private_key_id"));
 	uri = auth_str(j, "token_uri");
-	a->audience = xstrdup(uri != NULL ? uri : GCP_TOKEN_URL);
+	a->audience = xstrdup(uri != NULL ? uri : GCP_DEFAULT_TOKEN_ENDPOINT);
 	a->token_url = auth_token_url(conf, uri);
 	return 0;
 }
