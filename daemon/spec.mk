@@ -7,4 +7,5 @@ tests_unit_test_spec_SOURCES = tests/unit/test-spec.c daemon/spec.c daemon/spec.
 tests_unit_test_spec_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
 # spec.c checks provider names against the provider table (prov_lookup).
 tests_unit_test_spec_LDADD = providers/libproviders.a common/libcommon.a \
-	$(JANSSON_LIBS) $(CURL_LIBS) $(UV_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+	$(JANSSON_LIBS) $(CURL_LIBS) $(UV_LIBS) $(OPENSSL_LIBS) \
+	$(CMOCKA_LIBS) -lm
