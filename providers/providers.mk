@@ -11,7 +11,7 @@ providers_libproviders_a_SOURCES += \
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.
 nodist_providers_libproviders_a_SOURCES = providers/gce-startup.c
-EXTRA_DIST += providers/gce-startup.sh
+EXTRA_DIST += providers/gce-startup.sh providers/README
 CLEANFILES += providers/gce-startup.c
 
 providers/gce-startup.c: $(srcdir)/providers/gce-startup.sh
