@@ -7,7 +7,9 @@
  * through the table gives precise errors ("FILE:LINE: unknown key ...,
  * known keys in [daemon]: ..."), the defaults, the effective-configuration
  * log line and the reload diff. gpuqd.conf(5) must list every row; a unit
- * test holds it to that.
+ * test holds it to that. The [gcp] endpoints, price_refresh,
+ * request_budget and [scheduler] quota_ttl take their defaults from
+ * providers/gcp/gcp-defaults.h, which the gcp layer uses too.
  *
  * Knows nothing of the loop, sockets, the store or the cloud.
  */
@@ -29,6 +31,7 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "daemon/conf.h"
+#include "providers/gcp/gcp-defaults.h"
 
 #define F(field)	offsetof(struct conf, field)
 /* A row without a range, and one with MIN..MAX for numeric types. */
@@ -87,40 +90,43 @@ static const struct conf_key conf_table[] = {
 	    endpoint, CONF_RESTART,
 	    "one base URL for every API (the simulated cloud)"),
 	KEY("gcp", "compute_endpoint", CONF_STRING,
-	    "https://compute.googleapis.com", compute_endpoint, CONF_RESTART,
+	    GCP_DEFAULT_COMPUTE_ENDPOINT, compute_endpoint, CONF_RESTART,
 	    "Compute Engine API"),
 	KEY("gcp", "batch_endpoint", CONF_STRING,
-	    "https://batch.googleapis.com", batch_endpoint, CONF_RESTART,
+	    GCP_DEFAULT_BATCH_ENDPOINT, batch_endpoint, CONF_RESTART,
 	    "Cloud Batch API"),
 	KEY("gcp", "vertex_endpoint", CONF_STRING,
-	    "https://{region}-aiplatform.googleapis.com", vertex_endpoint,
+	    GCP_DEFAULT_VERTEX_ENDPOINT, vertex_endpoint,
 	    CONF_RESTART, "Vertex AI API; {region} is replaced"),
 	KEY("gcp", "billing_endpoint", CONF_STRING,
-	    "https://cloudbilling.googleapis.com", billing_endpoint,
+	    GCP_DEFAULT_BILLING_ENDPOINT, billing_endpoint,
 	    CONF_RESTART, "Cloud Billing catalog API"),
 	KEY("gcp", "storage_endpoint", CONF_STRING,
-	    "https://storage.googleapis.com", storage_endpoint,
+	    GCP_DEFAULT_STORAGE_ENDPOINT, storage_endpoint,
 	    CONF_RESTART, "Cloud Storage JSON API"),
 	KEY("gcp", "token_endpoint", CONF_STRING,
-	    "https://oauth2.googleapis.com/token", token_endpoint,
+	    GCP_DEFAULT_TOKEN_ENDPOINT, token_endpoint,
 	    CONF_RESTART, "OAuth 2.0 token endpoint"),
 	KEY("gcp", "metadata_endpoint", CONF_STRING,
-	    "http://metadata.google.internal", metadata_endpoint,
+	    GCP_DEFAULT_METADATA_ENDPOINT, metadata_endpoint,
 	    CONF_RESTART, "GCE metadata server"),
 	KEY("gcp", "quotas_endpoint", CONF_STRING,
-	    "https://cloudquotas.googleapis.com", quotas_endpoint,
+	    GCP_DEFAULT_QUOTAS_ENDPOINT, quotas_endpoint,
 	    CONF_RESTART, "Cloud Quotas API"),
-	KEYR("gcp", "price_refresh", CONF_DURATION, "24h",
+	KEYR("gcp", "price_refresh", CONF_DURATION,
+	    GCP_DEFAULT_TEXT(GCP_DEFAULT_PRICE_REFRESH) "s",
 	    price_refresh, CONF_RESTART, 60, YEARS100,
 	    "how often to re-read the Cloud Billing catalog"),
-	KEYR("gcp", "request_budget", CONF_INT, "1200",
+	KEYR("gcp", "request_budget", CONF_INT,
+	    GCP_DEFAULT_TEXT(GCP_DEFAULT_BUDGET),
 	    request_budget, CONF_RESTART, 0, 1000000,
 	    "API requests a minute gpuqd may start per API; 0: no limit"),
 
 	KEYR("scheduler", "poll_interval", CONF_DURATION, "15s",
 	    poll_interval, 0, 1, 86400,
 	    "how often the reconciler lists each region's resources"),
-	KEYR("scheduler", "quota_ttl", CONF_DURATION, "60s",
+	KEYR("scheduler", "quota_ttl", CONF_DURATION,
+	    GCP_DEFAULT_TEXT(GCP_DEFAULT_QUOTA_TTL) "s",
 	    quota_ttl, CONF_RESTART, 1, 86400,
 	    "how long a quota reading is trusted"),
 	KEYR("scheduler", "preemptions_per_hour", CONF_DOUBLE, "0.1",

@@ -48,10 +48,13 @@ tests_unit_test_frame_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_frame_LDADD = common/libcommon.a $(CMOCKA_LIBS)
 tests_unit_test_conf_SOURCES = tests/unit/test-conf.c \
 	daemon/conf.c daemon/conf.h
-tests_unit_test_conf_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_conf_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(JANSSON_CFLAGS) \
+	$(CMOCKA_CFLAGS)
 tests_unit_test_conf_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DGPUQ_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_conf_LDADD = tests/unit/libunittest.a common/libcommon.a \
+# test-conf compares conf.c's defaults with gcp-conf.c's.
+tests_unit_test_conf_LDADD = tests/unit/libunittest.a \
+	providers/libproviders.a common/libcommon.a \
 	$(INIH_LIBS) $(CMOCKA_LIBS)
 
 # Manual pages of the daemon and its configuration (man/local.mk lints

@@ -1153,7 +1153,7 @@ rec_vertex_usage(struct reconcile *r)
 	for (i = 0; i < r->nusage; i++)
 		r->usage[i].n = 0;
 	LIST_FOREACH(g, &r->groups, link) {
-		if (strcmp(g->prov->name, "vertex") != 0)
+		if (!g->prov->quota_usage_ours)
 			continue;
 		TAILQ_FOREACH(e, &g->entries, glink) {
 			if (e->a->gpu == NULL || quota_gpu_metric(q,

@@ -231,19 +231,14 @@ sched_in_pass(const struct sched *s)
 static enum gcp_service
 sched_quota_service(const struct provider *p)
 {
-	return strcmp(p->name, "vertex") == 0 ? GCP_SERVICE_VERTEX :
-	    GCP_SERVICE_GCE;
+	return (enum gcp_service)p->quota_service;
 }
 
 /* The service whose prices a provider's launch pays. */
 static enum gcp_service
 sched_price_service(const struct provider *p)
 {
-	enum gcp_service	svc;
-
-	if (gcp_service_parse(p->name, &svc) != 0)
-		return GCP_SERVICE_GCE;
-	return svc;
+	return (enum gcp_service)p->price_service;
 }
 
 /* ---------------------------------------------------------------- */

@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
+#include "providers/provider.h"
 
 #define SPEC_NAME_MAX		63
 #define SPEC_IMAGE_MAX		1024
@@ -839,21 +840,22 @@ spec_check_regions(struct spec_ctx *c, const char *field, json_t *v)
 	    spec_region_ok, spec_region_bad);
 }
 
+/* A provider a job may name: any of the table but the test-only null. */
 static int
 spec_provider_ok(const char *s)
 {
-	return strcmp(s, "vertex") == 0 || strcmp(s, "batch") == 0 ||
-	    strcmp(s, "gce") == 0;
+	const struct provider	*p = prov_lookup(s);
+
+	return p != NULL && p != &prov_null;
 }
 
 static char *
 spec_provider_bad(const char *s, const char *q)
 {
-	return xprintf("unknown provider \"%s\"; use vertex, batch or gce",
-	    q);
+	return xprintf("unknown provider \"%s\"; use %s", q, prov_names());
 }
 
-/* providers: unique subset of vertex, batch, gce. */
+/* providers: unique subset of prov_names(). */
 static int
 spec_check_providers(struct spec_ctx *c, const char *field, json_t *v)
 {

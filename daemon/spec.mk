@@ -5,4 +5,7 @@ check_PROGRAMS += tests/unit/test-spec
 TESTS += tests/unit/test-spec
 tests_unit_test_spec_SOURCES = tests/unit/test-spec.c daemon/spec.c daemon/spec.h
 tests_unit_test_spec_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
-tests_unit_test_spec_LDADD = common/libcommon.a $(JANSSON_LIBS) $(CMOCKA_LIBS)
+# spec.c checks provider names against the provider table (prov_lookup).
+tests_unit_test_spec_LDADD = providers/libproviders.a common/libcommon.a \
+	$(JANSSON_LIBS) $(CURL_LIBS) $(UV_LIBS) $(OPENSSL_LIBS) \
+	$(CMOCKA_LIBS) -lm

@@ -379,9 +379,12 @@ batch_event_time(json_t *events, const char *word)
 /*
  * Why a job FAILED. The task's exit code decides when there is one
  * (batch_exit_state()). Without one the task never ran: Batch could not
- * make its VM, and says why in a "Batch Error: code - CODE_GCE_..." event.
- * No capacity and no quota both mean the offer did not hold after Batch
- * accepted the job (STOCKOUT: try elsewhere); anything else is ERROR.
+ * make its VM, and says why in a "Batch Error: code - CODE_GCE_..." event
+ * (tests/fakegcp/README.md, "Batch"). No capacity in the zone
+ * (CODE_GCE_ZONE_RESOURCE_POOL_EXHAUSTED) is a STOCKOUT: try elsewhere.
+ * No Compute Engine quota (CODE_GCE_QUOTA_EXCEEDED) is QUOTA: Batch VMs
+ * draw on Compute's quota, which no other zone of the region changes.
+ * Anything else is ERROR.
  */
 static void
 batch_failure(json_t *events, struct prov_observed *o, struct prov_text *t)
@@ -400,9 +403,13 @@ batch_failure(json_t *events, struct prov_observed *o, struct prov_text *t)
 		return;
 	}
 	if ((d = batch_event_with(events, "RESOURCE_POOL_EXHAUSTED")) !=
-	    NULL || (d = batch_event_with(events, "QUOTA_EXCEEDED")) !=
 	    NULL) {
 		o->state = PROV_STOCKOUT;
+		o->message = d;
+		return;
+	}
+	if ((d = batch_event_with(events, "QUOTA_EXCEEDED")) != NULL) {
+		o->state = PROV_QUOTA;
 		o->message = d;
 		return;
 	}
@@ -638,6 +645,9 @@ const struct provider prov_batch = {
 	.quota_metric = batch_quota_metric,
 	.picks_zone = 1,
 	.poll_global = 0,
+	.quota_service = GCP_SERVICE_GCE,
+	.price_service = GCP_SERVICE_BATCH,
+	.quota_usage_ours = 0,
 	.launch = batch_launch,
 	.poll = batch_poll,
 	.cancel = batch_cancel,

@@ -45,7 +45,6 @@ const char gce_boot_image[] = "projects/deeplearning-platform-release/"
     "global/images/family/common-cu128-ubuntu-2204-nvidia-570";
 
 #define GCE_DISK_GB	"100"
-#define GCE_SCOPE	"https://www.googleapis.com/auth/cloud-platform"
 /*
  * Grace added to the job's max_runtime for the VM's own maxRunDuration:
  * booting, the driver check and the image pull come first, and the
@@ -172,7 +171,7 @@ gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "accessConfigs", "type", "ONE_TO_ONE_NAT", "name",
 	    "External NAT"));
 	prov_set(body, "serviceAccounts", json_pack("[{s:s, s:[s]}]",
-	    "email", "default", "scopes", GCE_SCOPE));
+	    "email", "default", "scopes", GCP_SCOPE));
 	prov_set(body, "labels", prov_labels_new(l, 0));
 
 	items = prov_checked(json_array());
@@ -992,6 +991,9 @@ const struct provider prov_gce = {
 	.quota_metric = gce_quota_metric,
 	.picks_zone = 0,
 	.poll_global = 1,
+	.quota_service = GCP_SERVICE_GCE,
+	.price_service = GCP_SERVICE_GCE,
+	.quota_usage_ours = 0,
 	.launch = gce_launch,
 	.poll = gce_poll,
 	.cancel = gce_cancel,

@@ -77,6 +77,7 @@ static const char *const prov_state_names[] = {
 	[PROV_PREEMPTED] = "preempted",
 	[PROV_MAINTENANCE] = "maintenance",
 	[PROV_STOCKOUT] = "stockout",
+	[PROV_QUOTA] = "quota",
 	[PROV_CANCELLED] = "cancelled",
 	[PROV_LOST] = "lost",
 	[PROV_ERROR] = "error",

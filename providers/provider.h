@@ -59,6 +59,7 @@ enum prov_state {
 	PROV_PREEMPTED,		/* Spot preemption */
 	PROV_MAINTENANCE,	/* host maintenance / host error */
 	PROV_STOCKOUT,		/* no capacity after acceptance */
+	PROV_QUOTA,		/* the service ended it for lack of quota */
 	PROV_CANCELLED,		/* cancelled or deleted by us */
 	PROV_LOST,		/* gone or broken for another reason */
 	PROV_ERROR,		/* failed for a cloud-side reason */
@@ -116,6 +117,17 @@ struct provider {
 	/* Does one poll list every region at once (Compute Engine's
 	 * aggregatedList)? Then the daemon polls it with REGION NULL. */
 	int		  poll_global;
+	/* The service whose quota a launch draws on (enum gcp_service):
+	 * GCE for Batch too, whose VMs are Compute VMs (API-NOTES A.2). */
+	int		  quota_service;
+	/* The service whose prices a launch pays (enum gcp_service): the
+	 * price table has rows per service (price.h). */
+	int		  price_service;
+	/* Does that quota service report no usage of its own (Vertex AI's,
+	 * read from Cloud Quotas, API-NOTES B.2)? Then the daemon counts
+	 * the GPUs its live attempts hold and tells quota.c
+	 * (quota_set_usage()). */
+	int		  quota_usage_ours;
 	int		(*launch)(struct gcp *, const struct prov_launch *,
 			    prov_launch_cb, void *);
 	/* One list call (plus pages) for every resource of ours in REGION.

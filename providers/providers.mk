@@ -11,7 +11,7 @@ providers_libproviders_a_SOURCES += \
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.
 nodist_providers_libproviders_a_SOURCES = providers/gce-startup.c
-EXTRA_DIST += providers/gce-startup.sh
+EXTRA_DIST += providers/gce-startup.sh providers/README
 CLEANFILES += providers/gce-startup.c
 
 providers/gce-startup.c: $(srcdir)/providers/gce-startup.sh
@@ -41,6 +41,9 @@ PROVTEST_SOURCES = tests/unit/provtest.c tests/unit/provtest.h
 
 tests_unit_test_provider_SOURCES = tests/unit/test-provider.c
 tests_unit_test_provider_CFLAGS = $(PROV_TEST_CFLAGS)
+# It reads daemon/*.c to check that none branches on a provider's name.
+tests_unit_test_provider_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DGPUQ_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_provider_LDADD = $(PROV_TEST_LDADD)
 tests_unit_test_vertex_SOURCES = tests/unit/test-vertex.c \
 	$(PROVTEST_SOURCES)

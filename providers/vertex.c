@@ -175,13 +175,18 @@ vertex_mentions(const char *msg, const char *word)
  * Why a CustomJob failed, from its error (google.rpc.Status, E.4):
  *
  *   "exited with a non-zero status of N"     the user's code: FAILED, N
+ *   8 RESOURCE_EXHAUSTED, quota message      admitted, then starved of
+ *                                            quota ("The following quota
+ *                                            metrics exceed quota
+ *                                            limits", API-NOTES B.1):
+ *                                            QUOTA
  *   message mentions preemption              Vertex gave up restarting a
  *                                            preempted Spot worker:
  *                                            PREEMPTED
- *   8 RESOURCE_EXHAUSTED                     no capacity or quota after
- *                                            the job was accepted
- *                                            ("Resources are insufficient
- *                                            in region"): STOCKOUT
+ *   8 RESOURCE_EXHAUSTED, other message      no capacity after the job
+ *                                            was accepted ("Resources are
+ *                                            insufficient in region"):
+ *                                            STOCKOUT
  *   13 INTERNAL, 14 UNAVAILABLE              Vertex broke: LOST, retried
  *   anything else (4 DEADLINE_EXCEEDED when
  *   the timeout hit, 3, 7, 9 ...)            ERROR, not retried
@@ -199,7 +204,10 @@ vertex_failure(json_t *error, struct prov_observed *o)
 	if ((exit_code = vertex_exit_status(msg)) >= 0) {
 		o->state = exit_code == 0 ? PROV_SUCCEEDED : PROV_FAILED;
 		o->exit_code = exit_code;
-	} else if (vertex_mentions(msg, "preempt"))
+	} else if (code == 8 && vertex_mentions(msg, "exceed quota"))
+		o->state = PROV_QUOTA;	/* before "preempt": the metric of
+					   Spot quota says "preemptible" */
+	else if (vertex_mentions(msg, "preempt"))
 		o->state = PROV_PREEMPTED;
 	else if (code == 8)
 		o->state = PROV_STOCKOUT;
@@ -742,6 +750,9 @@ const struct provider prov_vertex = {
 	.quota_metric = vertex_quota_metric,
 	.picks_zone = 1,
 	.poll_global = 0,
+	.quota_service = GCP_SERVICE_VERTEX,
+	.price_service = GCP_SERVICE_VERTEX,
+	.quota_usage_ours = 1,
 	.launch = vertex_launch,
 	.poll = vertex_poll,
 	.cancel = vertex_cancel,

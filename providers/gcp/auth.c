@@ -6,7 +6,8 @@
  * short-lived access tokens on demand (H.3): a JWT signed RS256 with
  * OpenSSL for a service account, a refresh-token grant for a gcloud
  * user, or a GET from the metadata server. One fetch at a time; whoever
- * needs a token meanwhile waits on it (struct auth_waiter).
+ * needs a token meanwhile waits on it (http.h's struct http_token_wait):
+ * auth_token_source() is how the HTTP client asks.
  *
  * Secrets (the private key, client secret, refresh token, access token,
  * the signed assertion) are never logged, and are wiped before their
@@ -43,7 +44,7 @@
 #define AUTH_METADATA_TIMEOUT	5000		/* ms per attempt */
 #define AUTH_GRANT_JWT	"urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
 
-TAILQ_HEAD(auth_waiters, auth_waiter);
+TAILQ_HEAD(auth_waiters, http_token_wait);
 
 struct auth {
 	struct http		*http;		/* borrowed */
@@ -72,9 +73,13 @@ struct auth {
 	int			 notifying;	/* inside auth_notify() */
 	int			 dead;		/* freed while notifying */
 	struct auth_waiters	 waiters;
+	struct http_token_source src;		/* auth_token_source() */
 };
 
 static void	auth_fetch(struct auth *);
+static const char *auth_source_get(void *, struct http_token_wait *);
+static void	auth_source_cancel(void *, struct http_token_wait *);
+static void	auth_source_invalidate(void *, const char *);
 
 /* Wipe a string jansson owns (a secret read from a key file). */
 static void
@@ -164,7 +169,8 @@ auth_token_url(const struct gcp_conf *conf, const char *from_file)
 	if ((conf->token_endpoint != NULL && *conf->token_endpoint != '\0') ||
 	    (conf->endpoint != NULL && *conf->endpoint != '\0'))
 		return gcp_url(conf, GCP_API_TOKEN, NULL, "%s", "");
-	return xstrdup(from_file != NULL ? from_file : GCP_TOKEN_URL);
+	return xstrdup(from_file != NULL ? from_file :
+	    GCP_DEFAULT_TOKEN_ENDPOINT);
 }
 
 static int
@@ -199,7 +205,7 @@ auth_load_service_account(struct auth *a, const struct gcp_conf *conf,
 	if (auth_str(j, "private_key_id") != NULL)
 		a->key_id = xstrdup(auth_str(j, "private_key_id"));
 	uri = auth_str(j, "token_uri");
-	a->audience = xstrdup(uri != NULL ? uri : GCP_TOKEN_URL);
+	a->audience = xstrdup(uri != NULL ? uri : GCP_DEFAULT_TOKEN_ENDPOINT);
 	a->token_url = auth_token_url(conf, uri);
 	return 0;
 }
@@ -332,6 +338,11 @@ auth_new(struct http *http, const struct gcp_conf *conf, struct auth **ret,
 		auth_free(a);
 		return rc;
 	}
+	a->src.get = auth_source_get;
+	a->src.cancel = auth_source_cancel;
+	a->src.invalidate = auth_source_invalidate;
+	a->src.user_project = a->quota_project;
+	a->src.arg = a;
 	*ret = a;
 	return 0;
 }
@@ -354,7 +365,7 @@ static void	auth_really_free(struct auth *);
 static void
 auth_notify(struct auth *a, const char *token, int error, const char *cause)
 {
-	struct auth_waiter	*w;
+	struct http_token_wait	*w;
 	unsigned long		 limit = a->seq;
 
 	a->notifying++;
@@ -590,7 +601,12 @@ auth_fetch(struct auth *a)
 	a->fetching = 1;
 }
 
-const char *
+/*
+ * The cached token if it is fresh, else NULL. A token inside its refresh
+ * margin but not yet expired is still returned, and a refresh starts in
+ * the background. Borrowed: valid until the next turn of the loop.
+ */
+static const char *
 auth_token_peek(struct auth *a)
 {
 	uint64_t	now;
@@ -609,29 +625,48 @@ auth_token_peek(struct auth *a)
 	return NULL;
 }
 
-void
-auth_token_wait(struct auth *a, struct auth_waiter *w)
+/* http.h get: the fresh token, else queue W for the next fetch. */
+static const char *
+auth_source_get(void *arg, struct http_token_wait *w)
 {
+	struct auth	*a = arg;
+	const char	*tok;
+
+	if ((tok = auth_token_peek(a)) != NULL)
+		return tok;
 	TAILQ_INSERT_TAIL(&a->waiters, w, entry);
 	w->queued = 1;
 	w->seq = a->seq++;
 	auth_fetch(a);
+	return NULL;
 }
 
-void
-auth_waiter_cancel(struct auth *a, struct auth_waiter *w)
+/* http.h cancel. */
+static void
+auth_source_cancel(void *arg, struct http_token_wait *w)
 {
+	struct auth	*a = arg;
+
 	if (!w->queued)
 		return;
 	TAILQ_REMOVE(&a->waiters, w, entry);
 	w->queued = 0;
 }
 
-void
-auth_invalidate(struct auth *a, const char *token)
+/* http.h invalidate: drop TOKEN if it is still the cached one. */
+static void
+auth_source_invalidate(void *arg, const char *token)
 {
+	struct auth	*a = arg;
+
 	if (a->token != NULL && token != NULL && strcmp(a->token, token) == 0)
 		auth_clear_token(a);
+}
+
+const struct http_token_source *
+auth_token_source(struct auth *a)
+{
+	return &a->src;
 }
 
 enum auth_kind

@@ -13,13 +13,16 @@
  * its life, for short-lived tokens) remain; requests that need one while
  * it is being fetched wait for that one fetch. Tokens and keys are never
  * logged and are wiped before their memory is freed.
+ *
+ * The HTTP client gets its tokens through auth_token_source() (http.h's
+ * struct http_token_source), which gcp.c attaches: auth.c uses http.c
+ * to fetch tokens, http.c knows nothing of auth.c.
  */
 #ifndef GPUQ_AUTH_H
 #define GPUQ_AUTH_H
 
-#include <sys/queue.h>
-
 struct http;
+struct http_token_source;
 struct auth;
 struct gcp_conf;
 
@@ -27,19 +30,6 @@ enum auth_kind {
 	AUTH_SERVICE_ACCOUNT,	/* JSON key, JWT bearer grant */
 	AUTH_AUTHORIZED_USER,	/* gcloud user, refresh-token grant */
 	AUTH_METADATA,		/* the VM's attached service account */
-};
-
-/*
- * One request waiting for a token, embedded in its owner (the HTTP
- * layer's request). cb runs once: with TOKEN (borrowed, valid during the
- * call) and ERROR 0, or TOKEN NULL, ERROR < 0 and CAUSE saying why.
- */
-struct auth_waiter {
-	TAILQ_ENTRY(auth_waiter) entry;
-	void		(*cb)(struct auth_waiter *, const char *token,
-			    int error, const char *cause);
-	int		  queued;	/* on the waiters list */
-	unsigned long	  seq;		/* order of arrival */
 };
 
 /*
@@ -57,23 +47,14 @@ int		 auth_new(struct http *http, const struct gcp_conf *conf,
  */
 void		 auth_free(struct auth *);
 /*
- * The cached token if it is fresh, else NULL. A token inside its refresh
- * margin but not yet expired is still returned, and a refresh starts in
- * the background. Borrowed: valid until the next turn of the loop.
+ * The token source of A for http_set_token_source(): get gives the
+ * cached token while it is fresh (one inside the refresh margin is still
+ * given, and a refresh starts in the background), else queues the
+ * waiter and starts a fetch unless one is under way; invalidate drops
+ * the cached token after a 401; user_project is auth_quota_project().
+ * Borrowed: valid until auth_free(A).
  */
-const char	*auth_token_peek(struct auth *);
-/*
- * Queue W for a token; a fetch starts unless one is under way. W->cb
- * runs exactly once, later, unless auth_waiter_cancel() comes first.
- */
-void		 auth_token_wait(struct auth *, struct auth_waiter *w);
-/* Take W off the queue without calling it. Not queued: no-op. */
-void		 auth_waiter_cancel(struct auth *, struct auth_waiter *w);
-/*
- * An API answered 401 to TOKEN: drop it if it is still the cached one,
- * so the next request fetches a new one.
- */
-void		 auth_invalidate(struct auth *, const char *token);
+const struct http_token_source *auth_token_source(struct auth *a);
 /* Kind of the credentials found. */
 enum auth_kind	 auth_kind(struct auth *);
 /* "service account gpuq@p.iam.gserviceaccount.com (key FILE)" and so

@@ -25,24 +25,22 @@
 
 static const struct {
 	const char	*name;
-	const char	*base;		/* Google's root URL */
+	const char	*base;		/* default root (gcp-defaults.h) */
 	const char	*path;		/* version path under the root */
 } gcp_apis[GCP_API_MAX] = {
-	[GCP_API_COMPUTE] = { "compute", "https://compute.googleapis.com",
+	[GCP_API_COMPUTE] = { "compute", GCP_DEFAULT_COMPUTE_ENDPOINT,
 	    "/compute/v1/" },
-	[GCP_API_BATCH] = { "batch", "https://batch.googleapis.com", "/v1/" },
-	[GCP_API_VERTEX] = { "vertex",
-	    "https://{region}-aiplatform.googleapis.com", "/v1/" },
-	[GCP_API_BILLING] = { "billing", "https://cloudbilling.googleapis.com",
+	[GCP_API_BATCH] = { "batch", GCP_DEFAULT_BATCH_ENDPOINT, "/v1/" },
+	[GCP_API_VERTEX] = { "vertex", GCP_DEFAULT_VERTEX_ENDPOINT, "/v1/" },
+	[GCP_API_BILLING] = { "billing", GCP_DEFAULT_BILLING_ENDPOINT,
 	    "/v1/" },
-	[GCP_API_STORAGE] = { "storage", "https://storage.googleapis.com",
+	[GCP_API_STORAGE] = { "storage", GCP_DEFAULT_STORAGE_ENDPOINT,
 	    "/storage/v1/" },
-	[GCP_API_UPLOAD] = { "upload", "https://storage.googleapis.com",
+	[GCP_API_UPLOAD] = { "upload", GCP_DEFAULT_STORAGE_ENDPOINT,
 	    "/upload/storage/v1/" },
-	[GCP_API_QUOTAS] = { "quotas", "https://cloudquotas.googleapis.com",
-	    "/v1/" },
-	[GCP_API_TOKEN] = { "token", GCP_TOKEN_URL, "" },
-	[GCP_API_METADATA] = { "metadata", "http://metadata.google.internal",
+	[GCP_API_QUOTAS] = { "quotas", GCP_DEFAULT_QUOTAS_ENDPOINT, "/v1/" },
+	[GCP_API_TOKEN] = { "token", GCP_DEFAULT_TOKEN_ENDPOINT, "" },
+	[GCP_API_METADATA] = { "metadata", GCP_DEFAULT_METADATA_ENDPOINT,
 	    "/computeMetadata/v1/" },
 };
 

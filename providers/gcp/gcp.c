@@ -3,7 +3,8 @@
  * HTTP client, the credentials, the quota cache and the price table -- so
  * the daemon holds one object and frees it in the right order.
  *
- * Knows the order things are built and torn down in; nothing else.
+ * Knows the order things are built and torn down in, and wires auth.c
+ * into http.c as its token source (http.h); nothing else.
  */
 #include "config.h"
 
@@ -45,7 +46,7 @@ gcp_new(uv_loop_t *loop, const struct gcp_conf *conf, struct gcp **ret,
 	}
 	if ((rc = auth_new(g->http, g->conf, &g->auth, cause)) < 0)
 		goto fail;
-	http_set_auth(g->http, g->auth);
+	http_set_token_source(g->http, auth_token_source(g->auth));
 	if ((rc = price_new(g->http, g->conf, &g->price, cause)) < 0)
 		goto fail;
 	if ((rc = quota_new(g->http, g->conf, &g->quota, cause)) < 0)
@@ -75,7 +76,7 @@ gcp_free(struct gcp *g)
 	quota_free(g->quota);
 	price_free(g->price);
 	if (g->http != NULL)
-		http_set_auth(g->http, NULL);
+		http_set_token_source(g->http, NULL);
 	auth_free(g->auth);
 	http_free(g->http);
 	gcp_conf_free(g->conf);

@@ -15,6 +15,8 @@
 
 #include <jansson.h>
 
+#include "providers/gcp/gcp-defaults.h"
+
 struct uv_loop_s;
 struct http;
 struct auth;
@@ -46,8 +48,8 @@ enum gcp_service {
  * Configuration, filled by the daemon from gpuqd.conf. Every pointer is
  * borrowed: gcp_new() (and each module's _new) copies what it keeps, so
  * the daemon may point these at its own struct conf and free it later.
- * NULL or "" means the default written after the field. Durations are
- * seconds.
+ * NULL or "" means the default (gcp-defaults.h) named after the field.
+ * Durations are seconds.
  *
  *   gpuqd.conf key                field
  *   [gcp] project                 project
@@ -73,17 +75,10 @@ struct gcp_conf {
 	 * base URL with Google's own paths (the simulated cloud), unless the
 	 * API's own *_endpoint is also set. Each is a root (scheme://host
 	 * [:port][/base]) without the API's version path, except
-	 * token_endpoint which is the whole token URL. Defaults:
-	 *   compute   https://compute.googleapis.com
-	 *   batch     https://batch.googleapis.com
-	 *   vertex    https://{region}-aiplatform.googleapis.com
-	 *   billing   https://cloudbilling.googleapis.com
-	 *   storage   https://storage.googleapis.com
-	 *   quotas    https://cloudquotas.googleapis.com
-	 *   token     https://oauth2.googleapis.com/token (a service-account
-	 *             key's own token_uri when no endpoint is configured)
-	 *   metadata  http://$GCE_METADATA_HOST, else
-	 *             http://metadata.google.internal
+	 * token_endpoint which is the whole token URL. Defaults: each
+	 * GCP_DEFAULT_*_ENDPOINT, except that a service-account key's own
+	 * token_uri wins over the token default when no endpoint is set,
+	 * and $GCE_METADATA_HOST over the metadata default.
 	 */
 	const char	 *endpoint;
 	const char	 *compute_endpoint;
@@ -96,25 +91,19 @@ struct gcp_conf {
 	const char	 *metadata_endpoint;
 
 	const char	 *price_table;		/* GPUQ_DATADIR "/prices.csv" */
-	int64_t		  quota_ttl;		/* 60 */
-	int64_t		  price_refresh;	/* 86400 */
-	int		  request_budget;	/* 600/min per API; -1 none */
-	int		  retry_max_attempts;	/* 5 (first try included) */
-	int		  retry_base_ms;	/* 1000 */
-	int		  retry_cap_ms;		/* 32000 */
-	int		  request_timeout_ms;	/* 60000 per attempt */
+	int64_t		  quota_ttl;		/* GCP_DEFAULT_QUOTA_TTL */
+	int64_t		  price_refresh;	/* GCP_DEFAULT_PRICE_REFRESH */
+	int		  request_budget;	/* GCP_DEFAULT_BUDGET a minute
+						   per API; -1 none */
+	int		  retry_max_attempts;	/* GCP_DEFAULT_ATTEMPTS */
+	int		  retry_base_ms;	/* GCP_DEFAULT_RETRY_BASE_MS */
+	int		  retry_cap_ms;		/* GCP_DEFAULT_RETRY_CAP_MS */
+	int		  request_timeout_ms;	/* GCP_DEFAULT_TIMEOUT_MS */
 	int		  page_size;		/* 0: each API's maximum */
 };
 
-#define GCP_DEFAULT_QUOTA_TTL		60
-#define GCP_DEFAULT_PRICE_REFRESH	86400
-#define GCP_DEFAULT_BUDGET		600
-#define GCP_DEFAULT_ATTEMPTS		5
-#define GCP_DEFAULT_RETRY_BASE_MS	1000
-#define GCP_DEFAULT_RETRY_CAP_MS	32000
-#define GCP_DEFAULT_TIMEOUT_MS		60000
+/* The OAuth scope of every token gpuq asks for, and of its VMs. */
 #define GCP_SCOPE	"https://www.googleapis.com/auth/cloud-platform"
-#define GCP_TOKEN_URL	"https://oauth2.googleapis.com/token"
 #define GCP_COMPUTE_SERVICE_ID	"6F81-5844-456A"	/* Billing catalog */
 #define GCP_VERTEX_SERVICE_ID	"C7E2-9256-1C43"
 

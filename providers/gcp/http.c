@@ -8,15 +8,15 @@
  *
  * On top: retries with full-jitter exponential backoff for answers that
  * may pass (API-NOTES H.6), Retry-After and RetryInfo honoured, a
- * request budget per API (sliding 60 s window), bearer tokens from
- * auth.c with one forced refresh on 401, and Google's error bodies parsed
- * into struct gcp_error.
+ * request budget per API (sliding 60 s window), bearer tokens from a
+ * token source (http.h; auth.c in gpuqd) with one forced refresh on 401,
+ * and Google's error bodies parsed into struct gcp_error.
  *
  * A request's life (struct http_call, state in c->state):
  *
  *   start --> PENDING --budget slot, backoff over--> (token?) --> RUNNING
- *               ^   \--no token cached--> TOKEN --token--> RUNNING   |
- *               |                          \--auth failed--> done    |
+ *               ^   \--no token yet--> TOKEN --token--> RUNNING      |
+ *               |                        \--no token, error--> done |
  *               +------ retryable failure, attempts left <-----------+
  *                                                       else --> done
  *
@@ -43,7 +43,6 @@
 
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "providers/gcp/auth.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
 
@@ -55,7 +54,7 @@
 
 enum http_state {
 	CALL_PENDING,		/* in http->pending: budget, backoff */
-	CALL_TOKEN,		/* waiting on auth */
+	CALL_TOKEN,		/* waiting on the token source */
 	CALL_RUNNING,		/* easy handle in the multi */
 	CALL_DONE,
 };
@@ -65,7 +64,7 @@ struct http_call {
 	TAILQ_ENTRY(http_call)	 entry;		/* http->calls: every call */
 	TAILQ_ENTRY(http_call)	 qentry;	/* http->pending */
 	enum http_state		 state;
-	struct auth_waiter	 waiter;	/* while CALL_TOKEN */
+	struct http_token_wait	 waiter;	/* while CALL_TOKEN */
 
 	CURL			*easy;
 	struct curl_slist	*hdrs;		/* rebuilt per attempt */
@@ -126,7 +125,7 @@ struct http {
 	int			 handles;	/* open libuv handles */
 	int			 closing;	/* http_free() called */
 	int			 cancelling;	/* in http_cancel_all() */
-	struct auth		*auth;		/* borrowed, may be NULL */
+	const struct http_token_source *tokens;	/* borrowed, may be NULL */
 
 	struct http_calls	 calls;		/* every live call */
 	struct http_calls	 pending;	/* FIFO of CALL_PENDING */
@@ -552,11 +551,11 @@ http_call_done(struct http_call *c, CURLcode cc)
 				c->err.retry_after = c->retry_after;
 		}
 		if (c->status == 401 && (c->flags & HTTP_AUTH) &&
-		    !c->auth_retried && http->auth != NULL) {
+		    !c->auth_retried && http->tokens != NULL) {
 			/* H.3: drop the token, fetch a new one, retry once. */
 			c->auth_retried = 1;
 			http->stats.auth_retries++;
-			auth_invalidate(http->auth, c->token);
+			http->tokens->invalidate(http->tokens->arg, c->token);
 			log_debug("http: %s %s -> 401, refreshing the token",
 			    c->method, c->logurl);
 			http_call_reset(c);
@@ -784,10 +783,10 @@ http_call_transfer(struct http_call *c)
 		c->hdrs = curl_slist_append(c->hdrs, line);
 		freezero_str(line);
 		/* User credentials bill quota to a project they name. */
-		if (http->auth != NULL && auth_quota_project(http->auth) !=
-		    NULL) {
+		if (http->tokens != NULL &&
+		    http->tokens->user_project != NULL) {
 			line = xprintf("x-goog-user-project: %s",
-			    auth_quota_project(http->auth));
+			    http->tokens->user_project);
 			c->hdrs = curl_slist_append(c->hdrs, line);
 			free(line);
 		}
@@ -809,7 +808,7 @@ http_call_transfer(struct http_call *c)
 }
 
 static void
-http_call_on_token(struct auth_waiter *w, const char *token, int error,
+http_call_on_token(struct http_token_wait *w, const char *token, int error,
     const char *cause)
 {
 	struct http_call	*c = (struct http_call *)((char *)w -
@@ -833,13 +832,14 @@ http_call_begin(struct http_call *c)
 	struct http	*http = c->http;
 	const char	*tok;
 
-	if ((c->flags & HTTP_AUTH) && http->auth != NULL) {
-		if ((tok = auth_token_peek(http->auth)) == NULL) {
-			c->state = CALL_TOKEN;
-			c->waiter.cb = http_call_on_token;
-			auth_token_wait(http->auth, &c->waiter);
-			return;
-		}
+	if ((c->flags & HTTP_AUTH) && http->tokens != NULL) {
+		/* Set before asking: the answer may come inside get(). */
+		c->state = CALL_TOKEN;
+		c->waiter.cb = http_call_on_token;
+		tok = http->tokens->get(http->tokens->arg, &c->waiter);
+		if (tok == NULL)
+			return;		/* http_call_on_token() has C now */
+		c->state = CALL_PENDING;
 		freezero_str(c->token);
 		c->token = xstrdup(tok);
 	}
@@ -918,8 +918,9 @@ http_cancel_all(struct http *http)
 	while ((c = TAILQ_FIRST(&http->calls)) != NULL) {
 		switch (c->state) {
 		case CALL_TOKEN:
-			if (http->auth != NULL)
-				auth_waiter_cancel(http->auth, &c->waiter);
+			if (http->tokens != NULL)
+				http->tokens->cancel(http->tokens->arg,
+				    &c->waiter);
 			break;
 		case CALL_RUNNING:
 			curl_multi_remove_handle(http->multi, c->easy);
@@ -960,9 +961,10 @@ http_free(struct http *http)
 }
 
 void
-http_set_auth(struct http *http, struct auth *auth)
+http_set_token_source(struct http *http,
+    const struct http_token_source *src)
 {
-	http->auth = auth;
+	http->tokens = src;
 }
 
 void

@@ -6,11 +6,18 @@
  * Failures that may pass are retried with full-jitter exponential backoff
  * (API-NOTES H.6), Retry-After and RetryInfo honoured; each API has a
  * request budget per minute and requests beyond it wait their turn
- * instead of failing. With an auth attached (http_set_auth), HTTP_AUTH
- * requests carry a bearer token, and a 401 refreshes it once and retries.
+ * instead of failing. With a token source attached
+ * (http_set_token_source), HTTP_AUTH requests carry a bearer token from
+ * it, and a 401 drops that token and retries once with a new one.
+ *
+ * The HTTP layer knows token sources by the struct below only: auth.c is
+ * one (gcp.c attaches it), a test's fixed token another. auth.c uses
+ * this file to fetch its tokens; this file never uses auth.c.
  */
 #ifndef GPUQ_HTTP_H
 #define GPUQ_HTTP_H
+
+#include <sys/queue.h>
 
 #include <stddef.h>
 
@@ -20,7 +27,6 @@
 
 struct uv_loop_s;
 struct http;
-struct auth;
 
 /* struct http_req flags. */
 #define HTTP_IDEMPOTENT	0x01	/* POST/PATCH safe to repeat: requestId,
@@ -54,6 +60,44 @@ struct http_resp {
 	const char	 *curl_message;	/* borrowed; "" if none */
 	int		  attempts;	/* tries made, the last included */
 	double		  elapsed;	/* seconds from start to callback */
+};
+
+/*
+ * One request waiting for a bearer token, embedded in the HTTP layer's
+ * request; the token source keeps it on its own queue (entry, queued,
+ * seq are the source's). CB runs once: with TOKEN (borrowed, valid
+ * during the call) and ERROR 0, or TOKEN NULL, ERROR < 0 (-ECANCELED:
+ * the source is closing) and CAUSE saying why.
+ */
+struct http_token_wait {
+	TAILQ_ENTRY(http_token_wait) entry;
+	void		(*cb)(struct http_token_wait *, const char *token,
+			    int error, const char *cause);
+	int		  queued;	/* on the source's queue */
+	unsigned long	  seq;		/* order of arrival */
+};
+
+/*
+ * Where HTTP_AUTH requests get their token. Every function gets ARG.
+ * Borrowed by the client: it must outlive http_set_token_source(NULL).
+ */
+struct http_token_source {
+	/*
+	 * A fresh token now (borrowed until the loop turns), leaving W
+	 * alone; or NULL after queueing W, whose cb then runs exactly once
+	 * unless cancel comes first: later from the loop, or before get
+	 * returns when the source fails at once (auth.c cannot start its
+	 * fetch). So the caller must not touch W's owner after a NULL.
+	 */
+	const char	*(*get)(void *arg, struct http_token_wait *w);
+	/* Take W off the queue without calling it. Not queued: no-op. */
+	void		 (*cancel)(void *arg, struct http_token_wait *w);
+	/* An API answered 401 to TOKEN: drop it if it is still current. */
+	void		 (*invalidate)(void *arg, const char *token);
+	/* The project quota is billed to, sent as x-goog-user-project with
+	 * each token (user credentials name one), or NULL. Borrowed. */
+	const char	 *user_project;
+	void		 *arg;
 };
 
 /*
@@ -93,8 +137,10 @@ void	 http_free(struct http *);
 /* Cancel every request in flight now, as http_free() does, but keep
  * the client usable. */
 void	 http_cancel_all(struct http *);
-/* Attach AUTH (borrowed; NULL detaches) for HTTP_AUTH requests. */
-void	 http_set_auth(struct http *, struct auth *);
+/* Take HTTP_AUTH requests' tokens from SRC (borrowed; NULL detaches:
+ * such requests then go without one). */
+void	 http_set_token_source(struct http *,
+	    const struct http_token_source *src);
 /*
  * Retry policy: first backoff BASE_MS, doubling up to CAP_MS, full jitter,
  * at most MAX_ATTEMPTS tries. Values <= 0 keep the current one.

@@ -224,20 +224,41 @@ def test_sysusers_tmpfiles_apply(tmp_path):
 
 # --- the default gpuqd.conf ---------------------------------------------
 
+def conf_value(v):
+    """A default as gpuqd reads it: durations ("24h", "86400s") in
+    seconds, anything else as written."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if re.fullmatch(r"(\d+[smhd])+", v):
+        return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)(\w)", v))
+    return v
+
+
 def daemon_conf_keys():
     """{(section, key): default} from the key table in daemon/conf.c,
-    with GPUQ_SOCKET_DEFAULT resolved from common/proto.h."""
+    with the macros it uses resolved from common/proto.h and
+    providers/gcp/gcp-defaults.h (GCP_DEFAULT_TEXT(N) "s" is N seconds)."""
     path = src("daemon", "conf.c")
-    proto = open(src("common", "proto.h")).read()
-    macros = dict(re.findall(r'#define\s+(\w+)\s+"([^"]*)"', proto))
+    macros = {}
+    for h in (src("common", "proto.h"),
+              src("providers", "gcp", "gcp-defaults.h")):
+        macros.update(re.findall(r'#define\s+(\w+)\s+\\?\s*"([^"]*)"',
+                                 open(h).read()))
+        macros.update(re.findall(r"#define\s+(\w+)\s+(\d+)\b",
+                                 open(h).read()))
     text = open(path).read()
     text = text[text.index("conf_table[]"):]
     keys = {}
-    for sec, name, default in re.findall(
+    for sec, name, default, num, unit in re.findall(
             r'(?:KEYR?\(|\{)\s*"(\w+)",\s*"(\w+)",\s*CONF_\w+,\s*'
-            r'("[^"]*"|\w+)', text):
-        keys[(sec, name)] = (default[1:-1] if default.startswith('"')
-                             else macros[default])
+            r'(GCP_DEFAULT_TEXT\((\w+)\)(?:\s*"(\w*)")?|"[^"]*"|\w+)',
+            text):
+        if num:
+            default = macros[num] + unit
+        elif default.startswith('"'):
+            default = default[1:-1]
+        else:
+            default = macros[default]
+        keys[(sec, name)] = conf_value(default)
     assert keys, "no keys found in daemon/conf.c's conf_table"
     return keys
 
@@ -253,7 +274,7 @@ def default_conf_keys():
             continue
         m = re.match(r"#(\w+) =(?: (.*))?$", line.rstrip("\n"))
         if m:
-            keys[(section, m.group(1))] = m.group(2) or ""
+            keys[(section, m.group(1))] = conf_value(m.group(2) or "")
     return keys
 
 

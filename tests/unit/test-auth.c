@@ -123,7 +123,7 @@ auth(struct t *t)
 	rc = auth_new(t->http, &t->conf, &t->auth, &cause);
 	if (rc != 0)
 		fail_msg("auth_new: %d %s", rc, cause ? cause : "");
-	http_set_auth(t->http, t->auth);
+	http_set_token_source(t->http, auth_token_source(t->auth));
 }
 
 /* One authenticated GET of T->url, loop run to completion. */
@@ -293,7 +293,7 @@ test_auth_well_known_file(void **state)
 	rec_done(&rec);
 	auth_free(t->auth);
 	t->auth = NULL;
-	http_set_auth(t->http, NULL);
+	http_set_token_source(t->http, NULL);
 	free(file);
 	free(dir);
 

@@ -1,7 +1,8 @@
 /*
  * test-conf.c: gpuqd.conf parsing (daemon/conf.c): defaults, every
- * value type, precise errors with FILE:LINE, reload, and that
- * gpuqd.conf(5) documents every key of the table.
+ * value type, precise errors with FILE:LINE, reload, that the [gcp]
+ * defaults are the gcp layer's own, and that gpuqd.conf(5) documents
+ * every key of the table with its default.
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/conf.h"
+#include "providers/gcp/gcp.h"
 #include "tests/unit/unittest.h"
 
 struct fixture {
@@ -533,7 +535,7 @@ test_conf_man_page_lists_every_key(void **state)
 	text = man_page_text();
 	keys = conf_keys(&n);
 	for (i = 0; i < n; i++) {
-		want = xprintf(".It Cm %s", keys[i].name);
+		want = xprintf(".It Cm %s ", keys[i].name);
 		if (strstr(text, want) == NULL)
 			fail_msg("gpuqd.conf(5) does not document [%s] %s",
 			    keys[i].section, keys[i].name);
@@ -580,6 +582,122 @@ test_conf_man_page_marks_reload(void **state)
 	free(text);
 }
 
+/*
+ * The default gpuqd.conf(5) writes for KEY's entry in TEXT: "" for
+ * "Default: empty.", else the word of the ".Ql X ." (or .Pa, .Lk) line
+ * after "Default:". New string; NULL if the entry has none.
+ */
+static char *
+man_page_default(const char *text, const char *key)
+{
+	const char	*p, *end, *d, *v, *e;
+	char		*want;
+
+	want = xprintf(".It Cm %s ", key);
+	p = strstr(text, want);
+	free(want);
+	if (p == NULL)
+		return NULL;
+	p++;
+	if ((end = strstr(p, "\n.It ")) == NULL &&
+	    (end = strstr(p, "\n.El")) == NULL)
+		end = p + strlen(p);
+	if ((d = strstr(p, "Default:")) == NULL || d > end)
+		return NULL;
+	d += strlen("Default:");
+	if (strncmp(d, " empty.", 7) == 0)
+		return xstrdup("");
+	if (*d != '\n' || d[1] != '.' || (v = strchr(d + 1, ' ')) == NULL)
+		return NULL;
+	v++;
+	if ((e = strstr(v, " .\n")) == NULL || e > end)
+		return NULL;
+	return xstrndup(v, (size_t)(e - v));
+}
+
+/* Every "Default:" gpuqd.conf(5) writes reads as the table's default. */
+static void
+test_conf_man_page_defaults(void **state)
+{
+	const struct conf_key	*keys;
+	struct conf		 c, d;
+	char			*text, *def, *a, *b, *cause = NULL;
+	size_t			 n, i, seen = 0;
+
+	text = man_page_text();
+	keys = conf_keys(&n);
+	conf_init(&c);
+	for (i = 0; i < n; i++) {
+		if ((def = man_page_default(text, keys[i].name)) == NULL)
+			continue;
+		seen++;
+		conf_init(&d);
+		if (conf_set(&d, keys[i].section, keys[i].name, def,
+		    &cause) != 0)
+			fail_msg("gpuqd.conf(5) [%s] %s default \"%s\": %s",
+			    keys[i].section, keys[i].name, def, cause);
+		a = conf_value_text(&c, &keys[i]);
+		b = conf_value_text(&d, &keys[i]);
+		if (strcmp(a, b) != 0)
+			fail_msg("gpuqd.conf(5) gives [%s] %s the default "
+			    "\"%s\"; gpuqd's is \"%s\"", keys[i].section,
+			    keys[i].name, b, a);
+		free(a);
+		free(b);
+		free(def);
+		conf_done(&d);
+	}
+	conf_done(&c);
+	free(text);
+	assert_true(seen >= 25);	/* the parse found the entries */
+}
+
+/* G reaches API at WANT when nothing is configured. */
+static void
+check_url(const struct gcp_conf *g, enum gcp_api api, const char *want)
+{
+	char	*url;
+
+	/* "{region}" for REGION gives the Vertex template back. */
+	url = gcp_base_url(g, api, "{region}");
+	assert_string_equal(url, want);
+	free(url);
+}
+
+/*
+ * gpuqd.conf's defaults are the gcp layer's: an untouched gpuqd.conf and
+ * a gcp_conf that sets nothing reach the same URLs with the same quota
+ * TTL, price refresh and request budget (both read gcp-defaults.h).
+ */
+static void
+test_conf_gcp_defaults_agree(void **state)
+{
+	struct conf	 c;
+	struct gcp_conf	 empty, *g;
+
+	(void)state;
+	assert_int_equal(unsetenv("GCE_METADATA_HOST"), 0);
+	assert_int_equal(conf_init(&c), 0);
+	memset(&empty, 0, sizeof empty);
+	g = gcp_conf_dup(&empty);
+	check_url(g, GCP_API_COMPUTE, c.compute_endpoint);
+	check_url(g, GCP_API_BATCH, c.batch_endpoint);
+	check_url(g, GCP_API_VERTEX, c.vertex_endpoint);
+	check_url(g, GCP_API_BILLING, c.billing_endpoint);
+	check_url(g, GCP_API_STORAGE, c.storage_endpoint);
+	check_url(g, GCP_API_UPLOAD, c.storage_endpoint);
+	check_url(g, GCP_API_QUOTAS, c.quotas_endpoint);
+	check_url(g, GCP_API_TOKEN, c.token_endpoint);
+	check_url(g, GCP_API_METADATA, c.metadata_endpoint);
+	assert_int_equal(g->quota_ttl, c.quota_ttl);
+	assert_int_equal(g->price_refresh, c.price_refresh);
+	assert_int_equal(g->request_budget, c.request_budget);
+	/* Under Vertex AI's 600 a minute per region (API-NOTES H.6). */
+	assert_int_equal(c.request_budget, 600);
+	gcp_conf_free(g);
+	conf_done(&c);
+}
+
 int
 main(void)
 {
@@ -616,6 +734,8 @@ main(void)
 		cmocka_unit_test(test_conf_apply),
 		cmocka_unit_test(test_conf_man_page_lists_every_key),
 		cmocka_unit_test(test_conf_man_page_marks_reload),
+		cmocka_unit_test(test_conf_man_page_defaults),
+		cmocka_unit_test(test_conf_gcp_defaults_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,9 @@
  * test-http.c: providers/gcp/http.c and gcp-error.c against the simulated
  * Google Cloud: many requests at once, retries under injected 503 storms
  * and 429s with Retry-After, idempotency of POSTs, transport failures,
- * request budgets, Google's error shapes, and a loop that stays
- * responsive while slow requests are in flight. Each test starts its own
+ * request budgets, Google's error shapes, a loop that stays
+ * responsive while slow requests are in flight, and bearer tokens from a
+ * token source that is not auth.c. Each test starts its own
  * fakegcp and ends with uv_loop_close() == 0.
  */
 #include "config.h"
@@ -97,7 +98,7 @@ setup(void **state)
 	assert_int_equal(uv_loop_init(&t->loop), 0);
 	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
 	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_auth(t->http, t->auth);
+	http_set_token_source(t->http, auth_token_source(t->auth));
 	return 0;
 }
 
@@ -943,6 +944,152 @@ test_http_cancel_on_free(void **state)
 	free(u);
 }
 
+/*
+ * A token source that is not auth.c (http.h's interface only): the first
+ * get is answered on a later turn of the loop, the next ones at once.
+ * It hands out TOKEN; an invalidate of TOKEN switches it to GOOD.
+ */
+struct fixed_src {
+	struct http_token_source src;
+	uv_timer_t		 timer;		/* timer.data == this */
+	struct http_token_wait	*w;		/* waiting for the timer */
+	const char		*token;
+	char			*good;
+	int			 gets, queued, invalidated;
+	char			 invalid[64];	/* the token invalidated */
+};
+
+static void
+fixed_on_timer(uv_timer_t *h)
+{
+	struct fixed_src	*f = h->data;
+	struct http_token_wait	*w = f->w;
+
+	f->w = NULL;
+	w->queued = 0;
+	w->cb(w, f->token, 0, NULL);
+}
+
+static const char *
+fixed_get(void *arg, struct http_token_wait *w)
+{
+	struct fixed_src	*f = arg;
+
+	f->gets++;
+	if (f->queued > 0)
+		return f->token;
+	f->queued++;
+	f->w = w;
+	w->queued = 1;
+	assert_int_equal(uv_timer_start(&f->timer, fixed_on_timer, 5, 0), 0);
+	return NULL;
+}
+
+static void
+fixed_cancel(void *arg, struct http_token_wait *w)
+{
+	struct fixed_src	*f = arg;
+
+	if (f->w == w) {
+		uv_timer_stop(&f->timer);
+		f->w = NULL;
+		w->queued = 0;
+	}
+}
+
+static void
+fixed_invalidate(void *arg, const char *token)
+{
+	struct fixed_src	*f = arg;
+
+	f->invalidated++;
+	(void)snprintf(f->invalid, sizeof f->invalid, "%s", token);
+	if (strcmp(token, f->token) == 0)
+		f->token = f->good;
+}
+
+static void
+fixed_on_close(uv_handle_t *h)
+{
+	struct fixed_src	*f = h->data;
+
+	free(f->good);
+	free(f);
+}
+
+/* A token from the fake's metadata server, fetched without auth.c. */
+static char *
+metadata_token(struct t *t)
+{
+	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
+	struct http_req	 req = { .headers = hdrs, .api = GCP_API_METADATA };
+	struct rec	 rec = { 0 };
+	char		*u, *tok;
+
+	u = gcp_url(&t->conf, GCP_API_METADATA, NULL,
+	    "instance/service-accounts/default/token");
+	req.url = u;
+	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(rec.status, 200);
+	tok = xstrdup(json_string_value(json_object_get(rec.json,
+	    "access_token")));
+	rec_done(&rec);
+	free(u);
+	return tok;
+}
+
+/*
+ * http.c takes its tokens from any struct http_token_source: with a
+ * source that is not auth.c, an HTTP_AUTH request waits for the token,
+ * sends it, and after the fake's 401 for a stale one, invalidates that
+ * one and succeeds with the next. auth.c is never asked.
+ */
+static void
+test_http_token_source_not_auth(void **state)
+{
+	struct t		*t = *state;
+	struct fixed_src	*f;
+	struct http_stats	 st;
+	struct rec		 rec = { 0 };
+	char			*u;
+
+	NEED_FAKE(t);
+	f = xcalloc(1, sizeof *f);
+	f->good = metadata_token(t);
+	f->token = "ya29.stale-token";
+	f->src.get = fixed_get;
+	f->src.cancel = fixed_cancel;
+	f->src.invalidate = fixed_invalidate;
+	f->src.arg = f;
+	assert_int_equal(uv_timer_init(&t->loop, &f->timer), 0);
+	f->timer.data = f;
+	http_set_token_source(t->http, &f->src);
+
+	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s",
+	    "gpuq-demo");
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 200);
+	assert_int_equal(rec.kind, GCP_ERR_NONE);
+	assert_int_equal(f->queued, 1);		/* the first get waited */
+	assert_int_equal(f->gets, 2);		/* then once after the 401 */
+	assert_int_equal(f->invalidated, 1);
+	assert_string_equal(f->invalid, "ya29.stale-token");
+	http_get_stats(t->http, &st);
+	assert_int_equal(st.auth_retries, 1);
+	assert_int_equal(auth_fetches(t->auth), 0);
+	rec_done(&rec);
+
+	/* Detached: the request goes without a token and gets the 401. */
+	http_set_token_source(t->http, NULL);
+	get(t, u, &rec);
+	assert_int_equal(rec.status, 401);
+	assert_int_equal(f->gets, 2);
+	rec_done(&rec);
+	free(u);
+	uv_close((uv_handle_t *)&f->timer, fixed_on_close);
+}
+
 int
 main(void)
 {
@@ -973,6 +1120,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_loop_responsive,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_http_token_source_not_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_cancel_on_free,
 		    setup, teardown),
 	};

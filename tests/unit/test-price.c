@@ -80,7 +80,7 @@ start(struct t *t)
 
 	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
 	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_auth(t->http, t->auth);
+	http_set_token_source(t->http, auth_token_source(t->auth));
 	if (price_new(t->http, &t->conf, &t->p, &cause) != 0)
 		fail_msg("price_new: %s", cause);
 }

@@ -1,15 +1,19 @@
 /*
  * test-provider.c: the provider table and the helpers every provider
- * shares (providers/provider.c): lookup, names, state names, RFC 3339
- * times, labels, the poll filter and launch checks.
+ * shares (providers/provider.c): lookup, names, what each provider tells
+ * the daemon (quota and price services), state names, RFC 3339 times,
+ * labels, the poll filter and launch checks; and that the daemon's
+ * sources never branch on a provider's name.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +21,10 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "common/xmalloc.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
+#include "providers/gcp/gcp.h"
 
 static void
 test_prov_lookup_names(void **state)
@@ -54,6 +60,7 @@ test_prov_state_names(void **state)
 	assert_string_equal(prov_state_name(PROV_MAINTENANCE),
 	    "maintenance");
 	assert_string_equal(prov_state_name(PROV_STOCKOUT), "stockout");
+	assert_string_equal(prov_state_name(PROV_QUOTA), "quota");
 	assert_string_equal(prov_state_name(PROV_CANCELLED), "cancelled");
 	assert_string_equal(prov_state_name(PROV_LOST), "lost");
 	assert_string_equal(prov_state_name(PROV_ERROR), "error");
@@ -310,11 +317,142 @@ test_prov_metrics_and_uuids(void **state)
 	assert_non_null(strchr("89ab", a[19]));	/* RFC 9562 variant */
 }
 
+/* What the daemon reads of each provider instead of its name. */
+static void
+test_prov_services(void **state)
+{
+	static const struct {
+		const struct provider	*p;
+		int			 quota, price, usage_ours;
+	} want[] = {
+		{ &prov_vertex, GCP_SERVICE_VERTEX, GCP_SERVICE_VERTEX, 1 },
+		{ &prov_batch, GCP_SERVICE_GCE, GCP_SERVICE_BATCH, 0 },
+		{ &prov_gce, GCP_SERVICE_GCE, GCP_SERVICE_GCE, 0 },
+		{ &prov_null, GCP_SERVICE_GCE, GCP_SERVICE_GCE, 0 },
+	};
+	const char	*svc;
+	char		*m;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		assert_int_equal(want[i].p->quota_service, want[i].quota);
+		assert_int_equal(want[i].p->price_service, want[i].price);
+		assert_int_equal(want[i].p->quota_usage_ours,
+		    want[i].usage_ours);
+		/* The quota service and the metric's service agree. */
+		m = want[i].p->quota_metric(NULL, "us-central1",
+		    gpu_lookup("nvidia-tesla-t4"), 0, &svc);
+		assert_non_null(m);
+		assert_string_equal(svc, want[i].quota == GCP_SERVICE_VERTEX ?
+		    "vertex" : "compute");
+		free(m);
+	}
+}
+
+/* Text of FILE (new), or fail. */
+static char *
+slurp(const char *file)
+{
+	FILE	*f;
+	char	*text;
+	long	 size;
+
+	if ((f = fopen(file, "r")) == NULL)
+		fail_msg("cannot open %s", file);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	rewind(f);
+	text = xmalloc((size_t)size + 1);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	text[size] = '\0';
+	(void)fclose(f);
+	return text;
+}
+
+/* The argument list of the call whose '(' is at P: up to its ')'. New. */
+static char *
+call_args(const char *p)
+{
+	const char	*q = p;
+	int		 depth = 0, quoted = 0;
+
+	for (; *q != '\0'; q++) {
+		if (quoted) {
+			if (*q == '\\' && q[1] != '\0')
+				q++;
+			else if (*q == '"')
+				quoted = 0;
+		} else if (*q == '"')
+			quoted = 1;
+		else if (*q == '(')
+			depth++;
+		else if (*q == ')' && --depth == 0)
+			break;
+	}
+	return xstrndup(p, (size_t)(q - p));
+}
+
+/*
+ * No daemon/ source compares a provider's name or address with one provider
+ * (issue 11): what differs between providers is a field of struct
+ * provider. Every str*cmp() call is read whole; none may hold "vertex",
+ * "batch" or "gce", and no file may name &prov_vertex and the like.
+ */
+static void
+test_prov_daemon_never_branches_on_names(void **state)
+{
+	static const char *const cmps[] = { "strcmp(", "strncmp(",
+	    "strcasecmp(", "strncasecmp(" };
+	static const char *const names[] = { "\"vertex\"", "\"batch\"",
+	    "\"gce\"", "&prov_vertex", "&prov_batch", "&prov_gce" };
+	DIR		*d;
+	struct dirent	*de;
+	char		*dir, *path, *text, *args;
+	const char	*p;
+	size_t		 i, j, len, files = 0;
+
+	(void)state;
+	dir = xprintf("%s/daemon", GPUQ_TEST_SRCDIR);
+	if ((d = opendir(dir)) == NULL)
+		fail_msg("cannot open %s", dir);
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 3 || strcmp(de->d_name + len - 2, ".c") != 0)
+			continue;
+		path = xprintf("%s/%s", dir, de->d_name);
+		text = slurp(path);
+		files++;
+		for (j = 3; j < sizeof names / sizeof names[0]; j++)
+			if (strstr(text, names[j]) != NULL)
+				fail_msg("%s names %s", path, names[j]);
+		for (i = 0; i < sizeof cmps / sizeof cmps[0]; i++) {
+			for (p = text; (p = strstr(p, cmps[i])) != NULL; p++) {
+				args = call_args(p + strlen(cmps[i]) - 1);
+				for (j = 0; j < 3; j++)
+					if (strstr(args, names[j]) != NULL)
+						fail_msg("%s compares with "
+						    "provider name %s: %s%s)",
+						    path, names[j], cmps[i],
+						    args + 1);
+				free(args);
+			}
+		}
+		free(text);
+		free(path);
+	}
+	(void)closedir(d);
+	free(dir);
+	assert_true(files >= 5);	/* the right directory was read */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prov_lookup_names),
+		cmocka_unit_test(test_prov_services),
+		cmocka_unit_test(test_prov_daemon_never_branches_on_names),
 		cmocka_unit_test(test_prov_state_names),
 		cmocka_unit_test(test_prov_time_parse_forms),
 		cmocka_unit_test(test_prov_time_parse_bad),

@@ -779,8 +779,8 @@ test_live_batch_stockout_quota(void **state)
 	job_init(&j, 18, 2, 1, "60", "0");
 	launch(t, &prov_batch, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
-	wait_state(t, &prov_batch, j.resource, PROV_STOCKOUT, &s);
-	assert_non_null(strstr(s.message, "QUOTA_EXCEEDED"));
+	wait_state(t, &prov_batch, j.resource, PROV_QUOTA, &s);
+	assert_non_null(strstr(s.message, "CODE_GCE_QUOTA_EXCEEDED"));
 	job_done(&j);
 }
 
@@ -831,6 +831,20 @@ test_live_vertex_quota_stockout(void **state)
 	    "custom_model_training_preemptible_nvidia_t4_gpus");
 	assert_int_equal(fake_count(t, "vertex", j.resource, &live), 0);
 	job_done(&j);
+
+	/* Admitted, then failed for quota inside the job: code 8 too,
+	 * but QUOTA. */
+	json_decref(fake_post(&t->fake, "/_fake/config",
+	    "{\"vertex_quota_error\":\"job\"}"));
+	job_init(&j, 20, 3, 1, "60", "0");
+	launch(t, &prov_vertex, &j, &d);
+	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	wait_state(t, &prov_vertex, j.resource, PROV_QUOTA, &s);
+	assert_non_null(strstr(s.message,
+	    "custom_model_training_preemptible_nvidia_t4_gpus"));
+	job_done(&j);
+	json_decref(fake_post(&t->fake, "/_fake/config",
+	    "{\"vertex_quota_error\":\"http\"}"));
 
 	/* Every zone of the region out of T4s: the job fails, code 8. */
 	fake_t4_stockout(t, REGION, 1, "");

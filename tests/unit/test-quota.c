@@ -64,7 +64,7 @@ start(struct t *t)
 
 	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
 	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_auth(t->http, t->auth);
+	http_set_token_source(t->http, auth_token_source(t->auth));
 	assert_int_equal(quota_new(t->http, &t->conf, &t->q, &cause), 0);
 }
 

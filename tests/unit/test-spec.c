@@ -652,7 +652,7 @@ test_spec_providers(void **state)
 	    "[\"vertex\"]");
 	ok_absent("{" BASE "}", "providers");
 	bad(WITH("\"providers\": [\"gce\", \"ec2\"]"), "providers[1]",
-	    "unknown provider \"ec2\"; use vertex, batch or gce");
+	    "unknown provider \"ec2\"; use vertex, batch, gce");
 	bad(WITH("\"providers\": [\"batch\", \"vertex\", \"batch\"]"),
 	    "providers[2]", "\"batch\" is listed twice");
 	bad(WITH("\"providers\": []"), "providers",

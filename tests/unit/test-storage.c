@@ -57,7 +57,7 @@ setup(void **state)
 	assert_int_equal(uv_loop_init(&t->loop), 0);
 	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
 	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_auth(t->http, t->auth);
+	http_set_token_source(t->http, auth_token_source(t->auth));
 	/* Simulated time runs fast: uploads get distinct times. */
 	json_decref(fake_post(&t->fake, "/_fake/speed", "{\"factor\":100}"));
 	return 0;

@@ -274,7 +274,19 @@ test_vertex_map_stockout_quota(void **state)
 	    "\"error\":{\"code\":8,\"message\":\"The following quota metrics "
 	    "exceed quota limits: aiplatform.googleapis.com/"
 	    "custom_model_training_nvidia_l4_gpus\"}}", &j, &o, &t), 0);
-	assert_int_equal(o.state, PROV_STOCKOUT);
+	/* Admitted, then starved of Vertex AI quota: not a stockout. */
+	assert_int_equal(o.state, PROV_QUOTA);
+	assert_int_equal(o.exit_code, -1);
+	assert_non_null(strstr(o.message,
+	    "custom_model_training_nvidia_l4_gpus"));
+	json_decref(j);
+	/* Spot quota: its metric says "preemptible", still QUOTA. */
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":8,\"message\":\"The following quota metrics "
+	    "exceed quota limits: aiplatform.googleapis.com/"
+	    "custom_model_training_preemptible_nvidia_t4_gpus\"}}", &j, &o,
+	    &t), 0);
+	assert_int_equal(o.state, PROV_QUOTA);
 	json_decref(j);
 }
 
