@@ -20,11 +20,12 @@ gpuqd_LDADD = store/libstore.a providers/libproviders.a common/libcommon.a \
 	$(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) -lm
 
-# The job lifecycle: the hold on the cloud, the scheduler, the
-# reconciler and the expected-cost arithmetic.
+# The job lifecycle: the hold on the cloud, the scheduler, the owner of
+# the attempts, the reconciler and the expected-cost arithmetic.
 GPUQD_CLOUD_SOURCES = \
 	daemon/cloud.c daemon/cloud.h \
 	daemon/sched.c daemon/sched.h \
+	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
 
@@ -54,16 +55,33 @@ tests_unit_test_conf_LDADD = common/libcommon.a $(INIH_LIBS) $(CMOCKA_LIBS)
 # every page in man/).
 dist_man_MANS += man/gpuqd.8 man/gpuqd.conf.5
 
-check_PROGRAMS += tests/unit/test-sched
-TESTS += tests/unit/test-sched
-tests_unit_test_sched_SOURCES = tests/unit/test-sched.c \
+# The scheduler, the attempts' outcomes and the reconciler, each over
+# the fixture of tests/unit/cloudtest.h (the simulated cloud for quotas
+# and zones, scripted providers for launches and listings).
+CLOUDTEST_SOURCES = tests/unit/cloudtest.c tests/unit/cloudtest.h \
 	tests/unit/gcptest.c tests/unit/gcptest.h \
 	$(GPUQD_CLOUD_SOURCES) \
 	daemon/conf.c daemon/conf.h \
 	daemon/spec.c daemon/spec.h
-tests_unit_test_sched_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+CLOUDTEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
 	$(CMOCKA_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_sched_LDADD = store/libstore.a providers/libproviders.a \
+CLOUDTEST_LDADD = store/libstore.a providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test-sched tests/unit/test-attempt \
+	tests/unit/test-reconcile
+TESTS += tests/unit/test-sched tests/unit/test-attempt \
+	tests/unit/test-reconcile
+tests_unit_test_sched_SOURCES = tests/unit/test-sched.c $(CLOUDTEST_SOURCES)
+tests_unit_test_sched_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_sched_LDADD = $(CLOUDTEST_LDADD)
+tests_unit_test_attempt_SOURCES = tests/unit/test-attempt.c \
+	$(CLOUDTEST_SOURCES)
+tests_unit_test_attempt_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_attempt_LDADD = $(CLOUDTEST_LDADD)
+tests_unit_test_reconcile_SOURCES = tests/unit/test-reconcile.c \
+	$(CLOUDTEST_SOURCES)
+tests_unit_test_reconcile_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_reconcile_LDADD = $(CLOUDTEST_LDADD)

@@ -400,9 +400,13 @@ batch_failure(json_t *events, struct prov_observed *o, struct prov_text *t)
 		return;
 	}
 	if ((d = batch_event_with(events, "RESOURCE_POOL_EXHAUSTED")) !=
-	    NULL || (d = batch_event_with(events, "QUOTA_EXCEEDED")) !=
 	    NULL) {
 		o->state = PROV_STOCKOUT;
+		o->message = d;
+		return;
+	}
+	if ((d = batch_event_with(events, "QUOTA_EXCEEDED")) != NULL) {
+		o->state = PROV_QUOTA;
 		o->message = d;
 		return;
 	}

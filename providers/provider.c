@@ -80,6 +80,7 @@ static const char *const prov_state_names[] = {
 	[PROV_CANCELLED] = "cancelled",
 	[PROV_LOST] = "lost",
 	[PROV_ERROR] = "error",
+	[PROV_QUOTA] = "quota",
 };
 
 /* Name of an enum prov_state, "unknown" if out of range. Static. */

@@ -62,6 +62,7 @@ enum prov_state {
 	PROV_CANCELLED,		/* cancelled or deleted by us */
 	PROV_LOST,		/* gone or broken for another reason */
 	PROV_ERROR,		/* failed for a cloud-side reason */
+	PROV_QUOTA,		/* the service ended it for lack of quota */
 };
 const char	*prov_state_name(int);
 

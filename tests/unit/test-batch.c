@@ -385,7 +385,7 @@ test_batch_map_resource_errors(void **state)
 	    "\"statusEvents\":[{\"description\":\"Batch Error: code - "
 	    "CODE_GCE_QUOTA_EXCEEDED, description - Quota 'NVIDIA_T4_GPUS' "
 	    "exceeded.\"}]}}", &j, &o, &t), 0);
-	assert_int_equal(o.state, PROV_STOCKOUT);
+	assert_int_equal(o.state, PROV_QUOTA);
 	json_decref(j);
 
 	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"FAILED\","
