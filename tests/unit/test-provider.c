@@ -57,8 +57,9 @@ test_prov_state_names(void **state)
 	assert_string_equal(prov_state_name(PROV_CANCELLED), "cancelled");
 	assert_string_equal(prov_state_name(PROV_LOST), "lost");
 	assert_string_equal(prov_state_name(PROV_ERROR), "error");
+	assert_string_equal(prov_state_name(PROV_QUOTA), "quota");
 	assert_string_equal(prov_state_name(-1), "unknown");
-	assert_string_equal(prov_state_name(PROV_ERROR + 1), "unknown");
+	assert_string_equal(prov_state_name(PROV_QUOTA + 1), "unknown");
 }
 
 static void
