@@ -162,7 +162,7 @@ struct attempt {
 	struct attempts		*at;
 	struct store_attempt	*a;		/* owned copy, kept current */
 	const struct provider	*prov;		/* NULL: not enabled */
-	int			 refs;		/* the table + calls in flight */
+	int			 refs;		/* table + calls in flight */
 	int			 dead;		/* out of the table */
 	TAILQ_ENTRY(attempt)	 alink;		/* all, round-robin order */
 
@@ -1198,8 +1198,8 @@ att_missing(struct attempt *e)
 		return;
 	if (e->a->state == ATTEMPT_LAUNCHING) {
 		if (e->cancel_wanted || e->job_terminal) {
-			att_end(e, ATTEMPT_OUT_CANCELLED, -1, "cancelled before "
-			    "the cloud had it", time(NULL));
+			att_end(e, ATTEMPT_OUT_CANCELLED, -1, "cancelled "
+			    "before the cloud had it", time(NULL));
 			return;
 		}
 		att_relaunch(e);
@@ -1294,7 +1294,9 @@ static void
 att_zone_region(const char *zone, char *buf, size_t len)
 {
 	const char	*dash = strrchr(zone, '-');
-	size_t		 n = dash != NULL ? (size_t)(dash - zone) : strlen(zone);
+	size_t		 n;
+
+	n = dash != NULL ? (size_t)(dash - zone) : strlen(zone);
 
 	(void)snprintf(buf, len, "%.*s", (int)n, zone);
 }

@@ -209,17 +209,18 @@ store_attempt_missing(struct store *st, int64_t id, char **cause)
 	sqlite3_reset(s);
 	if (rc == SQLITE_ROW) {
 		if (cause != NULL)
-			*cause = xprintf("attempt %lld has already ended",
+			*cause = xprintf("attempt row %lld has already ended",
 			    (long long)id);
 		return -EALREADY;
 	}
 	if (rc == SQLITE_DONE) {
 		if (cause != NULL)
-			*cause = xprintf("attempt %lld: no such attempt",
+			*cause = xprintf("attempt row %lld: no such attempt",
 			    (long long)id);
 		return -ENOENT;
 	}
-	return store_fail(st, rc, cause, "read attempt %lld", (long long)id);
+	return store_fail(st, rc, cause, "read attempt row %lld",
+	    (long long)id);
 }
 
 /*
@@ -235,7 +236,7 @@ store_attempt_set_state(struct store *st, int64_t attempt_id, int state,
 	int		 rc;
 
 	if (state < ATTEMPT_LAUNCHING || state > ATTEMPT_RUNNING)
-		return store_invalid(cause, "attempt %lld: state %s is not "
+		return store_invalid(cause, "attempt row %lld: state %s is not "
 		    "set directly; end the attempt instead",
 		    (long long)attempt_id, attempt_state_name(state));
 	sqlite3_bind_int64(s, 1, attempt_id);
@@ -264,8 +265,8 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 	int		 rc, number;
 
 	if (e->reason <= END_NONE || e->reason >= END_NREASONS)
-		return store_invalid(cause, "attempt %lld: bad end reason %d",
-		    (long long)e->attempt_id, e->reason);
+		return store_invalid(cause, "attempt row %lld: bad end "
+		    "reason %d", (long long)e->attempt_id, e->reason);
 	s = st->stmt[STMT_ATTEMPT_END];
 	sqlite3_bind_int64(s, 1, e->attempt_id);
 	sqlite3_bind_int64(s, 2, e->when);
@@ -279,7 +280,7 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 		return store_attempt_missing(st, e->attempt_id, cause);
 	}
 	if (rc != SQLITE_ROW) {
-		rc = store_fail(st, rc, cause, "end attempt %lld",
+		rc = store_fail(st, rc, cause, "end attempt row %lld",
 		    (long long)e->attempt_id);
 		sqlite3_reset(s);
 		return rc;
@@ -334,8 +335,8 @@ store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
 	e.message = message;
 	e.cost_usd = cost_usd;
 	if (end_reason <= END_NONE || end_reason >= END_NREASONS)
-		return store_invalid(cause, "attempt %lld: bad end reason %d",
-		    (long long)attempt_id, end_reason);
+		return store_invalid(cause, "attempt row %lld: bad end "
+		    "reason %d", (long long)attempt_id, end_reason);
 	if ((rc = store_tx_begin(st, cause, "end attempt: begin")) != 0)
 		return rc;
 	if ((rc = store_attempt_end_tx(st, &e, &job_id, cause)) != 0)

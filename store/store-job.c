@@ -457,8 +457,8 @@ store_job_requeue(struct store *st, int64_t id, unsigned from_mask,
 		/* An attempt that has already ended is left as it is. */
 		rc = store_attempt_end_tx(st, end, &job_id, &why_not);
 		if (rc == 0 && job_id != id)
-			rc = store_invalid(&why_not, "attempt %lld is not job "
-			    "%lld's", (long long)end->attempt_id,
+			rc = store_invalid(&why_not, "attempt row %lld is "
+			    "not job %lld's", (long long)end->attempt_id,
 			    (long long)id);
 		if (rc != 0 && rc != -EALREADY) {
 			if (cause != NULL)

@@ -403,6 +403,25 @@ seen_init(struct prov_observed *o)
 }
 
 /*
+ * Job 1 of JOB (JSON text) with attempt 1 left running since STARTED by
+ * a previous gpuqd and listed running; the cloud, attempts, reconciler
+ * and scheduler started over it. NAME gets the resource name.
+ */
+void
+left_running(struct t *t, const char *text, int64_t started, char *name)
+{
+	(void)submit(t, text, 0, 1);
+	left_behind(t, 1, ATTEMPT_RUNNING, started, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = PROV_RUNNING;
+	t->nseen = 1;
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+}
+
+/*
  * Write attempt 1 of job ID on gce in us-central1-a straight into the
  * store, in STATE (launching or running since STARTED), with the job
  * moved to match: what a previous gpuqd left behind. LEFT_SPLIT: the

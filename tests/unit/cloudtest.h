@@ -65,8 +65,8 @@ extern struct t	*T;	/* the one under test */
 		skip();							\
 } while (0)
 
-#define T4	"\"image\":\"x\",\"accelerator\":{\"type\":\"nvidia-tesla-t4\"," \
-	"\"count\":1}"
+#define T4	"\"image\":\"x\",\"accelerator\":{\"type\":"		\
+	"\"nvidia-tesla-t4\",\"count\":1}"
 
 /* cmocka setup and teardown: the fake cloud, conf, store and loop. */
 int		 setup(void **state);
@@ -95,6 +95,10 @@ void		 seen_init(struct prov_observed *);
 #define LEFT_SPLIT	(-1)
 void		 left_behind(struct t *, int64_t id, int state,
 		    int64_t started, char *name);
+/* Job 1 of JOB with attempt 1 left running since STARTED, listed
+ * running; everything started over it (a reconciler too). */
+void		 left_running(struct t *, const char *job, int64_t started,
+		    char *name);
 
 /* Conditions for run_until(). */
 int		 never(void);

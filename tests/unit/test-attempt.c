@@ -34,6 +34,26 @@
 
 #define GCE	",\"providers\":[\"gce\"],\"spot\":\"never\""
 
+/* N jobs of one T4 on gce, standard, submitted; the scheduler runs. */
+static void
+scheduled(struct t *t, size_t n)
+{
+	(void)submit(t, "{" T4 GCE "}", 0, n);
+	start(t, 0);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+}
+
+/* Job 1 scheduled; its first create call answered FAIL with MESSAGE. */
+static void
+refused(struct t *t, int fail, const char *message)
+{
+	t->script[0].fail = fail;
+	t->script[0].message = message;
+	t->nscript = 1;
+	scheduled(t, 1);
+}
+
 static int
 copy_attempt(const struct store_attempt *a, void *arg)
 {
@@ -261,10 +281,7 @@ test_attempt_accepted(void **state)
 	NEED_FAKE(t);
 	t->script[0].cloud_id = "vm-7";
 	t->nscript = 1;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	scheduled(t, 1);
 	assert_true(run_until(t, 10000, job_pending_1));
 	a = attempt1(t, 1);
 	assert_int_equal(a->state, ATTEMPT_PENDING);
@@ -285,13 +302,7 @@ test_attempt_launch_quota(void **state)
 	struct store_job	*j;
 
 	NEED_FAKE(t);
-	t->script[0].fail = PROV_FAIL_QUOTA;
-	t->script[0].message = "Quota 'NVIDIA_T4_GPUS' exceeded.";
-	t->nscript = 1;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	refused(t, PROV_FAIL_QUOTA, "Quota 'NVIDIA_T4_GPUS' exceeded.");
 	assert_true(run_until(t, 10000, first_ended));
 	j = job(t, 1);
 	assert_int_equal(j->state, JOB_QUEUED);
@@ -317,13 +328,7 @@ test_attempt_launch_stockout(void **state)
 	struct store_job	*j;
 
 	NEED_FAKE(t);
-	t->script[0].fail = PROV_FAIL_STOCKOUT;
-	t->script[0].message = "ZONE_RESOURCE_POOL_EXHAUSTED";
-	t->nscript = 1;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	refused(t, PROV_FAIL_STOCKOUT, "ZONE_RESOURCE_POOL_EXHAUSTED");
 	assert_true(run_until(t, 10000, first_ended));
 	assert_int_equal(cooldowns(t), 1);
 	j = job(t, 1);
@@ -341,13 +346,7 @@ test_attempt_launch_transient(void **state)
 	struct store_job	*j;
 
 	NEED_FAKE(t);
-	t->script[0].fail = PROV_FAIL_TRANSIENT;
-	t->script[0].message = "HTTP 503";
-	t->nscript = 1;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	refused(t, PROV_FAIL_TRANSIENT, "HTTP 503");
 	assert_true(run_until(t, 10000, first_ended));
 	j = job(t, 1);
 	assert_int_equal(j->state, JOB_QUEUED);
@@ -372,10 +371,7 @@ test_attempt_launch_place(void **state)
 	t->script[0].message = msg;
 	t->nscript = 1;
 	t->launch_ms = 300;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	scheduled(t, 1);
 	assert_true(run_until(t, 10000, first_launch));
 	/* Read when the answer comes, a loop turn later. */
 	(void)snprintf(msg, sizeof msg, "Machine type is not available in "
@@ -398,13 +394,7 @@ test_attempt_launch_invalid(void **state)
 	struct store_attempt	*a;
 
 	NEED_FAKE(t);
-	t->script[0].fail = PROV_FAIL_AUTH;
-	t->script[0].message = "Permission denied";
-	t->nscript = 1;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	refused(t, PROV_FAIL_AUTH, "Permission denied");
 	assert_true(run_until(t, 10000, job_failed_1));
 	j = job(t, 1);
 	assert_non_null(strstr(j->message, "Permission denied"));
@@ -428,10 +418,7 @@ test_attempt_launch_refused_cancelled(void **state)
 	t->script[0].message = "HTTP 503";
 	t->nscript = 1;
 	t->launch_ms = 300;
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
+	scheduled(t, 1);
 	assert_true(run_until(t, 10000, first_launch));
 	assert_int_equal(store_job_transition(t->store, 1,
 	    JOB_MASK(JOB_LAUNCHING), JOB_CANCELLING, "cancel requested", NULL,
@@ -670,15 +657,8 @@ test_attempt_limit(void **state)
 	char			 name[CLOUD_NAME_MAX];
 
 	NEED_FAKE(t);
-	(void)submit(t, "{" T4 GCE ",\"max_total_usd\":1}", 0, 1);
-	left_behind(t, 1, ATTEMPT_RUNNING, time(NULL) - 3600, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
+	left_running(t, "{" T4 GCE ",\"max_total_usd\":1}", time(NULL) - 3600,
+	    name);
 	assert_true(run_until(t, 10000, job_failed_1));
 	j = job(t, 1);
 	assert_non_null(strstr(j->message, "max_total_usd"));
@@ -706,6 +686,12 @@ test_attempt_cancelled_nothing(void **state)
 	assert_true(has_event(t, 1, "cancelled; nothing was in the cloud"));
 }
 
+static int
+jobs_failed_2(void)
+{
+	return job_state(T, 1) == JOB_FAILED && job_state(T, 2) == JOB_FAILED;
+}
+
 /* Events number attempts within the job: job 2's first is "1". */
 static void
 test_attempt_numbered_per_job(void **state)
@@ -718,13 +704,8 @@ test_attempt_numbered_per_job(void **state)
 	t->script[1].fail = PROV_FAIL_INVALID;
 	t->script[1].message = "bad image";
 	t->nscript = 2;
-	(void)submit(t, "{" T4 GCE "}", 0, 2);
-	start(t, 0);
-	sched_start(t->sched);
-	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_failed_1));
-	while (job_state(t, 2) != JOB_FAILED)
-		assert_true(run_until(t, 100, never) == 0);
+	scheduled(t, 2);
+	assert_true(run_until(t, 10000, jobs_failed_2));
 	assert_true(has_event(t, 2, "attempt 1 ended: launch_error: bad "
 	    "image"));
 }

@@ -169,16 +169,8 @@ test_reconcile_max_runtime(void **state)
 	char			 name[CLOUD_NAME_MAX];
 
 	NEED_FAKE(t);
-	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"],"
-	    "\"max_runtime\":\"2m\"}", 0, 1);
-	left_behind(t, 1, ATTEMPT_RUNNING, time(NULL) - 3600, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
+	left_running(t, "{" T4 ",\"providers\":[\"gce\"],\"max_runtime\":"
+	    "\"2m\"}", time(NULL) - 3600, name);
 	assert_true(run_until(t, 10000, job_failed_1));
 	assert_true(t->cancels >= 1);
 	j = job(t, 1);
@@ -198,15 +190,8 @@ test_reconcile_cancel(void **state)
 	char		 name[CLOUD_NAME_MAX];
 
 	NEED_FAKE(t);
-	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
-	left_behind(t, 1, ATTEMPT_RUNNING, time(NULL) - 60, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
+	left_running(t, "{" T4 ",\"providers\":[\"gce\"]}", time(NULL) - 60,
+	    name);
 	assert_true(run_until(t, 3000, never) == 0);
 	assert_int_equal(job_state(t, 1), JOB_RUNNING);
 	/* What the api does on "cancel", then its hook (gpuqd.c). */
