@@ -791,7 +791,8 @@ test_live_batch_stockout_quota(void **state)
 	job_init(&j, 18, 2, 1, "60", "0");
 	launch(t, &prov_batch, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
-	wait_state(t, &prov_batch, j.resource, PROV_STOCKOUT, &s);
+	/* Lack of quota is quota, not a stockout (issue 11). */
+	wait_state(t, &prov_batch, j.resource, PROV_QUOTA, &s);
 	assert_non_null(strstr(s.message, "QUOTA_EXCEEDED"));
 	job_done(&j);
 }
