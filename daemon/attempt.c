@@ -187,10 +187,10 @@ struct attempt {
 	/* The create call. */
 	int			 in_flight;	/* a launch call is out */
 	int			 relaunch;	/* of a crash survivor */
-	int			 reserved;	/* quota held */
+	int			 reserved;	/* quota held: */
 	int			 svc;		/* enum gcp_service */
-	char			 metric[QUOTA_METRIC_MAX];
-	char			 cpu_metric[QUOTA_METRIC_MAX];
+	char			*metric;	/* only while held */
+	char			*cpu_metric;	/* NULL: none */
 	int			 vcpus;
 
 	int			 cancel_wanted;
@@ -368,34 +368,25 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	return e;
 }
 
-/* Give back the quota E held (its launch made nothing). */
+/* The quota E held: given back (its launch made nothing) or, COMMIT,
+ * in use now. */
 static void
-att_release(struct attempt *e)
+att_settle_hold(struct attempt *e, int commit)
 {
 	struct quota	*q = gcp_quota(cloud_gcp(e->at->cloud));
+	void		(*fn)(struct quota *, enum gcp_service, const char *,
+			    const char *, double);
 
 	if (!e->reserved)
 		return;
 	e->reserved = 0;
-	quota_release(q, e->svc, e->a->region, e->metric, e->a->gpu_count);
-	if (e->cpu_metric[0] != '\0')
-		quota_release(q, GCP_SERVICE_GCE, e->a->region, e->cpu_metric,
-		    e->vcpus);
-}
-
-/* E's launch made something: the quota it held is in use now. */
-static void
-att_commit(struct attempt *e)
-{
-	struct quota	*q = gcp_quota(cloud_gcp(e->at->cloud));
-
-	if (!e->reserved)
-		return;
-	e->reserved = 0;
-	quota_commit(q, e->svc, e->a->region, e->metric, e->a->gpu_count);
-	if (e->cpu_metric[0] != '\0')
-		quota_commit(q, GCP_SERVICE_GCE, e->a->region, e->cpu_metric,
-		    e->vcpus);
+	fn = commit ? quota_commit : quota_release;
+	fn(q, e->svc, e->a->region, e->metric, e->a->gpu_count);
+	if (e->cpu_metric != NULL)
+		fn(q, GCP_SERVICE_GCE, e->a->region, e->cpu_metric, e->vcpus);
+	free(e->metric);
+	free(e->cpu_metric);
+	e->metric = e->cpu_metric = NULL;
 }
 
 /* Take E out of the table; it is freed when its last call is back. */
@@ -429,6 +420,8 @@ att_entry_unref(struct attempt *e)
 	free(e->cloud_id);
 	free(e->cancel_msg);
 	free(e->end_msg);
+	free(e->metric);
+	free(e->cpu_metric);
 	free(e);
 }
 
@@ -685,7 +678,7 @@ att_accepted(struct attempt *e, const struct prov_result *r)
 	char			*cause = NULL, *place, *msg;
 	int			 rc, state = -1;
 
-	att_commit(e);
+	att_settle_hold(e, 1);
 	place = att_place(e);
 	if (store_attempt_set_state(at->store, a->id, ATTEMPT_PENDING,
 	    time(NULL), r->cloud_id, &cause) < 0)
@@ -733,7 +726,7 @@ att_refused(struct attempt *e, int out, const struct prov_result *r)
 	int64_t			 now = time(NULL), until, delay = 0;
 	int			 n;
 
-	att_release(e);
+	att_settle_hold(e, 0);
 	place = att_place(e);
 	words = r->message != NULL ? r->message : "no detail given";
 	n = 0;
@@ -875,11 +868,9 @@ attempt_launch(struct attempts *at, struct store_attempt *a, int number,
 	if (hold != NULL) {
 		e->reserved = 1;
 		e->svc = hold->svc;
-		(void)snprintf(e->metric, sizeof e->metric, "%s",
-		    hold->metric);
+		e->metric = xstrdup(hold->metric);
 		if (hold->cpu_metric != NULL) {
-			(void)snprintf(e->cpu_metric, sizeof e->cpu_metric,
-			    "%s", hold->cpu_metric);
+			e->cpu_metric = xstrdup(hold->cpu_metric);
 			e->vcpus = hold->vcpus;
 		}
 	}
