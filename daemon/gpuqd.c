@@ -2,10 +2,11 @@
  * gpuqd.c: main of the gpuq daemon. It only wires (systemd's homed.c):
  * options -> gpuqd.conf -> log -> lock the state directory -> open the
  * store -> api and server -> listen (sockets from systemd first) -> the
- * cloud side when [gcp] project is set (cloud.c, reconcile.c, sched.c)
- * -> READY=1 and STATUS= -> uv_run. Signals: SIGTERM/SIGINT stop cleanly
- * (the pending group commit is committed and answered, every handle
- * closed, uv_loop_close() returns 0), SIGHUP reloads gpuqd.conf.
+ * cloud side when [gcp] project is set (cloud.c, attempt.c, reconcile.c,
+ * sched.c) -> READY=1 and STATUS= -> uv_run. Signals: SIGTERM/SIGINT
+ * stop cleanly (the pending group commit is committed and answered,
+ * every handle closed, uv_loop_close() returns 0), SIGHUP reloads
+ * gpuqd.conf.
  *
  * gpuqd never forks: systemd (Type=notify) or a terminal runs it.
  * Must not know how requests are answered or how the store works.
@@ -37,6 +38,7 @@
 #include "daemon/api.h"
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
+#include "daemon/attempt.h"
 #include "daemon/reconcile.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
@@ -65,6 +67,7 @@ struct gpuqd {
 	struct cloud	*cloud;		/* NULL without [gcp] project */
 	struct sched	*sched;
 	struct reconcile *rec;
+	struct attempts	*att;
 	uv_signal_t	 sigterm;
 	uv_signal_t	 sigint;
 	uv_signal_t	 sighup;
@@ -189,14 +192,24 @@ gpuqd_on_changed(void *arg)
 		    GPUQD_STATUS_MS, 0);
 }
 
-/* Job ID went to cancelling: the reconciler stops its resource. */
+/* Job ID went to cancelling: attempt.c stops its resource. */
 static void
 gpuqd_on_cancel(void *arg, int64_t id)
 {
 	struct gpuqd	*g = arg;
 
-	if (g->rec != NULL && !g->stopping)
-		reconcile_cancel(g->rec, id);
+	if (g->att != NULL && !g->stopping)
+		attempt_cancel(g->att, id);
+}
+
+/* The reconciler's first look is done: the scheduler may launch. */
+static void
+gpuqd_on_reconciled(void *arg)
+{
+	struct gpuqd	*g = arg;
+
+	if (g->sched != NULL)
+		sched_ready(g->sched);
 }
 
 /*
@@ -218,9 +231,10 @@ gpuqd_cloud_start(struct gpuqd *g)
 	}
 	if (cloud_new(&g->loop, g->store, &g->conf, &g->cloud, &cause) != 0)
 		gpuqd_die(cause, "cannot reach Google Cloud");
+	g->att = attempt_new(g->cloud);
 	g->sched = sched_new(g->cloud);
-	g->rec = reconcile_new(g->cloud, g->sched);
-	sched_set_reconcile(g->sched, g->rec);
+	sched_set_attempts(g->sched, g->att);
+	g->rec = reconcile_new(g->cloud, g->att, gpuqd_on_reconciled, g);
 	cloud_start(g->cloud);
 	if (reconcile_start(g->rec, &cause) != 0)
 		gpuqd_die(cause, "cannot read the live attempts");
@@ -238,9 +252,11 @@ gpuqd_cloud_stop(struct gpuqd *g)
 	api_set_cloud(g->api, NULL, NULL);
 	sched_close(g->sched);
 	reconcile_close(g->rec);
+	attempt_close(g->att);
 	cloud_free(g->cloud);
 	g->sched = NULL;
 	g->rec = NULL;
+	g->att = NULL;
 	g->cloud = NULL;
 }
 

@@ -21,13 +21,14 @@ gpuqd_LDADD = store/libstore.a providers/libproviders.a common/libcommon.a \
 	$(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) -lm
 
-# The job lifecycle: the hold on the cloud, the scheduler, the
-# reconciler and the expected-cost arithmetic.
+# The job lifecycle: the hold on the cloud, the scheduler, the owner of
+# the attempts, the reconciler and the expected-cost arithmetic.
 GPUQD_CLOUD_SOURCES = \
 	daemon/cloud.c daemon/cloud.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/sched-offer.c daemon/sched-offer.h \
 	daemon/sched-place.c daemon/sched-place.h \
+	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
 
@@ -81,20 +82,37 @@ tests_unit_test_sched_place_SOURCES = tests/unit/test-sched-place.c \
 tests_unit_test_sched_place_CFLAGS = $(tests_unit_test_sched_offer_CFLAGS)
 tests_unit_test_sched_place_LDADD = $(tests_unit_test_sched_offer_LDADD)
 
-check_PROGRAMS += tests/unit/test-sched
-TESTS += tests/unit/test-sched
-tests_unit_test_sched_SOURCES = tests/unit/test-sched.c \
+# The scheduler, the attempts' outcomes and the reconciler, each over
+# the fixture of tests/unit/cloudtest.h (the simulated cloud for quotas
+# and zones, scripted providers for launches and listings).
+CLOUDTEST_SOURCES = tests/unit/cloudtest.c tests/unit/cloudtest.h \
 	tests/unit/gcptest.c tests/unit/gcptest.h \
 	$(GPUQD_CLOUD_SOURCES) \
 	daemon/conf.c daemon/conf.h \
 	daemon/spec.c daemon/spec.h
-tests_unit_test_sched_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
+CLOUDTEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
 	$(CMOCKA_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_sched_LDADD = tests/unit/libunittest.a store/libstore.a \
+CLOUDTEST_LDADD = tests/unit/libunittest.a store/libstore.a \
 	providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test-sched tests/unit/test-attempt \
+	tests/unit/test-reconcile
+TESTS += tests/unit/test-sched tests/unit/test-attempt \
+	tests/unit/test-reconcile
+tests_unit_test_sched_SOURCES = tests/unit/test-sched.c $(CLOUDTEST_SOURCES)
+tests_unit_test_sched_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_sched_LDADD = $(CLOUDTEST_LDADD)
+tests_unit_test_attempt_SOURCES = tests/unit/test-attempt.c \
+	$(CLOUDTEST_SOURCES)
+tests_unit_test_attempt_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_attempt_LDADD = $(CLOUDTEST_LDADD)
+tests_unit_test_reconcile_SOURCES = tests/unit/test-reconcile.c \
+	$(CLOUDTEST_SOURCES)
+tests_unit_test_reconcile_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_reconcile_LDADD = $(CLOUDTEST_LDADD)
 
 # Unit tests of the ops (a real store and server on one loop), of the
 # server's framing, and of cloud.c's pure functions.

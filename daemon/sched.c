@@ -1,8 +1,8 @@
 /*
  * sched.c: the scheduler (sched.h). When a pass runs, what it reads
- * once, the jobs it remembers between passes, and the launch of the
- * attempts it chose. What each way costs is sched-offer.c's, which job
- * gets which room and why the rest wait sched-place.c's.
+ * once, the jobs it remembers between passes, and handing the attempts
+ * it chose to attempt.c. What each way costs is sched-offer.c's, which
+ * job gets which room and why the rest wait sched-place.c's.
  *
  * A pass, from its one timer (OpenSMTPD scheduler.c's shape):
  *
@@ -20,10 +20,10 @@
  *      enumerations;
  *   4. each job is placed (sched_place(): its shape's first offer within
  *      its limits with room, claims, backfill);
- *   5. the chosen offer is launched: quota reserved, attempt row and
- *      queued -> launching committed, then the provider's launch call;
- *      a job that found nothing gets its why, all of them written in one
- *      transaction at the end of the pass.
+ *   5. the chosen offer's quota is reserved and the attempt handed to
+ *      attempt.c (attempt_launch), which commits it and calls the
+ *      provider; a job that found nothing gets its why, all of them
+ *      written in one transaction at the end of the pass.
  *
  * The state (enum sched_state, SCHED_S_*) says what the scheduler is
  * doing now; these are its only transitions:
@@ -50,17 +50,17 @@
  * a storm of submits over a long queue costs a bounded share of the
  * loop; launches are SCHED_LAUNCH_BURST per pass, then another pass.
  *
- * Launch results (enum prov_fail): QUOTA gives the reservation back,
- * re-reads that region's quota, and keeps the job away from the region
- * for a quota TTL; STOCKOUT strikes a cool-down for (zone, GPU, Spot)
- * that survives restarts, and the zones the error names as available are
- * tried first next time; TRANSIENT retries after backoff_base x 2^n,
- * jittered; INVALID and AUTH fail the job with the cloud's words unless
- * they name the place chosen (then that place is avoided). None of these
- * count against max_failures.
+ * Launch results are not the scheduler's: attempt.c owns the attempt
+ * from attempt_launch() on and decides what the cloud's answer means
+ * (its table of legal changes, doc/DESIGN.md "What an answer of the
+ * cloud means"). It tells the scheduler, through the struct
+ * attempt_listener registered in sched_set_attempts(), what the next
+ * passes must know: a job's launch errors in a row (for the backoff),
+ * the places a job should avoid for a while, the zones a stockout named
+ * as available, and when to pass again.
  *
- * Knows the store, quotas and prices, the cloud (cloud.h) and the
- * reconciler's tracking calls; nothing of HTTP or of one API's JSON.
+ * Knows the store, quotas and prices, the cloud (cloud.h) and attempt.h;
+ * nothing of HTTP or of one API's JSON, nothing of the reconciler.
  */
 #include "config.h"
 
@@ -81,10 +81,10 @@
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "daemon/attempt.h"
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
 #include "daemon/cost.h"
-#include "daemon/reconcile.h"
 #include "daemon/sched.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
@@ -100,7 +100,6 @@
 #define SCHED_HISTORY_SEC	300	/* re-read Spot history this often */
 #define SCHED_EVICT_SEC		600	/* forget jobs unseen this long */
 #define SCHED_MAX_ZONES		512	/* zones read per GPU */
-#define SCHED_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define SCHED_QUOTA_BACKOFF	10	/* no quota refresh this long after a
 					   failed one */
 #define SCHED_QUOTA_WAIT_MS	5000	/* a pass waits this long at most for
@@ -137,28 +136,16 @@ struct sched_item {
 	double			 cost_usd;
 };
 
-/* One launch in flight. */
-struct sched_launch {
-	struct sched		*s;
-	struct store_attempt	*a;		/* new copy */
-	int			 relaunch;	/* of a crash survivor */
-	int			 reserved;	/* quota held */
-	enum gcp_service	 qsvc;
-	char			 metric[QUOTA_METRIC_MAX];
-	char			 cpu_metric[QUOTA_METRIC_MAX];
-	int			 vcpus;
-	LIST_ENTRY(sched_launch) entry;
-};
-
 struct sched {
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
-	struct reconcile	*rec;		/* borrowed or NULL */
+	struct attempts		*att;		/* borrowed or NULL */
+	int64_t			 why_said;	/* job whose why a launch's
+						   answer wrote, this call */
 	uv_timer_t		 timer;		/* timer.data == this */
 	enum sched_state	 state;
 	unsigned		 owe;		/* SCHED_OWE_* */
-	int			 refs;		/* timer + launches in flight
-						   + refreshes owed */
+	int			 refs;		/* timer + refreshes owed */
 	uint64_t		 quota_wait_end; /* loop ms: stop waiting */
 	uint64_t		 last_end;	/* loop ms a pass ended */
 	int64_t			 quota_retry_at; /* no refresh before, after a
@@ -194,7 +181,6 @@ struct sched {
 	char		       **why_texts;
 	size_t			 nwhy, capwhy;
 
-	LIST_HEAD(, sched_launch) launches;
 	struct sched_stats	 stats;
 };
 
@@ -593,26 +579,6 @@ sched_why_flush(struct sched *s)
 	s->nwhy = 0;
 }
 
-/*
- * Set one job's why now; during a pass it joins the pass's batch, after
- * anything the pass queued for that job, so it is the one that stays.
- */
-static void
-sched_why_now(struct sched *s, int64_t id, const char *why)
-{
-	char	*cause = NULL;
-
-	if (sched_in_pass(s)) {
-		sched_why_set(s, id, sched_hash(why) ^ 1, why);
-		return;
-	}
-	if (store_job_set_why(s->store, id, why, &cause) < 0) {
-		log_warnx("job %" PRId64 ": cannot record why it waits: %s",
-		    id, cause);
-		free(cause);
-	}
-}
-
 /* ---------------------------------------------------------------- */
 /* Launching.							    */
 
@@ -624,286 +590,11 @@ sched_place_text(const struct store_attempt *a)
 	    a->region);
 }
 
-static void
-sched_launch_free(struct sched_launch *l)
-{
-	LIST_REMOVE(l, entry);
-	store_attempt_free(l->a);
-	free(l);
-}
-
-/* Give back what L reserved (the launch made nothing). */
-static void
-sched_launch_release(struct sched *s, struct sched_launch *l)
-{
-	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
-
-	if (!l->reserved)
-		return;
-	l->reserved = 0;
-	quota_release(q, l->qsvc, l->a->region, l->metric, l->a->gpu_count);
-	if (l->cpu_metric[0] != '\0')
-		quota_release(q, GCP_SERVICE_GCE, l->a->region, l->cpu_metric,
-		    l->vcpus);
-}
-
 /*
- * End L's attempt as a launch error and move its job: back to the
- * queue (not before NOT_BEFORE, saying WHY), or to failed when FAIL_MSG
- * is set; a job cancelled meanwhile becomes cancelled.
- */
-static void
-sched_launch_fail(struct sched *s, struct sched_launch *l, const char *msg,
-    int64_t not_before, const char *why, const char *fail_msg)
-{
-	struct store_attempt	*a = l->a;
-	char			*cause = NULL, *text;
-	int64_t			 now = time(NULL);
-	int			 rc, state = -1;
-
-	sched_launch_release(s, l);
-	if ((rc = store_attempt_end(s->store, a->id, now, END_LAUNCH_ERROR, -1,
-	    msg, 0, &cause)) < 0 && rc != -EALREADY)
-		log_warnx("job %" PRId64 ": cannot end attempt %d: %s",
-		    a->job_id, a->number, cause);
-	free(cause);
-	cause = NULL;
-	if (s->rec != NULL)
-		reconcile_untrack(s->rec, a->id);
-
-	if (fail_msg != NULL) {
-		rc = store_job_transition(s->store, a->job_id,
-		    JOB_MASK(JOB_LAUNCHING), JOB_FAILED, fail_msg, &state,
-		    &cause);
-	} else {
-		if (not_before > now)
-			(void)store_job_set_not_before(s->store, a->job_id,
-			    not_before, NULL);
-		text = xprintf("launch failed: %s", msg);
-		rc = store_job_transition(s->store, a->job_id,
-		    JOB_MASK(JOB_LAUNCHING), JOB_QUEUED, text, &state, &cause);
-		free(text);
-		if (rc == 0)
-			sched_why_now(s, a->job_id, why);
-	}
-	if (rc == -EALREADY && state == JOB_CANCELLING) {
-		free(cause);
-		cause = NULL;
-		rc = store_job_transition(s->store, a->job_id,
-		    JOB_MASK(JOB_CANCELLING), JOB_CANCELLED,
-		    "cancelled (the launch had failed)", NULL, &cause);
-	}
-	if (rc < 0)
-		log_warnx("job %" PRId64 ": %s", a->job_id, cause);
-	free(cause);
-	if (not_before > now)
-		sched_wake_at(s, not_before);
-}
-
-/* Does the cloud's MSG name the place of A (so another may work)? */
-static int
-sched_about_place(const struct store_attempt *a, const char *msg)
-{
-	if (msg == NULL)
-		return 0;
-	if (a->zone != NULL && strstr(msg, a->zone) != NULL)
-		return 1;
-	return strstr(msg, a->region) != NULL;
-}
-
-/*
- * A stockout of attempt A: strike a cool-down for its zone (for a
- * service that picked the zone, every zone of the region offering the
- * GPU), and remember the zones the error names as available for job J.
- * Returns when the cool-down ends.
- */
-static int64_t
-sched_stockout(struct sched *s, const struct store_attempt *a,
-    struct sched_job *j, const char *zones_available, int64_t now)
-{
-	const struct conf	*conf = cloud_conf(s->cloud);
-	struct quota		*q = gcp_quota(cloud_gcp(s->cloud));
-	char			*cause = NULL;
-	int64_t			 until, last = now;
-	int			 i, nz;
-
-	if (a->zone != NULL)
-		nz = 1;
-	else {
-		nz = quota_zones(q, a->region, a->gpu, s->zones,
-		    SCHED_MAX_ZONES);
-		if (nz < 0)
-			nz = 0;
-	}
-	for (i = 0; i < nz; i++) {
-		if (a->zone == NULL && s->zones[i].max_per_vm < a->gpu_count)
-			continue;
-		if (store_cooldown_strike(s->store, a->zone != NULL ? a->zone :
-		    s->zones[i].zone, a->gpu, a->spot, now,
-		    conf->stockout_cooldown, conf->stockout_cooldown_max,
-		    &until, &cause) < 0) {
-			log_warnx("scheduler: cannot record a stockout: %s",
-			    cause);
-			free(cause);
-			cause = NULL;
-			continue;
-		}
-		if (until > last)
-			last = until;
-	}
-	if (j != NULL && zones_available != NULL && *zones_available != '\0') {
-		(void)snprintf(j->prefer, sizeof j->prefer, "%s",
-		    zones_available);
-		j->prefer_until = now + conf->stockout_cooldown;
-	}
-	if (last > now)
-		sched_wake_at(s, last + 1);
-	return last;
-}
-
-/* The provider's answer to a launch (provider.h; called once). */
-static void
-sched_on_launched(const struct prov_result *r, void *arg)
-{
-	struct sched_launch	*l = arg;
-	struct sched		*s = l->s;
-	struct store_attempt	*a = l->a;
-	struct sched_job	*j;
-	struct quota		*q;
-	char			*cause = NULL, *place, *why, *fail, *msg;
-	char			 buf[64];
-	const char		*words;
-	int64_t			 now = time(NULL), until, delay;
-	int			 rc, state = -1;
-
-	if (s->state == SCHED_S_CLOSED) {
-		/* Leave the attempt launching: the next start adopts it. */
-		sched_launch_free(l);
-		sched_unref(s);
-		return;
-	}
-	q = gcp_quota(cloud_gcp(s->cloud));
-	j = sched_job_find(s, a->job_id);
-	place = sched_place_text(a);
-	words = r->message != NULL ? r->message : "no detail given";
-
-	switch (r->fail) {
-	case PROV_FAIL_NONE:
-	case PROV_FAIL_EXISTS:
-		if (l->reserved) {
-			quota_commit(q, l->qsvc, a->region, l->metric,
-			    a->gpu_count);
-			if (l->cpu_metric[0] != '\0')
-				quota_commit(q, GCP_SERVICE_GCE, a->region,
-				    l->cpu_metric, l->vcpus);
-			l->reserved = 0;
-		}
-		if ((rc = store_attempt_set_state(s->store, a->id,
-		    ATTEMPT_PENDING, now, r->cloud_id, &cause)) < 0)
-			log_warnx("job %" PRId64 ": attempt %d: %s", a->job_id,
-			    a->number, cause);
-		free(cause);
-		cause = NULL;
-		msg = xprintf("%s on %s as %s", r->fail == PROV_FAIL_EXISTS ?
-		    "found already running" : "launched", place,
-		    r->cloud_id != NULL ? r->cloud_id : a->resource);
-		rc = store_job_transition(s->store, a->job_id,
-		    JOB_MASK(JOB_LAUNCHING), JOB_PENDING, msg, &state, &cause);
-		free(msg);
-		if (rc < 0 && !(rc == -EALREADY && state == JOB_CANCELLING))
-			log_warnx("job %" PRId64 ": %s", a->job_id, cause);
-		free(cause);
-		log_info("job %" PRId64 ": attempt %d %s on %s as %s",
-		    a->job_id, a->number, r->fail == PROV_FAIL_EXISTS ?
-		    "found already" : "accepted", place, a->resource);
-		if (j != NULL) {
-			j->launch_errors = 0;
-			j->prefer[0] = '\0';
-			j->blocked_since = 0;
-		}
-		if (s->rec != NULL)
-			reconcile_launched(s->rec, a->id, r->cloud_id);
-		break;
-
-	case PROV_FAIL_QUOTA:
-		s->stats.launch_errors++;
-		quota_invalidate(q, a->region);
-		if (j != NULL)
-			sched_avoid(j, cloud_provider(s->cloud, a->provider),
-			    a->region, now + cloud_conf(s->cloud)->quota_ttl);
-		log_info("job %" PRId64 ": launch on %s refused: quota%s%s; "
-		    "trying elsewhere", a->job_id, place, r->quota_metric ?
-		    " " : "", r->quota_metric ? r->quota_metric : "");
-		why = xprintf("quota exceeded on %s (%s); trying elsewhere",
-		    place, words);
-		sched_launch_fail(s, l, words, now + SCHED_QUOTA_RETRY_SEC,
-		    why, NULL);
-		free(why);
-		break;
-
-	case PROV_FAIL_STOCKOUT:
-		s->stats.launch_errors++;
-		until = sched_stockout(s, a, j, r->zones_available, now);
-		sched_clock(until, buf, sizeof buf);
-		log_info("job %" PRId64 ": %s is out of %s%s; cooling it down "
-		    "until %s", a->job_id, place, a->gpu, a->spot ? " (Spot)" :
-		    "", buf);
-		why = xprintf("%s out of %s until %s; trying elsewhere", place,
-		    a->gpu, buf);
-		sched_launch_fail(s, l, words, now, why, NULL);
-		free(why);
-		break;
-
-	case PROV_FAIL_INVALID:
-	case PROV_FAIL_AUTH:
-		s->stats.launch_errors++;
-		if (sched_about_place(a, r->message)) {
-			if (j != NULL)
-				sched_avoid(j, cloud_provider(s->cloud,
-				    a->provider), a->region, now + 3600);
-			log_warnx("job %" PRId64 ": %s refused the launch: "
-			    "%s; trying elsewhere", a->job_id, place, words);
-			why = xprintf("%s refused it (%s); trying elsewhere",
-			    place, words);
-			sched_launch_fail(s, l, words, now, why, NULL);
-			free(why);
-			break;
-		}
-		log_warnx("job %" PRId64 ": %s refused the launch: %s; the job "
-		    "fails", a->job_id, place, words);
-		fail = xprintf("%s refused the launch%s: %s", place,
-		    r->fail == PROV_FAIL_AUTH ? " (credentials or "
-		    "permission)" : "", words);
-		sched_launch_fail(s, l, words, 0, NULL, fail);
-		free(fail);
-		break;
-
-	default:
-		s->stats.launch_errors++;
-		delay = cost_backoff(cloud_conf(s->cloud)->backoff_base,
-		    cloud_conf(s->cloud)->backoff_max, j != NULL ?
-		    j->launch_errors : 0, (double)random() / RAND_MAX);
-		if (j != NULL)
-			j->launch_errors++;
-		log_info("job %" PRId64 ": launch on %s failed: %s; retrying "
-		    "in %" PRId64 "s", a->job_id, place, words, delay);
-		why = xprintf("retrying in %" PRId64 "s after: %s", delay,
-		    words);
-		sched_launch_fail(s, l, words, now + delay, why, NULL);
-		free(why);
-		break;
-	}
-	free(place);
-	sched_launch_free(l);
-	sched_wake(s);
-	sched_unref(s);
-}
-
-/*
- * Launch offer O for runnable item IT: reserve its quota, commit the
- * attempt row and queued -> launching, then call the provider. 0 if a
- * launch is under way (its result comes to sched_on_launched), -1 if
- * the job could not even be written down.
+ * Launch offer O for runnable item IT: reserve its quota and hand the
+ * attempt to attempt.c, which commits it, calls the provider and deals
+ * with the answer. 0 if a launch is under way, -1 if the job could not
+ * even be written down.
  */
 static int
 sched_launch_start(struct sched *s, struct sched_ctx *ctx,
@@ -914,13 +605,14 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	struct quota		*q = gcp_quota(cloud_gcp(s->cloud));
 	struct store_job	*row = NULL;
 	struct store_attempt	 a;
-	struct sched_launch	*l;
-	struct prov_result	 r;
+	struct attempt_hold	 hold;
 	char			 name[CLOUD_NAME_MAX], *cause = NULL, *msg;
 	char			*place;
 	json_t			*spec;
 	int			 number, rc, k, b[3];
 
+	if (s->att == NULL)
+		return -1;
 	if ((rc = store_job_get(s->store, j->id, &row, &cause)) < 0) {
 		log_warnx("job %" PRId64 ": cannot read it to launch: %s",
 		    j->id, cause);
@@ -950,118 +642,140 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	if (number > 1 && row->checkpoint != NULL && *row->checkpoint != '\0')
 		a.resumed_from = row->checkpoint;
 
-	l = xcalloc(1, sizeof *l);
-	l->s = s;
-	l->qsvc = o->qsvc;
-	(void)snprintf(l->metric, sizeof l->metric, "%s",
-	    ctx->b[o->gpu_b].metric);
+	memset(&hold, 0, sizeof hold);
+	hold.svc = o->qsvc;
+	hold.metric = ctx->b[o->gpu_b].metric;
 	if (o->cpu_b >= 0 && sh->vcpus > 0) {
-		(void)snprintf(l->cpu_metric, sizeof l->cpu_metric, "%s",
-		    ctx->b[o->cpu_b].metric);
-		l->vcpus = sh->vcpus;
+		hold.cpu_metric = ctx->b[o->cpu_b].metric;
+		hold.vcpus = sh->vcpus;
 	}
-	quota_reserve(q, l->qsvc, a.region, l->metric, a.gpu_count);
-	if (l->cpu_metric[0] != '\0')
-		quota_reserve(q, GCP_SERVICE_GCE, a.region, l->cpu_metric,
-		    l->vcpus);
-	l->reserved = 1;
+	quota_reserve(q, hold.svc, a.region, hold.metric, a.gpu_count);
+	if (hold.cpu_metric != NULL)
+		quota_reserve(q, GCP_SERVICE_GCE, a.region, hold.cpu_metric,
+		    hold.vcpus);
 	/* The pass's own view of the buckets, if already read. */
 	b[0] = o->gpu_b;
 	b[1] = o->all_b;
-	b[2] = l->cpu_metric[0] != '\0' ? o->cpu_b : -1;
+	b[2] = hold.cpu_metric != NULL ? o->cpu_b : -1;
 	for (k = 0; k < 3; k++)
 		if (b[k] >= 0 && ctx->b[b[k]].loaded)
 			ctx->b[b[k]].free -= k == 2 ? sh->vcpus : sh->count;
 
-	/*
-	 * The row and the job's move first, in one transaction: a crash
-	 * after this line leaves a launching job with a name to adopt.
-	 */
 	place = sched_place_text(&a);
 	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
 	    "standard", a.hourly_usd);
-	rc = store_attempt_launch(s->store, &a, number, msg, &cause);
+	s->why_said = 0;
+	rc = attempt_launch(s->att, &a, number, row, spec, &hold, msg,
+	    &cause);
 	free(msg);
 	if (rc < 0) {
+		/* Nothing written; the hold is given back. */
 		log_warnx("job %" PRId64 ": not launching attempt %d: %s",
 		    j->id, number, cause);
 		free(cause);
 		free(place);
-		goto undo;
+		for (k = 0; k < 3; k++)
+			if (b[k] >= 0 && ctx->b[b[k]].loaded)
+				ctx->b[b[k]].free += k == 2 ? sh->vcpus :
+				    sh->count;
+		json_decref(spec);
+		store_job_free(row);
+		return -1;
 	}
-	l->a = store_attempt_copy(&a);
-	LIST_INSERT_HEAD(&s->launches, l, entry);
-	sched_why_set(s, j->id, it->why_hash, NULL);
+	/* Its why goes, unless the answer came at once and gave one. */
+	if (s->why_said != j->id)
+		sched_why_set(s, j->id, it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s, $%.2f/h, "
-	    "expected $%.2f", j->id, a.number, place, a.spot ? " (Spot)" : "",
+	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" : "",
 	    a.hourly_usd, o->per_hour * j->hours);
 	free(place);
 	s->stats.launches++;
-	s->refs++;
-	if (s->rec != NULL)
-		reconcile_track(s->rec, l->a, row, spec);
-	rc = cloud_launch(s->cloud, spec, l->a, sched_on_launched, l, &cause);
-	if (rc != 0) {
-		memset(&r, 0, sizeof r);
-		r.fail = rc == -EINVAL || rc == -ENOENT ?
-		    PROV_FAIL_INVALID : PROV_FAIL_TRANSIENT;
-		r.message = cause;
-		sched_on_launched(&r, l);
-		free(cause);
-	}
 	json_decref(spec);
 	store_job_free(row);
 	return 0;
-
-undo:
-	sched_launch_release(s, l);
-	free(l);
-	json_decref(spec);
-	store_job_free(row);
-	return -1;
 }
 
-int
-sched_relaunch(struct sched *s, const struct store_attempt *a)
-{
-	struct sched_launch	*l;
-	struct store_job	*row = NULL;
-	char			*cause = NULL;
-	json_t			*spec;
-	int			 rc;
+/* ---------------------------------------------------------------- */
+/* What attempt.c tells the scheduler (struct attempt_listener).     */
 
-	if (s->state == SCHED_S_CLOSED)
-		return -ESHUTDOWN;
-	if ((rc = store_job_get(s->store, a->job_id, &row, &cause)) < 0) {
-		log_warnx("job %" PRId64 ": cannot read it to relaunch: %s",
-		    a->job_id, cause);
-		free(cause);
-		return rc;
+static void
+sched_on_wake(void *arg)
+{
+	sched_wake(arg);
+}
+
+static void
+sched_on_wake_at(void *arg, int64_t when)
+{
+	sched_wake_at(arg, when);
+}
+
+static void
+sched_on_history_changed(void *arg)
+{
+	sched_history_changed(arg);
+}
+
+/* A launch of job ID was accepted: its launch memory goes. */
+static void
+sched_on_launched(void *arg, int64_t id)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL) {
+		j->launch_errors = 0;
+		j->prefer[0] = '\0';
+		j->blocked_since = 0;
 	}
-	spec = json_loads(row->spec, 0, NULL);
-	store_job_free(row);
-	if (spec == NULL)
-		return -EINVAL;
-	l = xcalloc(1, sizeof *l);
-	l->s = s;
-	l->relaunch = 1;
-	l->a = store_attempt_copy(a);
-	LIST_INSERT_HEAD(&s->launches, l, entry);
-	rc = cloud_launch(s->cloud, spec, l->a, sched_on_launched, l, &cause);
-	json_decref(spec);
-	if (rc != 0) {
-		log_warnx("job %" PRId64 ": cannot relaunch %s: %s",
-		    a->job_id, a->resource, cause);
-		free(cause);
-		sched_launch_free(l);
-		return rc;
-	}
-	log_info("job %" PRId64 ": attempt %d was being launched when gpuqd "
-	    "stopped and the cloud does not list it; launching %s again",
-	    a->job_id, a->number, a->resource);
-	s->stats.relaunches++;
-	s->refs++;
-	return 0;
+}
+
+static int
+sched_on_launch_failed(void *arg, int64_t id, int in_a_row)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_find(s, id);
+	int			 n;
+
+	s->stats.launch_errors++;
+	if (j == NULL)
+		return 0;
+	n = j->launch_errors;
+	if (in_a_row)
+		j->launch_errors++;
+	return n;
+}
+
+static void
+sched_on_avoid(void *arg, int64_t id, const struct provider *p,
+    const char *region, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL && p != NULL)
+		sched_avoid(j, p, region, until);
+}
+
+static void
+sched_on_prefer(void *arg, int64_t id, const char *zones, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j == NULL)
+		return;
+	(void)snprintf(j->prefer, sizeof j->prefer, "%s", zones);
+	j->prefer_until = until;
+}
+
+/* A requeue wrote job ID's why; a pass under way must not undo it. */
+static void
+sched_on_why(void *arg, int64_t id, const char *why)
+{
+	struct sched	*s = arg;
+
+	if (!sched_in_pass(s))
+		return;
+	s->why_said = id;
+	sched_why_set(s, id, sched_hash(why) ^ 1, why);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1485,7 +1199,6 @@ sched_new(struct cloud *cloud)
 	s->store = cloud_store(cloud);
 	s->state = SCHED_S_NEW;
 	TAILQ_INIT(&s->job_list);
-	LIST_INIT(&s->launches);
 	s->zones = xcalloc(SCHED_MAX_ZONES, sizeof *s->zones);
 	s->refs = 1;			/* the timer */
 	if (uv_timer_init(cloud_loop(cloud), &s->timer) != 0)
@@ -1495,9 +1208,23 @@ sched_new(struct cloud *cloud)
 }
 
 void
-sched_set_reconcile(struct sched *s, struct reconcile *rec)
+sched_set_attempts(struct sched *s, struct attempts *att)
 {
-	s->rec = rec;
+	struct attempt_listener	l;
+
+	s->att = att;
+	memset(&l, 0, sizeof l);
+	l.arg = s;
+	l.wake = sched_on_wake;
+	l.wake_at = sched_on_wake_at;
+	l.history_changed = sched_on_history_changed;
+	l.launched = sched_on_launched;
+	l.launch_failed = sched_on_launch_failed;
+	l.avoid = sched_on_avoid;
+	l.prefer = sched_on_prefer;
+	l.why = sched_on_why;
+	if (att != NULL)
+		attempt_set_listener(att, &l);
 }
 
 void
@@ -1573,6 +1300,8 @@ sched_close(struct sched *s)
 		return;
 	started = s->state != SCHED_S_NEW && s->state != SCHED_S_PRIMED;
 	s->state = SCHED_S_CLOSED;
+	if (s->att != NULL)
+		attempt_set_listener(s->att, NULL);
 	if (started)
 		quota_set_listener(gcp_quota(cloud_gcp(s->cloud)), NULL, NULL);
 	uv_close((uv_handle_t *)&s->timer, sched_on_close);

@@ -21,8 +21,17 @@
  *                  verdicts (sched-place.h).
  * Only this header is for the rest of the daemon.
  *
- * Knows the store, the cloud (cloud.h), quotas and prices; tells the
- * reconciler about the attempts it starts (reconcile.h).
+ * The scheduler decides WHERE: it reserves the quota of the offer it
+ * chose and hands the attempt to attempt.c (attempt_launch), which owns
+ * it from then on -- the create call, its answer, and everything the
+ * reconciler later observes. What attempt.c has to tell the scheduler
+ * (wake up, a job's launch errors in a row, places it should avoid,
+ * zones a stockout named as available) comes back through the
+ * struct attempt_listener the scheduler registers in
+ * sched_set_attempts().
+ *
+ * Knows the store, the cloud (cloud.h), quotas, prices and attempt.h;
+ * not the reconciler.
  */
 #ifndef GPUQ_SCHED_H
 #define GPUQ_SCHED_H
@@ -31,17 +40,15 @@
 
 #include <jansson.h>
 
+struct attempts;
 struct cloud;
-struct reconcile;
 struct sched;
-struct store_attempt;
 
 /* Counters for tests, benchmarks and logs. */
 struct sched_stats {
 	unsigned long	 passes;		/* passes run */
 	unsigned long	 launches;		/* attempts started */
 	unsigned long	 launch_errors;		/* launches that failed */
-	unsigned long	 relaunches;		/* re-launches after a crash */
 	unsigned long	 jobs_seen;		/* runnable jobs, last pass */
 	unsigned long	 shapes;		/* job shapes, last pass */
 	unsigned long	 why_writes;		/* whys changed, last pass */
@@ -52,8 +59,9 @@ struct sched_stats {
 /* New scheduler over CLOUD (borrowed; outlives it). No pass runs
  * before sched_start(), and none launches before sched_ready(). */
 struct sched	*sched_new(struct cloud *cloud);
-/* The reconciler to tell about launches (borrowed); NULL: none. */
-void		 sched_set_reconcile(struct sched *, struct reconcile *);
+/* The owner of the attempts the scheduler launches (borrowed; NULL:
+ * none, then nothing launches); the scheduler becomes its listener. */
+void		 sched_set_attempts(struct sched *, struct attempts *);
 /* Arm the timer: the first pass runs on the next turn of the loop. */
 void		 sched_start(struct sched *);
 /* The reconciler has finished its first pass after start: launches
@@ -67,13 +75,6 @@ void		 sched_wake_at(struct sched *, int64_t when);
 /* Spot history changed (an attempt ended): re-learn λ next pass. */
 void		 sched_history_changed(struct sched *);
 /*
- * Launch attempt A again under its own name and request id: the
- * reconciler found it "launching" after a restart and the cloud does
- * not list it. The result is handled as a first launch's is. 0, or
- * -errno (the launch could not start; A is left as it was).
- */
-int		 sched_relaunch(struct sched *, const struct store_attempt *a);
-/*
  * The offers for normalized job SPEC (borrowed), without launching, on
  * the quota and prices known now: {"offers":[{"provider","region",
  * "zone","spot","machine_type","hourly_usd","expected_usd","lambda",
@@ -84,10 +85,9 @@ json_t		*sched_plan(struct sched *, json_t *spec);
 /* Counters; *RET is filled. */
 void		 sched_get_stats(struct sched *, struct sched_stats *ret);
 /*
- * Stop: no more passes; launches still in flight end without touching
- * the store (their attempts stay "launching" and the next start adopts
- * or re-launches them). The memory goes once the loop has closed the
- * timer and every launch has called back (cloud_free() makes them).
+ * Stop: no more passes, and the attempts hear no more of it (launches
+ * in flight are attempt.c's: attempt_close()). The memory goes once the
+ * loop has closed the timer and every refresh has called back.
  */
 void		 sched_close(struct sched *);
 

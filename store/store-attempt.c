@@ -209,17 +209,18 @@ store_attempt_missing(struct store *st, int64_t id, char **cause)
 	sqlite3_reset(s);
 	if (rc == SQLITE_ROW) {
 		if (cause != NULL)
-			*cause = xprintf("attempt %lld has already ended",
+			*cause = xprintf("attempt row %lld has already ended",
 			    (long long)id);
 		return -EALREADY;
 	}
 	if (rc == SQLITE_DONE) {
 		if (cause != NULL)
-			*cause = xprintf("attempt %lld: no such attempt",
+			*cause = xprintf("attempt row %lld: no such attempt",
 			    (long long)id);
 		return -ENOENT;
 	}
-	return store_fail(st, rc, cause, "read attempt %lld", (long long)id);
+	return store_fail(st, rc, cause, "read attempt row %lld",
+	    (long long)id);
 }
 
 /*
@@ -235,7 +236,7 @@ store_attempt_set_state(struct store *st, int64_t attempt_id, int state,
 	int		 rc;
 
 	if (state < ATTEMPT_LAUNCHING || state > ATTEMPT_RUNNING)
-		return store_invalid(cause, "attempt %lld: state %s is not "
+		return store_invalid(cause, "attempt row %lld: state %s is not "
 		    "set directly; end the attempt instead",
 		    (long long)attempt_id, attempt_state_name(state));
 	sqlite3_bind_int64(s, 1, attempt_id);
@@ -250,73 +251,95 @@ store_attempt_set_state(struct store *st, int64_t attempt_id, int state,
 }
 
 /*
- * End attempt ATTEMPT_ID; see store.h. The job gets the cost, the exit
- * code and message, its failures or interruptions counter, and an event
- * "attempt N ended: REASON[: MESSAGE]". -EALREADY if it had ended.
+ * Inside the caller's transaction: end attempt E->attempt_id (store.h,
+ * store_attempt_end). *ret_job_id is its job. -EALREADY if it had ended,
+ * -ENOENT if unknown; nothing written then.
  */
+int
+store_attempt_end_tx(struct store *st, const struct store_end *e,
+    int64_t *ret_job_id, char **cause)
+{
+	sqlite3_stmt	*s;
+	int64_t		 job_id;
+	char		*text;
+	int		 rc, number;
+
+	if (e->reason <= END_NONE || e->reason >= END_NREASONS)
+		return store_invalid(cause, "attempt row %lld: bad end "
+		    "reason %d", (long long)e->attempt_id, e->reason);
+	s = st->stmt[STMT_ATTEMPT_END];
+	sqlite3_bind_int64(s, 1, e->attempt_id);
+	sqlite3_bind_int64(s, 2, e->when);
+	sqlite3_bind_int(s, 3, e->reason);
+	sqlite3_bind_int(s, 4, e->exit_code);
+	store_bind_text(s, 5, e->message);
+	sqlite3_bind_double(s, 6, e->cost_usd);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		return store_attempt_missing(st, e->attempt_id, cause);
+	}
+	if (rc != SQLITE_ROW) {
+		rc = store_fail(st, rc, cause, "end attempt row %lld",
+		    (long long)e->attempt_id);
+		sqlite3_reset(s);
+		return rc;
+	}
+	job_id = sqlite3_column_int64(s, 0);
+	number = sqlite3_column_int(s, 1);
+	sqlite3_reset(s);
+
+	s = st->stmt[STMT_JOB_ADD_END];
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_double(s, 2, e->cost_usd);
+	sqlite3_bind_int(s, 3, e->reason == END_FAILED);
+	sqlite3_bind_int(s, 4, attempt_end_is_interruption(e->reason));
+	sqlite3_bind_int(s, 5, e->exit_code);
+	store_bind_text(s, 6, e->message);
+	sqlite3_bind_int64(s, 7, e->when);
+	if ((rc = store_step_done(st, s, cause, "end attempt: job")) != 0)
+		return rc;
+
+	s = st->stmt[STMT_EVENT_ADD];
+	if (e->message != NULL)
+		text = xprintf("attempt %d ended: %s: %s", number,
+		    attempt_end_name(e->reason), e->message);
+	else
+		text = xprintf("attempt %d ended: %s", number,
+		    attempt_end_name(e->reason));
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, e->when);
+	sqlite3_bind_text(s, 3, text, -1, SQLITE_STATIC);
+	rc = store_step_done(st, s, cause, "end attempt: event");
+	free(text);
+	if (rc != 0)
+		return rc;
+	*ret_job_id = job_id;
+	return 0;
+}
+
+/* End attempt ATTEMPT_ID; see store.h. -EALREADY if it had ended. */
 int
 store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
     int end_reason, int exit_code, const char *message, double cost_usd,
     char **cause)
 {
-	sqlite3_stmt	*s;
-	int64_t		 job_id;
-	char		*text;
-	int		 rc;
+	struct store_end	 e;
+	int64_t			 job_id;
+	int			 rc;
 
-	if (end_reason <= END_NONE || end_reason > END_LIMIT)
-		return store_invalid(cause, "attempt %lld: bad end reason %d",
-		    (long long)attempt_id, end_reason);
+	e.attempt_id = attempt_id;
+	e.when = when;
+	e.reason = end_reason;
+	e.exit_code = exit_code;
+	e.message = message;
+	e.cost_usd = cost_usd;
+	if (end_reason <= END_NONE || end_reason >= END_NREASONS)
+		return store_invalid(cause, "attempt row %lld: bad end "
+		    "reason %d", (long long)attempt_id, end_reason);
 	if ((rc = store_tx_begin(st, cause, "end attempt: begin")) != 0)
 		return rc;
-
-	s = st->stmt[STMT_ATTEMPT_END];
-	sqlite3_bind_int64(s, 1, attempt_id);
-	sqlite3_bind_int64(s, 2, when);
-	sqlite3_bind_int(s, 3, end_reason);
-	sqlite3_bind_int(s, 4, exit_code);
-	store_bind_text(s, 5, message);
-	sqlite3_bind_double(s, 6, cost_usd);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		sqlite3_reset(s);
-		rc = store_attempt_missing(st, attempt_id, cause);
-		goto fail;
-	}
-	if (rc != SQLITE_ROW) {
-		rc = store_fail(st, rc, cause, "end attempt %lld",
-		    (long long)attempt_id);
-		sqlite3_reset(s);
-		goto fail;
-	}
-	job_id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-
-	s = st->stmt[STMT_JOB_ADD_END];
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_double(s, 2, cost_usd);
-	sqlite3_bind_int(s, 3, end_reason == END_FAILED);
-	sqlite3_bind_int(s, 4, attempt_end_is_interruption(end_reason));
-	sqlite3_bind_int(s, 5, exit_code);
-	store_bind_text(s, 6, message);
-	sqlite3_bind_int64(s, 7, when);
-	if ((rc = store_step_done(st, s, cause, "end attempt: job")) != 0)
-		goto fail;
-
-	s = st->stmt[STMT_EVENT_ADD];
-	if (message != NULL)
-		text = xprintf("attempt %lld ended: %s: %s",
-		    (long long)attempt_id, attempt_end_name(end_reason),
-		    message);
-	else
-		text = xprintf("attempt %lld ended: %s",
-		    (long long)attempt_id, attempt_end_name(end_reason));
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int64(s, 2, when);
-	sqlite3_bind_text(s, 3, text, -1, SQLITE_STATIC);
-	rc = store_step_done(st, s, cause, "end attempt: event");
-	free(text);
-	if (rc != 0)
+	if ((rc = store_attempt_end_tx(st, &e, &job_id, cause)) != 0)
 		goto fail;
 	if ((rc = store_tx_commit(st, cause, "end attempt: commit")) != 0)
 		goto fail;

@@ -132,6 +132,9 @@ void	store_attempt_row(sqlite3_stmt *s, struct store_attempt *);
 /* Move a job between states; the caller holds the transaction. */
 int	store_job_move(struct store *, int64_t id, unsigned from_mask, int to,
 	    int64_t now, const char *message, int *ret_from, char **cause);
+/* End an attempt (store_attempt_end) in the caller's transaction. */
+int	store_attempt_end_tx(struct store *, const struct store_end *,
+	    int64_t *ret_job_id, char **cause);
 /* Write one events row (from -1 = none). Caller holds the transaction. */
 int	store_event_write(struct store *, int64_t job_id, int64_t when,
 	    int from, int to, const char *message, char **cause);

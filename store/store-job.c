@@ -428,6 +428,73 @@ store_jobs_set_why(struct store *st, const int64_t *ids,
 	return changed;
 }
 
+/* Requeue job ID, ending attempt END first, in one transaction; store.h. */
+int
+store_job_requeue(struct store *st, int64_t id, unsigned from_mask,
+    const struct store_end *end, int64_t not_before, const char *message,
+    const char *why, int *ret_state, char **cause)
+{
+	sqlite3_stmt	*s;
+	int64_t		 job_id = 0, now = time(NULL);
+	char		*why_not = NULL;
+	int		 rc, cur = -1;
+
+	if ((rc = store_tx_begin(st, cause, "requeue job: begin")) != 0)
+		return rc;
+	/* Checked first, so a job cancelled meanwhile gets nothing. */
+	if ((rc = store_job_state(st, id, &cur, cause)) != 0)
+		goto fail;
+	if (!(from_mask & JOB_MASK(cur))) {
+		if (cause != NULL)
+			*cause = xprintf("job %lld is %s, cannot be queued "
+			    "again", (long long)id, job_state_name(cur));
+		if (ret_state != NULL)
+			*ret_state = cur;
+		rc = -EALREADY;
+		goto fail;
+	}
+	if (end != NULL) {
+		/* An attempt that has already ended is left as it is. */
+		rc = store_attempt_end_tx(st, end, &job_id, &why_not);
+		if (rc == 0 && job_id != id)
+			rc = store_invalid(&why_not, "attempt row %lld is "
+			    "not job %lld's", (long long)end->attempt_id,
+			    (long long)id);
+		if (rc != 0 && rc != -EALREADY) {
+			if (cause != NULL)
+				*cause = why_not;
+			else
+				free(why_not);
+			goto fail;
+		}
+		free(why_not);
+	}
+	s = st->stmt[STMT_JOB_SET_NOT_BEFORE];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, not_before);
+	if ((rc = store_step_done(st, s, cause, "requeue job: backoff")) != 0)
+		goto fail;
+	s = st->stmt[STMT_JOB_SET_WHY];
+	sqlite3_bind_int64(s, 1, id);
+	store_bind_text(s, 2, why);
+	if ((rc = store_step_done(st, s, cause, "requeue job: why")) != 0)
+		goto fail;
+	if ((rc = store_job_move(st, id, from_mask, JOB_QUEUED, now, message,
+	    &cur, cause)) != 0)
+		goto fail;
+	if ((rc = store_tx_commit(st, cause, "requeue job: commit")) != 0)
+		goto fail;
+	st->counts[cur]--;
+	st->counts[JOB_QUEUED]++;
+	if (ret_state != NULL)
+		*ret_state = JOB_QUEUED;
+	return 0;
+
+fail:
+	store_tx_rollback(st);
+	return rc;
+}
+
 /* Do not schedule job ID before WHEN. */
 int
 store_job_set_not_before(struct store *st, int64_t id, int64_t when,

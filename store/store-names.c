@@ -40,8 +40,10 @@ static const char *const attempt_end_names[] = {
 	[END_LAUNCH_ERROR] = "launch_error",
 	[END_CANCELLED] = "cancelled",
 	[END_LIMIT] = "limit",
+	[END_QUOTA] = "quota",
 };
 #define NEND	(int)(sizeof attempt_end_names / sizeof attempt_end_names[0])
+_Static_assert(NEND == END_NREASONS, "a name for every end reason");
 #define NATT	(int)(sizeof attempt_state_names / sizeof attempt_state_names[0])
 
 /* Name of job state STATE, "?" if out of range. */

@@ -93,7 +93,7 @@ static const char *const store_sql[STMT_COUNT] = {
 	/* 3 is ATTEMPT_ENDED. */
 	[STMT_ATTEMPT_END] = "UPDATE attempts SET state = 3, ended = ?2,"
 	    " end_reason = ?3, exit_code = ?4, message = ?5, cost_usd = ?6"
-	    " WHERE id = ?1 AND ended IS NULL RETURNING job_id",
+	    " WHERE id = ?1 AND ended IS NULL RETURNING job_id, number",
 	[STMT_ATTEMPT_LIST] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"
 	    " WHERE job_id = ?1 ORDER BY number",
 	[STMT_ATTEMPT_LIVE] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"

@@ -79,6 +79,9 @@ enum attempt_end {
 	END_LAUNCH_ERROR,	/* create call failed (quota, invalid, ...) */
 	END_CANCELLED,		/* user cancel */
 	END_LIMIT,		/* max_runtime or max_total_usd hit */
+	END_QUOTA,		/* the service ended it for lack of quota:
+				   neither a failure nor an interruption */
+	END_NREASONS
 };
 const char	*attempt_end_name(int end);
 int		 attempt_end_parse(const char *);
@@ -235,6 +238,29 @@ int	 store_job_set_why(struct store *, int64_t id, const char *why,
  */
 int	 store_jobs_set_why(struct store *, const int64_t *ids,
 	    const char *const *whys, size_t n, char **cause);
+/* An attempt's end, as store_job_requeue() writes it. */
+struct store_end {
+	int64_t		 attempt_id;
+	int64_t		 when;
+	int		 reason;	/* enum attempt_end */
+	int		 exit_code;	/* -1 if none */
+	const char	*message;	/* the cloud's words, or NULL */
+	double		 cost_usd;
+};
+
+/*
+ * Put job ID back in the queue, in ONE transaction: end attempt END as
+ * store_attempt_end() does (END NULL, or an attempt that has already
+ * ended, is left as it is), then move the job from a state in FROM_MASK
+ * to queued with an event saying MESSAGE, not to run before NOT_BEFORE
+ * (0: at once), waiting because WHY (NULL clears). -EALREADY when the
+ * job is in no state of FROM_MASK (cancelled meanwhile): *ret_state, if
+ * given, holds its state and nothing was written.
+ */
+int	 store_job_requeue(struct store *, int64_t id, unsigned from_mask,
+	    const struct store_end *end, int64_t not_before,
+	    const char *message, const char *why, int *ret_state,
+	    char **cause);
 /* Earliest time the scheduler may try the job again. */
 int	 store_job_set_not_before(struct store *, int64_t id, int64_t when,
 	    char **cause);
@@ -274,7 +300,9 @@ int	 store_attempt_set_state(struct store *, int64_t attempt_id,
 /*
  * End an attempt: sets ended, reason, exit code, message and cost, and
  * adds its cost to the job, and bumps the job's failures or
- * interruptions counter as the reason says. One transaction.
+ * interruptions counter as the reason says, with the event "attempt N
+ * ended: REASON[: MESSAGE]", N the attempt's number within its job. One
+ * transaction.
  */
 int	 store_attempt_end(struct store *, int64_t attempt_id, int64_t when,
 	    int end_reason, int exit_code, const char *message,

@@ -779,6 +779,7 @@ test_live_batch_stockout_quota(void **state)
 	job_init(&j, 18, 2, 1, "60", "0");
 	launch(t, &prov_batch, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
+	/* Lack of quota is quota, not a stockout (issue 11). */
 	wait_state(t, &prov_batch, j.resource, PROV_QUOTA, &s);
 	assert_non_null(strstr(s.message, "CODE_GCE_QUOTA_EXCEEDED"));
 	job_done(&j);

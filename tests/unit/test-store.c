@@ -1064,6 +1064,176 @@ test_store_attempt_end_counters(void **state)
 	assert_true(sqlite3_get_autocommit(fx->st->db));
 }
 
+/*
+ * Events number attempts within their job: job B's first attempt is
+ * "attempt 1" though its row id is 2.
+ */
+static void
+test_store_attempt_end_numbered(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_attempt	 a;
+	struct store_event	 ev[16];
+	int64_t			 ida, idb;
+	int			 n;
+
+	ida = insert_one(fx->st, "a", 0);
+	idb = insert_one(fx->st, "b", 0);
+	fill_attempt(&a, ida, 0);
+	assert_int_equal(store_attempt_insert(fx->st, &a, NULL), 0);
+	fill_attempt(&a, idb, 0);
+	a.resource = "gpuq-x-2-1";
+	assert_int_equal(store_attempt_insert(fx->st, &a, NULL), 0);
+	assert_int_equal(a.id, 2);
+	assert_int_equal(a.number, 1);
+	assert_int_equal(store_attempt_end(fx->st, a.id, 2000, END_LOST, -1,
+	    NULL, 0, NULL), 0);
+	memset(ev, 0, sizeof ev);
+	n = store_event_list(fx->st, idb, collect_event, ev, NULL);
+	assert_int_equal(n, 2);
+	assert_string_equal(ev[1].message, "attempt 1 ended: lost");
+	events_free(ev);
+}
+
+/* A job in launching with its attempt 1 (row id returned) live. */
+static int64_t
+launching_one(struct store *st, const char *name, int64_t *ret_attempt)
+{
+	struct store_attempt	a;
+	int64_t			id;
+
+	id = insert_one(st, name, 0);
+	fill_attempt(&a, id, 0);
+	assert_int_equal(store_attempt_launch(st, &a, 1, "launching", NULL),
+	    0);
+	*ret_attempt = a.id;
+	return id;
+}
+
+/*
+ * store_job_requeue: the attempt's end, the job's move to queued, its
+ * backoff and why, in one transaction; an attempt already ended is
+ * left as it was; a job cancelled meanwhile gets nothing written.
+ */
+static void
+test_store_job_requeue(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_end	 e;
+	struct store_job	*j;
+	struct store_event	 ev[16];
+	struct store_attempt	*att[16] = { NULL };
+	int64_t			 id, aid, counts[JOB_NSTATES];
+	char			*cause = NULL;
+	int			 js = -1;
+
+	id = launching_one(fx->st, "a", &aid);
+	memset(&e, 0, sizeof e);
+	e.attempt_id = aid;
+	e.when = 2000;
+	e.reason = END_PREEMPTED;
+	e.exit_code = -1;
+	e.message = "Instance was preempted.";
+	e.cost_usd = 0.25;
+	assert_int_equal(store_job_requeue(fx->st, id, JOB_MASK_CLOUD, &e,
+	    5000, "preempted; queued again", "retrying in 9s", &js,
+	    &cause), 0);
+	assert_int_equal(js, JOB_QUEUED);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+	assert_int_equal(store_job_get(fx->st, id, &j, NULL), 0);
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_int_equal(j->not_before, 5000);
+	assert_string_equal(j->why, "retrying in 9s");
+	assert_int_equal(j->interruptions, 1);
+	assert_int_equal(j->failures, 0);
+	assert_float_equal(j->cost_usd, 0.25, 1e-9);
+	store_job_free(j);
+	assert_int_equal(store_attempt_list(fx->st, id, copy_attempt, att,
+	    NULL), 1);
+	assert_int_equal(att[0]->state, ATTEMPT_ENDED);
+	assert_int_equal(att[0]->end_reason, END_PREEMPTED);
+	store_attempt_free(att[0]);
+	memset(ev, 0, sizeof ev);
+	assert_int_equal(store_event_list(fx->st, id, collect_event, ev,
+	    NULL), 4);
+	assert_string_equal(ev[2].message, "attempt 1 ended: preempted: "
+	    "Instance was preempted.");
+	assert_int_equal(ev[3].from_state, JOB_LAUNCHING);
+	assert_int_equal(ev[3].to_state, JOB_QUEUED);
+	assert_string_equal(ev[3].message, "preempted; queued again");
+	events_free(ev);
+	assert_int_equal(store_job_counts(fx->st, counts, NULL), 0);
+	assert_int_equal(counts[JOB_QUEUED], 1);
+	assert_int_equal(counts[JOB_LAUNCHING], 0);
+
+	/* Requeued again with the same end: the attempt is not ended twice,
+	 * the counters stay; a job not in FROM_MASK is refused. */
+	assert_int_equal(store_job_requeue(fx->st, id, JOB_MASK_CLOUD, &e,
+	    0, "again", NULL, &js, &cause), -EALREADY);
+	assert_int_equal(js, JOB_QUEUED);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(store_job_transition(fx->st, id, JOB_MASK(JOB_QUEUED),
+	    JOB_RUNNING, "test", NULL, NULL), 0);
+	assert_int_equal(store_job_requeue(fx->st, id, JOB_MASK_CLOUD, &e,
+	    0, "again", NULL, &js, NULL), 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, NULL), 0);
+	assert_int_equal(j->interruptions, 1);
+	assert_float_equal(j->cost_usd, 0.25, 1e-9);
+	assert_int_equal(j->not_before, 0);
+	assert_null(j->why);
+	store_job_free(j);
+
+	/* Without an attempt to end: an unknown job is -ENOENT. */
+	assert_int_equal(store_job_requeue(fx->st, 999, JOB_MASK_CLOUD, NULL,
+	    0, "x", NULL, NULL, NULL), -ENOENT);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+}
+
+/*
+ * The race: the user cancelled while the attempt was ending. The
+ * requeue writes nothing -- the attempt stays live, the job cancelling
+ * -- and says what the job is, so the caller can cancel it instead.
+ */
+static void
+test_store_job_requeue_cancelled_meanwhile(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_end	 e;
+	struct store_job	*j;
+	struct store_attempt	*att[16] = { NULL };
+	int64_t			 id, aid;
+	char			*cause = NULL;
+	int			 js = -1;
+
+	id = launching_one(fx->st, "a", &aid);
+	assert_int_equal(store_job_transition(fx->st, id,
+	    JOB_MASK(JOB_LAUNCHING), JOB_CANCELLING, "cancel requested", NULL,
+	    NULL), 0);
+	memset(&e, 0, sizeof e);
+	e.attempt_id = aid;
+	e.when = 2000;
+	e.reason = END_LAUNCH_ERROR;
+	e.exit_code = -1;
+	e.message = "HTTP 503";
+	assert_int_equal(store_job_requeue(fx->st, id, JOB_MASK_CLOUD, &e,
+	    5000, "launch failed", "retrying", &js, &cause), -EALREADY);
+	assert_int_equal(js, JOB_CANCELLING);
+	assert_non_null(strstr(cause, "cancelling"));
+	free(cause);
+	assert_true(sqlite3_get_autocommit(fx->st->db));
+	assert_int_equal(store_job_get(fx->st, id, &j, NULL), 0);
+	assert_int_equal(j->state, JOB_CANCELLING);
+	assert_int_equal(j->not_before, 0);
+	assert_null(j->why);
+	assert_int_equal(j->exit_code, -1);
+	store_job_free(j);
+	assert_int_equal(store_attempt_list(fx->st, id, copy_attempt, att,
+	    NULL), 1);
+	assert_int_equal(att[0]->state, ATTEMPT_LAUNCHING);
+	store_attempt_free(att[0]);
+}
+
 static void
 test_store_attempt_live(void **state)
 {
@@ -1849,8 +2019,10 @@ test_store_names(void **state)
 	assert_string_equal(job_state_name(-1), "?");
 	assert_int_equal(job_state_parse("runnin"), -1);
 	assert_int_equal(job_state_parse(NULL), -1);
-	for (i = END_SUCCEEDED; i <= END_LIMIT; i++)
+	for (i = END_SUCCEEDED; i < END_NREASONS; i++)
 		assert_int_equal(attempt_end_parse(attempt_end_name(i)), i);
+	assert_string_equal(attempt_end_name(END_QUOTA), "quota");
+	assert_false(attempt_end_is_interruption(END_QUOTA));
 	assert_string_equal(attempt_end_name(END_LAUNCH_ERROR),
 	    "launch_error");
 	assert_string_equal(attempt_state_name(ATTEMPT_ENDED), "ended");
@@ -1895,6 +2067,9 @@ main(void)
 		T(test_store_attempt_set_state),
 		T(test_store_attempt_end_counters),
 		T(test_store_attempt_live),
+		T(test_store_attempt_end_numbered),
+		T(test_store_job_requeue),
+		T(test_store_job_requeue_cancelled_meanwhile),
 		T(test_store_cooldown_growth),
 		T(test_store_cooldown_decay),
 		T(test_store_cooldown_list),

@@ -1,0 +1,1877 @@
+/*
+ * attempt.c: the live attempts and what every answer of the cloud means
+ * (attempt.h).
+ *
+ * Every live attempt is kept in memory, indexed by attempt id, by
+ * resource name and by job. Its news comes from two places: the answer
+ * to its create call (attempt_launch(), or a re-launch after a crash)
+ * and the reconciler's listings (attempt_seen(), attempt_unseen()).
+ * Each piece of news becomes an outcome, and attempt_rules[] says what
+ * that outcome may do:
+ *
+ *   outcome		end		from job	to	counts	wait
+ *   accepted		-		launching	pending	-	-
+ *   adopted		-		launching	pending	-	-
+ *   running		-		launching,pend.	running	-	-
+ *   succeeded		succeeded	cloud,cancelling succeeded
+ *   failed		failed		cloud		queued	failure	backoff
+ *   failed_last	failed		cloud		failed	failure	-
+ *   preempted		preempted	cloud		queued	interr.	backoff
+ *   maintenance	maintenance	cloud		queued	interr.	backoff
+ *   stockout		stockout	cloud		queued	interr.	backoff
+ *							+ cool-down
+ *   lost		lost		cloud		queued	interr.	backoff
+ *   interrupted_last	(its kind)	cloud		failed	interr.	-
+ *   quota		quota		cloud		queued	-	quota
+ *							+ avoid, re-read quota
+ *   launch_quota	launch_error	launching	queued	-	quota
+ *							+ avoid, re-read quota
+ *   launch_stockout	launch_error	launching	queued	-	-
+ *							+ cool-down
+ *   launch_transient	launch_error	launching	queued	-	backoff
+ *   launch_place	launch_error	launching	queued	-	- avoid
+ *   launch_invalid	launch_error	launching	failed	-	-
+ *   cancelled		cancelled	cloud,cancelling cancelled
+ *   limit		limit		cloud,cancelling failed
+ *   (pending too long: not implemented; see attempt.h)
+ *
+ * A job found cancelling takes the cancelled row instead, unless the
+ * outcome's own row applies from cancelling (succeeded, limit). A row
+ * that counts moves to its "over" row once the count passes the job's
+ * max_failures or max_interruptions. A requeue is one store transaction
+ * (store_job_requeue: the attempt's end, the job's move, its backoff and
+ * why); any other end is the attempt's end and the job's move.
+ *
+ * Before a job goes back to the queue after its attempt ran, the newest
+ * checkpoint under its checkpoint directory is looked up and stored, so
+ * the next attempt's GPUQ_RESUME_FROM is right; the attempt is ended
+ * only when that lookup is back, so a crash meanwhile repeats it. A live
+ * attempt a complete listing does not show is re-launched under the
+ * same name and request id if it is still "launching" (we crashed
+ * before or during the create call), or ended as lost after two such
+ * listings in a row. A resource carrying our install label and no live
+ * attempt is an orphan: cancelled (Compute Engine VMs also once
+ * stopped, since their disks still cost). Cancels and the limits
+ * (max_runtime, max_total_usd) end here too.
+ *
+ * Knows the store, the cloud (cloud.h), quotas (quota.h) and the
+ * listener the scheduler registers; not sched.h, not reconcile.h.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "daemon/attempt.h"
+#include "daemon/cloud.h"
+#include "daemon/conf.h"
+#include "daemon/cost.h"
+#include "providers/gcp/gcp.h"
+#include "providers/gcp/quota.h"
+#include "providers/provider.h"
+#include "store/store.h"
+
+#define ATT_MISSES		2	/* complete listings without it, then
+					   an attempt is lost */
+#define ATT_CKPT_EVERY		10	/* cycles between checkpoint listings
+					   of one running job */
+#define ATT_CKPT_PER_CYCLE	1	/* running jobs' listings per cycle */
+#define ATT_ORPHAN_QUIET	10	/* cycles before an orphan is
+					   cancelled again */
+#define ATT_SKEW		30	/* seconds a cloud time may lead ours */
+#define ATT_NAME		64
+#define ATT_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
+#define ATT_PLACE_AVOID_SEC	3600	/* a place that refused a job */
+#define ATT_MAX_ZONES		64	/* zones of a region cooled down */
+
+#define M(s)	JOB_MASK(JOB_##s)
+#define CLOUD	JOB_MASK_CLOUD
+
+/* The table of legal changes (the comment at the top draws it). */
+static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
+	[ATTEMPT_OUT_ACCEPTED] = { "accepted", END_NONE, M(LAUNCHING),
+	    JOB_PENDING, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_ADOPTED] = { "adopted", END_NONE, M(LAUNCHING),
+	    JOB_PENDING, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_RUNNING] = { "running", END_NONE, M(LAUNCHING) |
+	    M(PENDING), JOB_RUNNING, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_SUCCEEDED] = { "succeeded", END_SUCCEEDED, CLOUD |
+	    M(CANCELLING), JOB_SUCCEEDED, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0,
+	    0 },
+	[ATTEMPT_OUT_FAILED] = { "failed", END_FAILED, CLOUD, JOB_QUEUED,
+	    ATTEMPT_COUNTS_FAILURE, ATTEMPT_OUT_FAILED_LAST,
+	    ATTEMPT_WAIT_BACKOFF, 0, 0, 0 },
+	[ATTEMPT_OUT_FAILED_LAST] = { "failed_last", END_FAILED, CLOUD,
+	    JOB_FAILED, ATTEMPT_COUNTS_FAILURE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_PREEMPTED] = { "preempted", END_PREEMPTED, CLOUD,
+	    JOB_QUEUED, ATTEMPT_COUNTS_INTERRUPTION,
+	    ATTEMPT_OUT_INTERRUPTED_LAST, ATTEMPT_WAIT_BACKOFF, 0, 0, 0 },
+	[ATTEMPT_OUT_MAINTENANCE] = { "maintenance", END_MAINTENANCE, CLOUD,
+	    JOB_QUEUED, ATTEMPT_COUNTS_INTERRUPTION,
+	    ATTEMPT_OUT_INTERRUPTED_LAST, ATTEMPT_WAIT_BACKOFF, 0, 0, 0 },
+	[ATTEMPT_OUT_STOCKOUT] = { "stockout", END_STOCKOUT, CLOUD,
+	    JOB_QUEUED, ATTEMPT_COUNTS_INTERRUPTION,
+	    ATTEMPT_OUT_INTERRUPTED_LAST, ATTEMPT_WAIT_BACKOFF, 0, 1, 0 },
+	[ATTEMPT_OUT_LOST] = { "lost", END_LOST, CLOUD, JOB_QUEUED,
+	    ATTEMPT_COUNTS_INTERRUPTION, ATTEMPT_OUT_INTERRUPTED_LAST,
+	    ATTEMPT_WAIT_BACKOFF, 0, 0, 0 },
+	/* Ends with the kind of interruption that went over. */
+	[ATTEMPT_OUT_INTERRUPTED_LAST] = { "interrupted_last", END_NONE,
+	    CLOUD, JOB_FAILED, ATTEMPT_COUNTS_INTERRUPTION, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_QUOTA] = { "quota", END_QUOTA, CLOUD, JOB_QUEUED,
+	    ATTEMPT_COUNTS_NONE, -1, ATTEMPT_WAIT_QUOTA,
+	    ATTEMPT_AVOID_QUOTA_TTL, 0, 1 },
+	[ATTEMPT_OUT_LAUNCH_QUOTA] = { "launch_quota", END_LAUNCH_ERROR,
+	    M(LAUNCHING), JOB_QUEUED, ATTEMPT_COUNTS_NONE, -1,
+	    ATTEMPT_WAIT_QUOTA, ATTEMPT_AVOID_QUOTA_TTL, 0, 1 },
+	[ATTEMPT_OUT_LAUNCH_STOCKOUT] = { "launch_stockout",
+	    END_LAUNCH_ERROR, M(LAUNCHING), JOB_QUEUED, ATTEMPT_COUNTS_NONE,
+	    -1, ATTEMPT_WAIT_NONE, 0, 1, 0 },
+	[ATTEMPT_OUT_LAUNCH_TRANSIENT] = { "launch_transient",
+	    END_LAUNCH_ERROR, M(LAUNCHING), JOB_QUEUED, ATTEMPT_COUNTS_NONE,
+	    -1, ATTEMPT_WAIT_BACKOFF, 0, 0, 0 },
+	[ATTEMPT_OUT_LAUNCH_PLACE] = { "launch_place", END_LAUNCH_ERROR,
+	    M(LAUNCHING), JOB_QUEUED, ATTEMPT_COUNTS_NONE, -1,
+	    ATTEMPT_WAIT_NONE, ATTEMPT_AVOID_HOUR, 0, 0 },
+	[ATTEMPT_OUT_LAUNCH_INVALID] = { "launch_invalid", END_LAUNCH_ERROR,
+	    M(LAUNCHING), JOB_FAILED, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_CANCELLED] = { "cancelled", END_CANCELLED, CLOUD |
+	    M(CANCELLING), JOB_CANCELLED, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0,
+	    0 },
+	[ATTEMPT_OUT_LIMIT] = { "limit", END_LIMIT, CLOUD | M(CANCELLING),
+	    JOB_FAILED, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+};
+
+#undef M
+#undef CLOUD
+
+/* One live attempt. */
+struct attempt {
+	struct attempts		*at;
+	struct store_attempt	*a;		/* owned copy, kept current */
+	const struct provider	*prov;		/* NULL: not enabled */
+	int			 refs;		/* table + calls in flight */
+	int			 dead;		/* out of the table */
+	TAILQ_ENTRY(attempt)	 alink;		/* all, round-robin order */
+
+	/* The job, as it was when the attempt was tracked. */
+	int64_t			 max_runtime;	/* s; 0 none */
+	double			 max_total;	/* USD; 0 none */
+	double			 job_cost;	/* ended attempts' cost then */
+	char			*ckpt_dir;	/* gs://.../checkpoints/ */
+	char			*ckpt_last;	/* newest one stored */
+	int			 job_terminal;	/* job ended: only cancel */
+
+	/* What listings said. */
+	char			*zone;
+	char			*cloud_id;
+	int64_t			 running_seen;	/* our clock */
+	int			 started_cloud;	/* a->started is the cloud's */
+	unsigned		 since_gen;	/* tracked in this cycle */
+	unsigned		 seen_gen;
+	int			 missed;
+	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
+
+	/* The create call. */
+	int			 in_flight;	/* a launch call is out */
+	int			 relaunch;	/* of a crash survivor */
+	int			 reserved;	/* quota held: */
+	int			 svc;		/* enum gcp_service */
+	char			*metric;	/* only while held */
+	char			*cpu_metric;	/* NULL: none */
+	int			 vcpus;
+
+	int			 cancel_wanted;
+	int			 cancel_in_flight;
+	int			 cancel_reason;	/* END_CANCELLED or END_LIMIT */
+	char			*cancel_msg;
+
+	int			 ending;	/* end decided, checkpoint
+						   lookup out */
+	int			 end_out;	/* enum attempt_outcome */
+	int			 end_exit;
+	char			*end_msg;
+	int64_t			 end_when;
+};
+TAILQ_HEAD(attempt_list, attempt);
+
+/* An orphan being (or lately) cancelled. */
+struct att_orphan {
+	char			*name;
+	uint64_t		 cycle;		/* when the cancel was sent */
+	int			 in_flight;
+	struct attempts		*at;
+};
+
+struct attempts {
+	struct cloud		*cloud;		/* borrowed */
+	struct store		*store;		/* borrowed */
+	struct attempt_listener	 l;
+	int			 refs;		/* 1 + calls in flight */
+	int			 closing;
+
+	void			*by_id;		/* tsearch trees of attempts */
+	void			*by_res;
+	void			*by_job;
+	struct attempt_list	 all;
+	int			 nlive;
+	void			*orphans;	/* tsearch tree of att_orphan */
+
+	unsigned		 gen;		/* poll cycle, wraps */
+	uint64_t		 cycle;
+	struct quota_zone	 zones[ATT_MAX_ZONES];
+	struct attempt_stats	 stats;
+};
+
+static void	att_unref(struct attempts *);
+static void	att_entry_unref(struct attempt *);
+static void	att_finish(struct attempt *);
+static void	att_cancel_start(struct attempt *);
+
+const struct attempt_rule *
+attempt_rule(int outcome)
+{
+	if (outcome < 0 || outcome >= ATTEMPT_OUT_COUNT)
+		return NULL;
+	return &attempt_rules[outcome];
+}
+
+/* ---------------------------------------------------------------- */
+/* The table of live attempts.					    */
+
+static int
+att_id_cmp(const void *a, const void *b)
+{
+	const struct attempt	*x = a, *y = b;
+
+	return x->a->id < y->a->id ? -1 : x->a->id > y->a->id;
+}
+
+static int
+att_res_cmp(const void *a, const void *b)
+{
+	const struct attempt	*x = a, *y = b;
+
+	return strcmp(x->a->resource, y->a->resource);
+}
+
+static int
+att_job_cmp(const void *a, const void *b)
+{
+	const struct attempt	*x = a, *y = b;
+
+	return x->a->job_id < y->a->job_id ? -1 :
+	    x->a->job_id > y->a->job_id;
+}
+
+static int
+att_orphan_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct att_orphan *)a)->name,
+	    ((const struct att_orphan *)b)->name);
+}
+
+static struct attempt *
+att_find_id(struct attempts *at, int64_t id)
+{
+	struct store_attempt	 a;
+	struct attempt		 key, **found;
+
+	a.id = id;
+	key.a = &a;
+	found = tfind(&key, &at->by_id, att_id_cmp);
+	return found != NULL ? *found : NULL;
+}
+
+static struct attempt *
+att_find_res(struct attempts *at, const char *resource)
+{
+	struct store_attempt	 a;
+	struct attempt		 key, **found;
+
+	a.resource = (char *)resource;
+	key.a = &a;
+	found = tfind(&key, &at->by_res, att_res_cmp);
+	return found != NULL ? *found : NULL;
+}
+
+static struct attempt *
+att_find_job(struct attempts *at, int64_t job_id)
+{
+	struct store_attempt	 a;
+	struct attempt		 key, **found;
+
+	a.job_id = job_id;
+	key.a = &a;
+	found = tfind(&key, &at->by_job, att_job_cmp);
+	return found != NULL ? *found : NULL;
+}
+
+/* The job facts an entry keeps, from SPEC (borrowed). */
+static void
+att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
+{
+	json_t	*v;
+
+	v = json_object_get(spec, "max_runtime");
+	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
+	v = json_object_get(spec, "max_total_usd");
+	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
+	e->job_cost = job->cost_usd;
+	free(e->ckpt_last);
+	e->ckpt_last = job->checkpoint != NULL ? xstrdup(job->checkpoint) :
+	    NULL;
+	free(e->ckpt_dir);
+	e->ckpt_dir = cloud_checkpoint_dir(e->at->cloud, spec, job->id);
+	e->job_terminal = job->state == JOB_SUCCEEDED ||
+	    job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+/* Put a copy of attempt A in the table. */
+static struct attempt *
+att_add(struct attempts *at, const struct store_attempt *a,
+    const struct store_job *job, json_t *spec)
+{
+	struct attempt	*e;
+
+	if ((e = att_find_id(at, a->id)) != NULL)
+		return e;
+	e = xcalloc(1, sizeof *e);
+	e->at = at;
+	e->refs = 1;
+	e->a = store_attempt_copy(a);
+	e->prov = cloud_provider(at->cloud, a->provider);
+	e->since_gen = at->gen;
+	e->ckpt_cycle = at->cycle;
+	e->cancel_reason = END_CANCELLED;
+	if (a->state == ATTEMPT_RUNNING)
+		e->running_seen = a->started > 0 ? a->started : time(NULL);
+	att_entry_job(e, job, spec);
+	if (tsearch(e, &at->by_id, att_id_cmp) == NULL ||
+	    tsearch(e, &at->by_res, att_res_cmp) == NULL ||
+	    tsearch(e, &at->by_job, att_job_cmp) == NULL)
+		fatalx("attempts: out of memory");
+	TAILQ_INSERT_TAIL(&at->all, e, alink);
+	at->nlive++;
+	return e;
+}
+
+/* The quota E held: given back (its launch made nothing) or, COMMIT,
+ * in use now. */
+static void
+att_settle_hold(struct attempt *e, int commit)
+{
+	struct quota	*q = gcp_quota(cloud_gcp(e->at->cloud));
+	void		(*fn)(struct quota *, enum gcp_service, const char *,
+			    const char *, double);
+
+	if (!e->reserved)
+		return;
+	e->reserved = 0;
+	fn = commit ? quota_commit : quota_release;
+	fn(q, e->svc, e->a->region, e->metric, e->a->gpu_count);
+	if (e->cpu_metric != NULL)
+		fn(q, GCP_SERVICE_GCE, e->a->region, e->cpu_metric, e->vcpus);
+	free(e->metric);
+	free(e->cpu_metric);
+	e->metric = e->cpu_metric = NULL;
+}
+
+/* Take E out of the table; it is freed when its last call is back. */
+static void
+att_remove(struct attempt *e)
+{
+	struct attempts	*at = e->at;
+
+	if (e->dead)
+		return;
+	e->dead = 1;
+	(void)tdelete(e, &at->by_id, att_id_cmp);
+	if (att_find_res(at, e->a->resource) == e)
+		(void)tdelete(e, &at->by_res, att_res_cmp);
+	if (att_find_job(at, e->a->job_id) == e)
+		(void)tdelete(e, &at->by_job, att_job_cmp);
+	TAILQ_REMOVE(&at->all, e, alink);
+	at->nlive--;
+	att_entry_unref(e);
+}
+
+static void
+att_entry_unref(struct attempt *e)
+{
+	if (--e->refs > 0)
+		return;
+	store_attempt_free(e->a);
+	free(e->ckpt_dir);
+	free(e->ckpt_last);
+	free(e->zone);
+	free(e->cloud_id);
+	free(e->cancel_msg);
+	free(e->end_msg);
+	free(e->metric);
+	free(e->cpu_metric);
+	free(e);
+}
+
+/* ---------------------------------------------------------------- */
+/* Small helpers.						    */
+
+/* A time the cloud gave, if it is not in our future: else 0. */
+static int64_t
+att_plausible(int64_t t, int64_t now)
+{
+	return t > 0 && t <= now + ATT_SKEW ? t : 0;
+}
+
+/* "gce/us-central1-a" or "vertex/us-central1" of E. New. */
+static char *
+att_place(const struct attempt *e)
+{
+	const char	*z = e->a->zone != NULL ? e->a->zone : e->zone;
+
+	return xprintf("%s/%s", e->a->provider, z != NULL ? z : e->a->region);
+}
+
+/* "1h02m", "3m05s", "42s". */
+static void
+att_duration(int64_t sec, char *buf, size_t len)
+{
+	if (sec < 0)
+		sec = 0;
+	if (sec >= 3600)
+		(void)snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m",
+		    sec / 3600, sec / 60 % 60);
+	else if (sec >= 60)
+		(void)snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s",
+		    sec / 60, sec % 60);
+	else
+		(void)snprintf(buf, len, "%" PRId64 "s", sec);
+}
+
+/* "HH:MM" of T in local time into BUF. */
+static void
+att_clock(int64_t t, char *buf, size_t len)
+{
+	time_t		tt = (time_t)t;
+	struct tm	tm;
+
+	if (localtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, len, "%H:%M", &tm) == 0)
+		(void)snprintf(buf, len, "%" PRId64, t);
+}
+
+/* Move job ID from MASK to TO with MSG; log what goes wrong. */
+static int
+att_job_move(struct attempts *at, int64_t id, unsigned mask, int to,
+    const char *msg, int *ret_state)
+{
+	char	*cause = NULL;
+	int	 rc;
+
+	rc = store_job_transition(at->store, id, mask, to, msg, ret_state,
+	    &cause);
+	if (rc < 0 && rc != -EALREADY)
+		log_warnx("job %" PRId64 ": %s", id, cause);
+	free(cause);
+	return rc;
+}
+
+static void
+att_wake(struct attempts *at)
+{
+	if (at->l.wake != NULL)
+		at->l.wake(at->l.arg);
+}
+
+static void
+att_wake_at(struct attempts *at, int64_t when)
+{
+	if (at->l.wake_at != NULL)
+		at->l.wake_at(at->l.arg, when);
+}
+
+int64_t
+attempt_backoff(struct attempts *at, int n)
+{
+	const struct conf	*conf = cloud_conf(at->cloud);
+
+	return cost_backoff(conf->backoff_base, conf->backoff_max,
+	    n < 0 ? 0 : n, (double)random() / RAND_MAX);
+}
+
+int64_t
+attempt_cooldown(struct attempts *at, const struct store_attempt *a,
+    const char *zone, int64_t now)
+{
+	const struct conf	*conf = cloud_conf(at->cloud);
+	struct quota		*q = gcp_quota(cloud_gcp(at->cloud));
+	char			*cause = NULL;
+	const char		*z;
+	int64_t			 until, last = now;
+	int			 i, nz;
+
+	if (a->gpu == NULL)
+		return now;
+	if (zone != NULL)
+		nz = 1;
+	else if ((nz = quota_zones(q, a->region, a->gpu, at->zones,
+	    ATT_MAX_ZONES)) < 0)
+		nz = 0;
+	for (i = 0; i < nz; i++) {
+		if (zone == NULL && at->zones[i].max_per_vm < a->gpu_count)
+			continue;
+		z = zone != NULL ? zone : at->zones[i].zone;
+		if (store_cooldown_strike(at->store, z, a->gpu, a->spot, now,
+		    conf->stockout_cooldown, conf->stockout_cooldown_max,
+		    &until, &cause) < 0) {
+			log_warnx("attempts: cannot record a stockout in %s: "
+			    "%s", z, cause);
+			free(cause);
+			cause = NULL;
+			continue;
+		}
+		if (until > last)
+			last = until;
+	}
+	if (last > now)
+		att_wake_at(at, last + 1);
+	return last;
+}
+
+/*
+ * The side effects RULE has on the job of attempt A beyond its move:
+ * the region's quota re-read, the place avoided. PLACE_UNTIL: how long.
+ */
+static void
+att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
+    const struct store_attempt *a, int64_t now)
+{
+	int64_t	until = 0;
+
+	if (rule->requota)
+		quota_invalidate(gcp_quota(cloud_gcp(at->cloud)), a->region);
+	if (rule->avoid == ATTEMPT_AVOID_QUOTA_TTL)
+		until = now + cloud_conf(at->cloud)->quota_ttl;
+	else if (rule->avoid == ATTEMPT_AVOID_HOUR)
+		until = now + ATT_PLACE_AVOID_SEC;
+	if (until > 0 && at->l.avoid != NULL)
+		at->l.avoid(at->l.arg, a->job_id, cloud_provider(at->cloud,
+		    a->provider), a->region, until);
+}
+
+/* The not-before of RULE's requeue; N: the count the backoff is of. */
+static int64_t
+att_rule_delay(struct attempts *at, const struct attempt_rule *rule, int n)
+{
+	switch (rule->wait) {
+	case ATTEMPT_WAIT_BACKOFF:
+		return attempt_backoff(at, n);
+	case ATTEMPT_WAIT_QUOTA:
+		return ATT_QUOTA_RETRY_SEC;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * End attempt A as END says and move its job as RULE says, with MSG;
+ * a requeue (not before NOT_BEFORE, waiting because WHY) is one commit.
+ * A job that moved meanwhile only gets the attempt's end, and a job
+ * cancelled meanwhile becomes cancelled. 0, or -errno when the attempt
+ * could not be ended (try again later).
+ */
+static int
+att_settle(struct attempts *at, const struct store_attempt *a,
+    const struct attempt_rule *rule, const struct store_end *end,
+    const char *msg, int64_t not_before, const char *why)
+{
+	char	*cause = NULL;
+	int	 rc, state = -1;
+
+	if (rule->to == JOB_QUEUED) {
+		rc = store_job_requeue(at->store, a->job_id, rule->from, end,
+		    not_before, msg, why, &state, &cause);
+		if (rc == 0) {
+			if (at->l.why != NULL)
+				at->l.why(at->l.arg, a->job_id, why);
+			if (not_before > time(NULL))
+				att_wake_at(at, not_before);
+			return 0;
+		}
+		if (rc != -EALREADY) {
+			log_warnx("job %" PRId64 ": %s", a->job_id, cause);
+			free(cause);
+			return rc;
+		}
+		free(cause);
+		cause = NULL;
+	}
+	rc = store_attempt_end(at->store, end->attempt_id, end->when,
+	    end->reason, end->exit_code, end->message, end->cost_usd, &cause);
+	if (rc < 0 && rc != -EALREADY) {
+		log_warnx("job %" PRId64 ": cannot end attempt %d: %s",
+		    a->job_id, a->number, cause);
+		free(cause);
+		return rc;
+	}
+	free(cause);
+	if (rule->to != JOB_QUEUED)
+		rc = att_job_move(at, a->job_id, rule->from, rule->to, msg,
+		    &state);
+	else
+		rc = -EALREADY;
+	if (rc == -EALREADY && state == JOB_CANCELLING)
+		(void)att_job_move(at, a->job_id, JOB_MASK(JOB_CANCELLING),
+		    JOB_CANCELLED, "cancelled", NULL);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Launches.							    */
+
+/* The answer to E's create call: its outcome. */
+static int
+att_launch_outcome(const struct attempt *e, const struct prov_result *r)
+{
+	const struct store_attempt	*a = e->a;
+	const char			*m = r->message;
+
+	switch (r->fail) {
+	case PROV_FAIL_NONE:
+	case PROV_FAIL_EXISTS:
+		return ATTEMPT_OUT_ACCEPTED;
+	case PROV_FAIL_QUOTA:
+		return ATTEMPT_OUT_LAUNCH_QUOTA;
+	case PROV_FAIL_STOCKOUT:
+		return ATTEMPT_OUT_LAUNCH_STOCKOUT;
+	case PROV_FAIL_INVALID:
+	case PROV_FAIL_AUTH:
+		/* Naming the place chosen: another place may do. */
+		if (m != NULL && ((a->zone != NULL && strstr(m, a->zone) !=
+		    NULL) || strstr(m, a->region) != NULL))
+			return ATTEMPT_OUT_LAUNCH_PLACE;
+		return ATTEMPT_OUT_LAUNCH_INVALID;
+	default:
+		return ATTEMPT_OUT_LAUNCH_TRANSIENT;
+	}
+}
+
+/* The create call of E was accepted (or found done). */
+static void
+att_accepted(struct attempt *e, const struct prov_result *r)
+{
+	struct attempts		*at = e->at;
+	const struct attempt_rule *rule = &attempt_rules[ATTEMPT_OUT_ACCEPTED];
+	struct store_attempt	*a = e->a;
+	char			*cause = NULL, *place, *msg;
+	int			 rc, state = -1;
+
+	att_settle_hold(e, 1);
+	place = att_place(e);
+	if (store_attempt_set_state(at->store, a->id, ATTEMPT_PENDING,
+	    time(NULL), r->cloud_id, &cause) < 0)
+		log_warnx("job %" PRId64 ": attempt %d: %s", a->job_id,
+		    a->number, cause);
+	free(cause);
+	msg = xprintf("%s on %s as %s", r->fail == PROV_FAIL_EXISTS ?
+	    "found already running" : "launched", place, r->cloud_id != NULL ?
+	    r->cloud_id : a->resource);
+	rc = att_job_move(at, a->job_id, rule->from, rule->to, msg, &state);
+	free(msg);
+	log_info("job %" PRId64 ": attempt %d %s on %s as %s", a->job_id,
+	    a->number, r->fail == PROV_FAIL_EXISTS ? "found already" :
+	    "accepted", place, a->resource);
+	free(place);
+	if (at->l.launched != NULL)
+		at->l.launched(at->l.arg, a->job_id);
+
+	e->in_flight = 0;
+	if (a->state == ATTEMPT_LAUNCHING)
+		a->state = ATTEMPT_PENDING;
+	if (r->cloud_id != NULL && a->cloud_id == NULL) {
+		free(e->cloud_id);
+		e->cloud_id = xstrdup(r->cloud_id);
+	}
+	e->missed = 0;
+	e->since_gen = at->gen;
+	/* A cancel asked for meanwhile starts now. */
+	if (rc == -EALREADY && state == JOB_CANCELLING)
+		e->cancel_wanted = 1;
+	if (e->cancel_wanted)
+		att_cancel_start(e);
+}
+
+/* The create call of E was refused: OUT says how. */
+static void
+att_refused(struct attempt *e, int out, const struct prov_result *r)
+{
+	struct attempts		*at = e->at;
+	const struct attempt_rule *rule = &attempt_rules[out];
+	struct store_attempt	*a = e->a;
+	struct store_end	 end;
+	char			*place, *why = NULL, *msg = NULL, buf[32];
+	const char		*words;
+	int64_t			 now = time(NULL), until, delay = 0;
+	int			 n;
+
+	att_settle_hold(e, 0);
+	place = att_place(e);
+	words = r->message != NULL ? r->message : "no detail given";
+	n = 0;
+	if (at->l.launch_failed != NULL)
+		n = at->l.launch_failed(at->l.arg, a->job_id,
+		    rule->wait == ATTEMPT_WAIT_BACKOFF);
+	att_rule_effects(at, rule, a, now);
+	if (rule->to == JOB_QUEUED)
+		delay = att_rule_delay(at, rule, n);
+
+	switch (out) {
+	case ATTEMPT_OUT_LAUNCH_QUOTA:
+		log_info("job %" PRId64 ": launch on %s refused: quota%s%s; "
+		    "trying elsewhere", a->job_id, place, r->quota_metric ?
+		    " " : "", r->quota_metric ? r->quota_metric : "");
+		why = xprintf("quota exceeded on %s (%s); trying elsewhere",
+		    place, words);
+		break;
+	case ATTEMPT_OUT_LAUNCH_STOCKOUT:
+		until = attempt_cooldown(at, a, a->zone, now);
+		if (r->zones_available != NULL && *r->zones_available != '\0' &&
+		    at->l.prefer != NULL)
+			at->l.prefer(at->l.arg, a->job_id, r->zones_available,
+			    now + cloud_conf(at->cloud)->stockout_cooldown);
+		att_clock(until, buf, sizeof buf);
+		log_info("job %" PRId64 ": %s is out of %s%s; cooling it down "
+		    "until %s", a->job_id, place, a->gpu, a->spot ? " (Spot)" :
+		    "", buf);
+		why = xprintf("%s out of %s until %s; trying elsewhere", place,
+		    a->gpu, buf);
+		break;
+	case ATTEMPT_OUT_LAUNCH_PLACE:
+		log_warnx("job %" PRId64 ": %s refused the launch: %s; trying "
+		    "elsewhere", a->job_id, place, words);
+		why = xprintf("%s refused it (%s); trying elsewhere", place,
+		    words);
+		break;
+	case ATTEMPT_OUT_LAUNCH_INVALID:
+		log_warnx("job %" PRId64 ": %s refused the launch: %s; the job "
+		    "fails", a->job_id, place, words);
+		msg = xprintf("%s refused the launch%s: %s", place,
+		    r->fail == PROV_FAIL_AUTH ? " (credentials or permission)" :
+		    "", words);
+		break;
+	default:
+		log_info("job %" PRId64 ": launch on %s failed: %s; retrying "
+		    "in %" PRId64 "s", a->job_id, place, words, delay);
+		why = xprintf("retrying in %" PRId64 "s after: %s", delay,
+		    words);
+		break;
+	}
+	if (msg == NULL)
+		msg = xprintf("launch failed: %s", words);
+	memset(&end, 0, sizeof end);
+	end.attempt_id = a->id;
+	end.when = now;
+	end.reason = rule->end;
+	end.exit_code = -1;
+	end.message = words;
+	(void)att_settle(at, a, rule, &end, msg, delay > 0 ? now + delay : 0,
+	    why);
+	free(msg);
+	free(why);
+	free(place);
+	e->in_flight = 0;
+	att_remove(e);
+}
+
+/* The provider's answer to E's create call (provider.h; called once). */
+static void
+att_on_launched(const struct prov_result *r, void *arg)
+{
+	struct attempt	*e = arg;
+	struct attempts	*at = e->at;
+	int		 out;
+
+	if (at->closing || e->dead) {
+		/* Leave the attempt launching: the next start adopts it. */
+		att_entry_unref(e);
+		att_unref(at);
+		return;
+	}
+	out = att_launch_outcome(e, r);
+	if (out == ATTEMPT_OUT_ACCEPTED)
+		att_accepted(e, r);
+	else
+		att_refused(e, out, r);
+	att_wake(at);
+	att_entry_unref(e);
+	att_unref(at);
+}
+
+/* Call the provider for E with the job's SPEC; 0 or -errno (no call). */
+static int
+att_call(struct attempt *e, json_t *spec, char **cause)
+{
+	struct attempts	*at = e->at;
+	int		 rc;
+
+	e->in_flight = 1;
+	e->refs++;
+	at->refs++;
+	at->stats.launches++;
+	rc = cloud_launch(at->cloud, spec, e->a, att_on_launched, e, cause);
+	if (rc != 0) {
+		e->refs--;
+		at->refs--;
+		e->in_flight = 0;
+	}
+	return rc;
+}
+
+int
+attempt_launch(struct attempts *at, struct store_attempt *a, int number,
+    const struct store_job *job, json_t *spec,
+    const struct attempt_hold *hold, const char *message, char **cause)
+{
+	struct attempt		*e;
+	struct prov_result	 r;
+	struct quota		*q = gcp_quota(cloud_gcp(at->cloud));
+	char			*why = NULL;
+	int			 rc;
+
+	if (at->closing)
+		rc = -ESHUTDOWN;
+	else
+		rc = store_attempt_launch(at->store, a, number, message, cause);
+	if (rc < 0) {
+		if (hold != NULL) {
+			quota_release(q, hold->svc, a->region, hold->metric,
+			    a->gpu_count);
+			if (hold->cpu_metric != NULL)
+				quota_release(q, GCP_SERVICE_GCE, a->region,
+				    hold->cpu_metric, hold->vcpus);
+		}
+		return rc;
+	}
+	e = att_add(at, a, job, spec);
+	if (hold != NULL) {
+		e->reserved = 1;
+		e->svc = hold->svc;
+		e->metric = xstrdup(hold->metric);
+		if (hold->cpu_metric != NULL) {
+			e->cpu_metric = xstrdup(hold->cpu_metric);
+			e->vcpus = hold->vcpus;
+		}
+	}
+	if ((rc = att_call(e, spec, &why)) != 0) {
+		/* Refused before it went out: handled as the cloud's no. */
+		memset(&r, 0, sizeof r);
+		r.fail = rc == -EINVAL || rc == -ENOENT ? PROV_FAIL_INVALID :
+		    PROV_FAIL_TRANSIENT;
+		r.message = why;
+		att_refused(e, att_launch_outcome(e, &r), &r);
+		free(why);
+	}
+	return 0;
+}
+
+/* E is "launching" and a complete listing does not show it: we crashed
+ * before or during the create call. Launch it again, same name. */
+static void
+att_relaunch(struct attempt *e)
+{
+	struct attempts		*at = e->at;
+	struct store_job	*row = NULL;
+	char			*cause = NULL;
+	json_t			*spec;
+	int			 rc;
+
+	if ((rc = store_job_get(at->store, e->a->job_id, &row, &cause)) < 0) {
+		log_warnx("job %" PRId64 ": cannot read it to relaunch: %s",
+		    e->a->job_id, cause);
+		free(cause);
+		return;
+	}
+	spec = json_loads(row->spec, 0, NULL);
+	store_job_free(row);
+	if (spec == NULL)
+		return;
+	e->relaunch = 1;
+	rc = att_call(e, spec, &cause);
+	json_decref(spec);
+	if (rc != 0) {
+		log_warnx("job %" PRId64 ": cannot relaunch %s: %s; trying "
+		    "again at the next poll", e->a->job_id, e->a->resource,
+		    cause);
+		free(cause);
+		return;
+	}
+	log_info("job %" PRId64 ": attempt %d was being launched when gpuqd "
+	    "stopped and the cloud does not list it; launching %s again",
+	    e->a->job_id, e->a->number, e->a->resource);
+	at->stats.relaunches++;
+}
+
+/* ---------------------------------------------------------------- */
+/* What a listing says.						    */
+
+/* The cloud has E (a crash survivor found pending): adopt it. */
+static void
+att_adopt(struct attempt *e, const struct prov_observed *o)
+{
+	const struct attempt_rule *rule = &attempt_rules[ATTEMPT_OUT_ADOPTED];
+	struct attempts		*at = e->at;
+	char			*cause = NULL, *place, *msg;
+
+	if (store_attempt_set_state(at->store, e->a->id, ATTEMPT_PENDING,
+	    time(NULL), o->cloud_id, &cause) < 0) {
+		log_warnx("job %" PRId64 ": attempt %d: %s", e->a->job_id,
+		    e->a->number, cause);
+		free(cause);
+		return;
+	}
+	e->a->state = ATTEMPT_PENDING;
+	place = att_place(e);
+	msg = xprintf("found on %s after a restart", place);
+	(void)att_job_move(at, e->a->job_id, rule->from, rule->to, msg, NULL);
+	log_info("job %" PRId64 ": adopted %s on %s", e->a->job_id,
+	    e->a->resource, place);
+	free(msg);
+	free(place);
+}
+
+/* Cancel E because it broke a limit (MSG, taken). */
+static void
+att_limit(struct attempt *e, char *msg)
+{
+	if (e->cancel_wanted) {
+		free(msg);
+		return;
+	}
+	log_info("job %" PRId64 ": %s; stopping it", e->a->job_id, msg);
+	e->cancel_wanted = 1;
+	e->cancel_reason = END_LIMIT;
+	free(e->cancel_msg);
+	e->cancel_msg = msg;
+	att_cancel_start(e);
+}
+
+/* max_runtime and max_total_usd of running E. */
+static void
+att_check_limits(struct attempt *e, int64_t now)
+{
+	char	d[32];
+	double	cost;
+
+	if (e->a->state != ATTEMPT_RUNNING || e->cancel_wanted ||
+	    e->ending || e->in_flight)
+		return;
+	if (e->max_runtime > 0 && now - e->running_seen > e->max_runtime) {
+		att_duration(e->max_runtime, d, sizeof d);
+		att_limit(e, xprintf("ran longer than max_runtime %s", d));
+		return;
+	}
+	cost = e->job_cost + cost_attempt(e->a->hourly_usd, e->running_seen,
+	    now);
+	if (e->max_total > 0 && cost > e->max_total)
+		att_limit(e, xprintf("cost $%.2f reached max_total_usd %.2f",
+		    cost, e->max_total));
+}
+
+/* Running: attempt and job say so, once. */
+static void
+att_running(struct attempt *e, const struct prov_observed *o)
+{
+	const struct attempt_rule *rule = &attempt_rules[ATTEMPT_OUT_RUNNING];
+	struct attempts		*at = e->at;
+	int64_t			 now = time(NULL), started;
+	char			*cause = NULL, *place, *msg;
+
+	started = att_plausible(o->started, now);
+	e->started_cloud = started != 0;
+	if (started == 0)
+		started = now;
+	if (store_attempt_set_state(at->store, e->a->id, ATTEMPT_RUNNING,
+	    started, o->cloud_id, &cause) < 0) {
+		log_warnx("job %" PRId64 ": attempt %d: %s", e->a->job_id,
+		    e->a->number, cause);
+		free(cause);
+		return;
+	}
+	e->a->state = ATTEMPT_RUNNING;
+	e->a->started = started;
+	e->running_seen = now;
+	place = att_place(e);
+	msg = xprintf("running on %s", place);
+	(void)att_job_move(at, e->a->job_id, rule->from, rule->to, msg, NULL);
+	log_info("job %" PRId64 ": attempt %d running on %s", e->a->job_id,
+	    e->a->number, place);
+	free(msg);
+	free(place);
+}
+
+static void
+att_on_checkpoint(int error, const char *uri, int64_t updated,
+    const char *cause, void *arg)
+{
+	struct attempt	*e = arg;
+	struct attempts	*at = e->at;
+	char		*why = NULL;
+
+	if (!at->closing) {
+		if (error < 0)
+			log_warnx("job %" PRId64 ": cannot list checkpoints "
+			    "under %s: %s", e->a->job_id, e->ckpt_dir,
+			    cause != NULL ? cause : strerror(-error));
+		else if (uri != NULL && (e->ckpt_last == NULL ||
+		    strcmp(e->ckpt_last, uri) != 0)) {
+			if (store_job_set_checkpoint(at->store, e->a->job_id,
+			    uri, updated, &why) < 0) {
+				log_warnx("job %" PRId64 ": %s", e->a->job_id,
+				    why);
+				free(why);
+			} else {
+				log_debug("job %" PRId64 ": newest checkpoint "
+				    "%s", e->a->job_id, uri);
+				free(e->ckpt_last);
+				e->ckpt_last = xstrdup(uri);
+			}
+		}
+		if (e->ending && !e->dead)
+			att_finish(e);
+	}
+	att_entry_unref(e);
+	att_unref(at);
+}
+
+/* List E's checkpoints; an ending E finishes when that is back. */
+static int
+att_checkpoint(struct attempt *e)
+{
+	struct attempts	*at = e->at;
+	int		 rc;
+
+	if (e->ckpt_dir == NULL)
+		return -ENOENT;
+	e->refs++;
+	at->refs++;
+	e->ckpt_cycle = at->cycle;
+	at->stats.checkpoint_lists++;
+	rc = cloud_checkpoint_newest(at->cloud, e->ckpt_dir,
+	    att_on_checkpoint, e);
+	if (rc != 0) {
+		log_warnx("job %" PRId64 ": cannot list checkpoints under %s: "
+		    "%s", e->a->job_id, e->ckpt_dir, strerror(-rc));
+		e->refs--;
+		at->refs--;
+	}
+	return rc;
+}
+
+/*
+ * E ended: OUT (an outcome that ends it), EXIT, the cloud's MSG, at
+ * WHEN. When the job may run again, its newest checkpoint is looked up
+ * first.
+ */
+static void
+att_end(struct attempt *e, int out, int exit_code, const char *msg,
+    int64_t when)
+{
+	const struct attempt_rule *rule = &attempt_rules[out];
+
+	if (e->ending)
+		return;
+	e->ending = 1;
+	e->end_out = out;
+	e->end_exit = exit_code;
+	free(e->end_msg);
+	e->end_msg = msg != NULL ? xstrdup(msg) : NULL;
+	e->end_when = when;
+	if ((rule->to == JOB_QUEUED || rule->counts != ATTEMPT_COUNTS_NONE) &&
+	    !e->job_terminal && att_checkpoint(e) == 0)
+		return;
+	att_finish(e);
+}
+
+/* The outcome a listed end state means for E. */
+static int
+att_seen_outcome(const struct attempt *e, int state)
+{
+	switch (state) {
+	case PROV_SUCCEEDED:
+		return ATTEMPT_OUT_SUCCEEDED;
+	case PROV_FAILED:
+		return ATTEMPT_OUT_FAILED;
+	case PROV_PREEMPTED:
+		return ATTEMPT_OUT_PREEMPTED;
+	case PROV_MAINTENANCE:
+		return ATTEMPT_OUT_MAINTENANCE;
+	case PROV_STOCKOUT:
+		return ATTEMPT_OUT_STOCKOUT;
+	case PROV_QUOTA:
+		return ATTEMPT_OUT_QUOTA;
+	case PROV_CANCELLED:
+		if (!e->cancel_wanted)
+			return ATTEMPT_OUT_LOST;
+		return e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
+		    ATTEMPT_OUT_CANCELLED;
+	default:			/* lost, error */
+		return ATTEMPT_OUT_LOST;
+	}
+}
+
+int
+attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
+{
+	struct attempt	*e;
+	int64_t		 now = time(NULL), ended;
+	const char	*msg;
+	int		 out;
+
+	if (at->closing || o->resource == NULL ||
+	    (e = att_find_res(at, o->resource)) == NULL)
+		return -ENOENT;
+	e->seen_gen = gen;
+	e->missed = 0;
+	if (e->in_flight || e->ending)
+		return 0;
+	if (o->zone != NULL && e->a->zone == NULL && e->zone == NULL)
+		e->zone = xstrdup(o->zone);
+	if (o->cloud_id != NULL && e->a->cloud_id == NULL &&
+	    e->cloud_id == NULL)
+		e->cloud_id = xstrdup(o->cloud_id);
+	switch (o->state) {
+	case PROV_PENDING:
+		if (e->a->state == ATTEMPT_LAUNCHING)
+			att_adopt(e, o);
+		return 0;
+	case PROV_RUNNING:
+		if (e->a->state == ATTEMPT_LAUNCHING)
+			att_adopt(e, o);
+		if (e->a->state != ATTEMPT_RUNNING)
+			att_running(e, o);
+		att_check_limits(e, now);
+		return 0;
+	}
+	out = att_seen_outcome(e, o->state);
+	ended = 0;
+	if (e->started_cloud)
+		ended = att_plausible(o->ended, now);
+	if (ended != 0 && ended < e->a->started)
+		ended = 0;
+	if (out == ATTEMPT_OUT_LIMIT)
+		msg = e->cancel_msg;
+	else if (out == ATTEMPT_OUT_LOST && o->state == PROV_CANCELLED)
+		msg = "cancelled outside gpuq";
+	else
+		msg = o->message;
+	att_end(e, out, out == ATTEMPT_OUT_SUCCEEDED ? 0 : o->exit_code, msg,
+	    ended != 0 ? ended : now);
+	return 0;
+}
+
+/* A complete listing did not show E. */
+static void
+att_missing(struct attempt *e)
+{
+	if (e->in_flight || e->ending || e->cancel_in_flight)
+		return;
+	if (e->a->state == ATTEMPT_LAUNCHING) {
+		if (e->cancel_wanted || e->job_terminal) {
+			att_end(e, ATTEMPT_OUT_CANCELLED, -1, "cancelled "
+			    "before the cloud had it", time(NULL));
+			return;
+		}
+		att_relaunch(e);
+		return;
+	}
+	if (++e->missed < ATT_MISSES)
+		return;
+	if (e->cancel_wanted) {
+		att_end(e, e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
+		    ATTEMPT_OUT_CANCELLED, -1, e->cancel_msg, time(NULL));
+		return;
+	}
+	log_info("job %" PRId64 ": %s is no longer listed by %s; counting it "
+	    "as lost", e->a->job_id, e->a->resource, e->a->provider);
+	att_end(e, ATTEMPT_OUT_LOST, -1, "the cloud no longer lists it",
+	    time(NULL));
+}
+
+void
+attempt_unseen(struct attempts *at, unsigned gen, const struct provider *p,
+    const char *region)
+{
+	struct attempt	*e, *next;
+
+	if (at->closing)
+		return;
+	for (e = TAILQ_FIRST(&at->all); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, alink);
+		if (e->prov != p || e->seen_gen == gen || e->since_gen == gen)
+			continue;
+		if (region != NULL && *region != '\0' &&
+		    strcmp(e->a->region, region) != 0)
+			continue;
+		att_missing(e);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Ending an attempt and moving its job.			    */
+
+static void
+att_on_deleted(const struct prov_result *res, void *arg)
+{
+	struct att_orphan	*o = arg;
+	struct attempts		*at = o->at;
+
+	o->in_flight = 0;
+	if (!at->closing && res->fail != PROV_FAIL_NONE)
+		log_debug("attempts: delete of %s: %s", o->name,
+		    res->message != NULL ? res->message : "failed");
+	att_unref(at);
+}
+
+/*
+ * Cancel or delete resource NAME on P (an orphan, or a finished VM),
+ * unless that was done lately.
+ */
+static void
+att_delete(struct attempts *at, const struct provider *p, const char *name,
+    const char *cloud_id, const char *region, const char *zone)
+{
+	struct att_orphan	 key, *o, **found;
+	char			*cause = NULL;
+
+	key.name = (char *)name;
+	found = tfind(&key, &at->orphans, att_orphan_cmp);
+	if (found != NULL) {
+		o = *found;
+		if (o->in_flight || at->cycle - o->cycle < ATT_ORPHAN_QUIET)
+			return;
+	} else {
+		o = xcalloc(1, sizeof *o);
+		o->name = xstrdup(name);
+		o->at = at;
+		if (tsearch(o, &at->orphans, att_orphan_cmp) == NULL)
+			fatalx("attempts: out of memory");
+	}
+	o->cycle = at->cycle;
+	o->in_flight = 1;
+	at->refs++;
+	if (cloud_cancel(at->cloud, p, name, cloud_id, region, zone,
+	    att_on_deleted, o, &cause) != 0) {
+		log_warnx("attempts: cannot delete %s: %s", name, cause);
+		free(cause);
+		o->in_flight = 0;
+		at->refs--;
+	}
+}
+
+/* "us-central1" of "us-central1-a" into BUF. */
+static void
+att_zone_region(const char *zone, char *buf, size_t len)
+{
+	const char	*dash = strrchr(zone, '-');
+	size_t		 n;
+
+	n = dash != NULL ? (size_t)(dash - zone) : strlen(zone);
+
+	(void)snprintf(buf, len, "%.*s", (int)n, zone);
+}
+
+void
+attempt_orphan(struct attempts *at, const struct provider *p,
+    const char *region, const struct prov_observed *o)
+{
+	char	 buf[ATT_NAME];
+	int	 alive;
+
+	if (at->closing || o->resource == NULL)
+		return;
+	alive = o->state == PROV_PENDING || o->state == PROV_RUNNING;
+	/* Finished Batch jobs and Vertex jobs cost nothing: keep them. */
+	if (!alive && p->picks_zone)
+		return;
+	if (region != NULL && *region != '\0')
+		(void)snprintf(buf, sizeof buf, "%s", region);
+	else if (o->zone != NULL)
+		att_zone_region(o->zone, buf, sizeof buf);
+	else
+		return;
+	if (alive)
+		log_info("attempts: %s on %s/%s has our install label and no "
+		    "live attempt; deleting it", o->resource, p->name,
+		    o->zone != NULL ? o->zone : buf);
+	at->stats.orphans += alive;
+	att_delete(at, p, o->resource, o->cloud_id, buf, o->zone);
+}
+
+/* The words of E's end as outcome OUT (the job's move); N of MAXN. */
+static char *
+att_finish_words(struct attempt *e, int out, const struct store_job *j,
+    const char *place, const char *d, double cost, int n, int maxn)
+{
+	const char	*kind = attempt_end_name(attempt_rules[e->end_out].end);
+
+	switch (out) {
+	case ATTEMPT_OUT_SUCCEEDED:
+		if (j->state == JOB_CANCELLING)
+			return xstrdup("succeeded before the cancel took "
+			    "effect");
+		return xprintf("succeeded on %s after %s, $%.2f", place, d,
+		    cost);
+	case ATTEMPT_OUT_FAILED:
+		return xprintf("exit code %d on %s (failure %d of %d allowed)",
+		    e->end_exit, place, n, maxn);
+	case ATTEMPT_OUT_FAILED_LAST:
+		return xprintf("exit code %d on %s%s", e->end_exit, place,
+		    maxn > 0 ? "; max_failures reached" : "");
+	case ATTEMPT_OUT_INTERRUPTED_LAST:
+		return xprintf("%s on %s: interrupted %d times, over "
+		    "max_interruptions %d", kind, place, n, maxn);
+	case ATTEMPT_OUT_QUOTA:
+		return xprintf("quota exceeded on %s%s%s", place,
+		    e->end_msg != NULL ? ": " : "", e->end_msg != NULL ?
+		    e->end_msg : "");
+	case ATTEMPT_OUT_LIMIT:
+		return xstrdup(e->cancel_msg != NULL ? e->cancel_msg :
+		    e->end_msg != NULL ? e->end_msg : "limit reached");
+	case ATTEMPT_OUT_CANCELLED:
+		return xstrdup("cancelled");
+	default:
+		return xprintf("%s on %s%s%s", kind, place, j->checkpoint !=
+		    NULL ? ", resuming from " : "", j->checkpoint != NULL ?
+		    j->checkpoint : "");
+	}
+}
+
+/*
+ * Write E's end (reason, exit code, cost) and move its job as the rule
+ * of its outcome says. Then forget E.
+ */
+static void
+att_finish(struct attempt *e)
+{
+	struct attempts		*at = e->at;
+	const struct attempt_rule *seen = &attempt_rules[e->end_out], *rule;
+	struct store_attempt	*a = e->a;
+	struct store_job	*j = NULL;
+	struct store_end	 end;
+	json_t			*spec = NULL;
+	char			*cause = NULL, *place, *what, *msg, *why, d[32];
+	const char		*zone;
+	int64_t			 ended = e->end_when, started, now, delay;
+	double			 cost;
+	int			 out = e->end_out, n = 0, maxn = 0, rc;
+
+	if (store_job_get(at->store, a->job_id, &j, &cause) < 0) {
+		/* Try again at the next listing. */
+		log_warnx("job %" PRId64 ": %s", a->job_id, cause);
+		free(cause);
+		e->ending = 0;
+		return;
+	}
+	if (j->spec != NULL)
+		spec = json_loads(j->spec, 0, NULL);
+	now = time(NULL);
+	started = a->started;
+	if (ended < started)
+		ended = started;
+	cost = cost_attempt(a->hourly_usd, started, ended);
+	memset(&end, 0, sizeof end);
+	end.attempt_id = a->id;
+	end.when = ended;
+	end.reason = seen->end;
+	end.exit_code = e->end_exit;
+	end.message = e->end_msg;
+	end.cost_usd = cost;
+
+	/* A limit or a cancel asked for wins over what the cloud says. */
+	if (e->cancel_wanted && e->cancel_reason == END_LIMIT &&
+	    out != ATTEMPT_OUT_SUCCEEDED)
+		out = ATTEMPT_OUT_LIMIT;
+	else if ((j->state == JOB_CANCELLING || e->cancel_wanted) &&
+	    !(attempt_rules[out].from & JOB_MASK(JOB_CANCELLING)))
+		out = ATTEMPT_OUT_CANCELLED;
+	rule = &attempt_rules[out];
+	if (rule->counts != ATTEMPT_COUNTS_NONE) {
+		if (rule->counts == ATTEMPT_COUNTS_FAILURE) {
+			n = j->failures + 1;
+			maxn = (int)json_integer_value(json_object_get(spec,
+			    "max_failures"));
+		} else {
+			n = j->interruptions + 1;
+			maxn = (int)json_integer_value(json_object_get(spec,
+			    "max_interruptions"));
+		}
+		if (n > maxn && rule->over >= 0) {
+			out = rule->over;
+			rule = &attempt_rules[out];
+		}
+	}
+
+	place = att_place(e);
+	att_duration(started > 0 ? ended - started : 0, d, sizeof d);
+	if (seen->cooldown) {
+		zone = a->zone != NULL ? a->zone : e->zone;
+		(void)attempt_cooldown(at, a, zone, now);
+	}
+	if (rule->to == JOB_QUEUED)
+		att_rule_effects(at, rule, a, now);
+	what = att_finish_words(e, out, j, place, d, cost, n, maxn);
+	if (!(rule->from & JOB_MASK(j->state))) {
+		/* The job went elsewhere meanwhile: end the attempt only. */
+		rc = store_attempt_end(at->store, a->id, end.when, end.reason,
+		    end.exit_code, end.message, end.cost_usd, &cause);
+		if (rc < 0 && rc != -EALREADY)
+			log_warnx("job %" PRId64 ": cannot end attempt %d: %s",
+			    a->job_id, a->number, cause);
+		free(cause);
+		rc = rc == -EALREADY ? 0 : rc;
+	} else if (rule->to == JOB_QUEUED) {
+		delay = att_rule_delay(at, rule, n - 1);
+		msg = xprintf("%s; queued again, next try in %" PRId64 "s",
+		    what, delay);
+		why = xprintf("retrying in %" PRId64 "s after: %s", delay,
+		    what);
+		rc = att_settle(at, a, rule, &end, msg, now + delay, why);
+		free(msg);
+		free(why);
+	} else
+		rc = att_settle(at, a, rule, &end, what, 0, NULL);
+	free(what);
+	if (rc < 0) {
+		/* Try again at the next listing. */
+		e->ending = 0;
+		goto out;
+	}
+	at->stats.ended++;
+	log_info("job %" PRId64 ": attempt %d on %s ended: %s%s%s after %s, "
+	    "$%.4f", a->job_id, a->number, place, attempt_end_name(end.reason),
+	    e->end_msg ? ": " : "", e->end_msg ? e->end_msg : "", d, cost);
+	if (a->spot && at->l.history_changed != NULL)
+		at->l.history_changed(at->l.arg);
+	/* A Compute Engine VM costs its disk until deleted. */
+	if (e->prov != NULL && !e->prov->picks_zone &&
+	    end.reason != END_CANCELLED && end.reason != END_LIMIT &&
+	    a->state != ATTEMPT_LAUNCHING)
+		att_delete(at, e->prov, a->resource, a->cloud_id != NULL ?
+		    a->cloud_id : e->cloud_id, a->region, a->zone);
+	e->ending = 0;
+	att_remove(e);
+	att_wake(at);
+out:
+	free(place);
+	json_decref(spec);
+	store_job_free(j);
+}
+
+/* ---------------------------------------------------------------- */
+/* Cancels.							    */
+
+static void
+att_on_cancelled(const struct prov_result *res, void *arg)
+{
+	struct attempt	*e = arg;
+	struct attempts	*at = e->at;
+
+	e->cancel_in_flight = 0;
+	if (!at->closing && !e->dead) {
+		if (res->fail == PROV_FAIL_NONE ||
+		    res->fail == PROV_FAIL_INVALID) {
+			/* Accepted, or nothing there to cancel any more. */
+			att_end(e, e->cancel_reason == END_LIMIT ?
+			    ATTEMPT_OUT_LIMIT : ATTEMPT_OUT_CANCELLED, -1,
+			    e->cancel_reason == END_LIMIT ? e->cancel_msg :
+			    "cancelled by gpuq", time(NULL));
+		} else
+			log_warnx("job %" PRId64 ": cancel of %s failed: %s; "
+			    "trying again at the next poll", e->a->job_id,
+			    e->a->resource, res->message != NULL ?
+			    res->message : "no detail");
+	}
+	att_entry_unref(e);
+	att_unref(at);
+}
+
+/* Ask the cloud to stop E's resource. */
+static void
+att_cancel_start(struct attempt *e)
+{
+	struct attempts	*at = e->at;
+	char		*cause = NULL;
+	int		 rc;
+
+	if (e->cancel_in_flight || e->in_flight || e->ending || e->dead)
+		return;
+	if (e->prov == NULL) {
+		att_end(e, e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
+		    ATTEMPT_OUT_CANCELLED, -1, "its provider is no longer "
+		    "enabled", time(NULL));
+		return;
+	}
+	e->cancel_in_flight = 1;
+	e->refs++;
+	at->refs++;
+	rc = cloud_cancel(at->cloud, e->prov, e->a->resource,
+	    e->a->cloud_id != NULL ? e->a->cloud_id : e->cloud_id,
+	    e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
+	    att_on_cancelled, e, &cause);
+	if (rc != 0) {
+		log_warnx("job %" PRId64 ": cannot cancel %s: %s; trying "
+		    "again at the next poll", e->a->job_id, e->a->resource,
+		    cause);
+		free(cause);
+		e->cancel_in_flight = 0;
+		e->refs--;
+		at->refs--;
+	}
+}
+
+void
+attempt_cancel(struct attempts *at, int64_t id)
+{
+	const struct attempt_rule *rule = &attempt_rules[ATTEMPT_OUT_CANCELLED];
+	struct attempt		*e;
+
+	if (at->closing)
+		return;
+	if ((e = att_find_job(at, id)) == NULL) {
+		(void)att_job_move(at, id, rule->from & JOB_MASK(
+		    JOB_CANCELLING), rule->to, "cancelled; nothing was in the "
+		    "cloud", NULL);
+		att_wake(at);
+		return;
+	}
+	log_info("job %" PRId64 ": cancelling %s", id, e->a->resource);
+	e->cancel_wanted = 1;
+	e->cancel_reason = END_CANCELLED;
+	att_cancel_start(e);
+}
+
+/* ---------------------------------------------------------------- */
+/* Each cycle.							    */
+
+/* Refresh the newest checkpoint of a running job or so, round robin. */
+static void
+att_running_checkpoints(struct attempts *at)
+{
+	struct attempt	*e, *next;
+	int		 budget = ATT_CKPT_PER_CYCLE, visited = 0;
+
+	for (e = TAILQ_FIRST(&at->all); e != NULL && budget > 0 &&
+	    visited < at->nlive; e = next, visited++) {
+		next = TAILQ_NEXT(e, alink);
+		if (e->a->state != ATTEMPT_RUNNING || e->ending ||
+		    e->ckpt_dir == NULL ||
+		    at->cycle - e->ckpt_cycle < ATT_CKPT_EVERY)
+			continue;
+		TAILQ_REMOVE(&at->all, e, alink);
+		TAILQ_INSERT_TAIL(&at->all, e, alink);
+		if (att_checkpoint(e) == 0)
+			budget--;
+	}
+}
+
+/* Orphans old enough to forget, collected by att_orphan_visit. */
+struct att_prune {
+	struct attempts		 *at;
+	struct att_orphan	**v;
+	size_t			  n, cap;
+};
+
+static void
+att_orphan_visit(const void *node, VISIT which, void *arg)
+{
+	struct att_prune	*p = arg;
+	struct att_orphan	*o = *(struct att_orphan *const *)node;
+
+	if (which != postorder && which != leaf)
+		return;
+	if (o->in_flight || p->at->cycle - o->cycle <= 4 * ATT_ORPHAN_QUIET)
+		return;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		p->v = xreallocarray(p->v, p->cap, sizeof *p->v);
+	}
+	p->v[p->n++] = o;
+}
+
+/* Forget orphans cancelled long ago. */
+static void
+att_orphans_prune(struct attempts *at)
+{
+	struct att_prune	p;
+	size_t			i;
+
+	memset(&p, 0, sizeof p);
+	p.at = at;
+	twalk_r(at->orphans, att_orphan_visit, &p);
+	for (i = 0; i < p.n; i++) {
+		(void)tdelete(p.v[i], &at->orphans, att_orphan_cmp);
+		free(p.v[i]->name);
+		free(p.v[i]);
+	}
+	free(p.v);
+}
+
+unsigned
+attempt_cycle(struct attempts *at, int64_t now)
+{
+	struct attempt	*e, *next;
+
+	at->gen++;
+	at->cycle++;
+	if (at->closing)
+		return at->gen;
+	/* Cancels that failed, and the limits of running attempts. */
+	for (e = TAILQ_FIRST(&at->all); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, alink);
+		if (e->cancel_wanted && !e->cancel_in_flight)
+			att_cancel_start(e);
+		else
+			att_check_limits(e, now);
+	}
+	att_running_checkpoints(at);
+	if ((at->cycle & 63) == 0)
+		att_orphans_prune(at);
+	return at->gen;
+}
+
+void
+attempt_foreach(struct attempts *at, void (*cb)(const struct store_attempt *,
+    const struct provider *, void *), void *arg)
+{
+	struct attempt	*e;
+
+	TAILQ_FOREACH(e, &at->all, alink)
+		cb(e->a, e->prov, arg);
+}
+
+/* ---------------------------------------------------------------- */
+/* Start: load and repair.					    */
+
+struct att_load {
+	struct store_attempt	**v;
+	size_t			  n, cap;
+};
+
+static int
+att_on_live(const struct store_attempt *a, void *arg)
+{
+	struct att_load	*l = arg;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	l->v[l->n++] = store_attempt_copy(a);
+	return 0;
+}
+
+struct att_ids {
+	int64_t		*v;
+	size_t		 n, cap;
+	int64_t		 last;
+	int		*states;
+};
+
+static int
+att_on_cloud_job(const struct store_job *j, void *arg)
+{
+	struct att_ids	*ids = arg;
+
+	if (ids->n == ids->cap) {
+		ids->cap = ids->cap ? ids->cap * 2 : 64;
+		ids->v = xreallocarray(ids->v, ids->cap, sizeof *ids->v);
+		ids->states = xreallocarray(ids->states, ids->cap,
+		    sizeof *ids->states);
+	}
+	ids->v[ids->n] = j->id;
+	ids->states[ids->n++] = j->state;
+	ids->last = j->id;
+	return 0;
+}
+
+/* Jobs the store has in the cloud states with no live attempt. */
+static int
+att_repair_jobs(struct attempts *at, char **cause)
+{
+	struct store_filter	 f;
+	struct att_ids		 ids;
+	size_t			 i;
+	int			 more = 1, rc;
+
+	memset(&f, 0, sizeof f);
+	memset(&ids, 0, sizeof ids);
+	f.states = JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING);
+	while (more) {
+		rc = store_job_list(at->store, &f, ids.last, 1000,
+		    att_on_cloud_job, &ids, &more, cause);
+		if (rc < 0) {
+			free(ids.v);
+			free(ids.states);
+			return rc;
+		}
+	}
+	for (i = 0; i < ids.n; i++) {
+		if (att_find_job(at, ids.v[i]) != NULL)
+			continue;
+		if (ids.states[i] == JOB_CANCELLING)
+			(void)att_job_move(at, ids.v[i], JOB_MASK(
+			    JOB_CANCELLING), JOB_CANCELLED, "cancelled; "
+			    "nothing was in the cloud", NULL);
+		else {
+			log_info("job %" PRId64 ": %s with no live attempt "
+			    "after a restart; queueing it again", ids.v[i],
+			    job_state_name(ids.states[i]));
+			(void)att_job_move(at, ids.v[i], JOB_MASK_CLOUD,
+			    JOB_QUEUED, "queued again after a restart: no "
+			    "attempt was in the cloud", NULL);
+		}
+	}
+	free(ids.v);
+	free(ids.states);
+	return 0;
+}
+
+int
+attempt_load(struct attempts *at, char **cause)
+{
+	struct att_load		 l;
+	struct attempt		*e;
+	struct store_job	*j;
+	json_t			*spec;
+	char			*why = NULL, *msg;
+	size_t			 i;
+	int			 rc;
+
+	memset(&l, 0, sizeof l);
+	if ((rc = store_attempt_list_live(at->store, att_on_live, &l,
+	    cause)) < 0)
+		return rc;
+	for (i = 0; i < l.n; i++) {
+		j = NULL;
+		if (store_job_get(at->store, l.v[i]->job_id, &j, &why) < 0) {
+			log_warnx("attempt %d of job %" PRId64 ": %s",
+			    l.v[i]->number, l.v[i]->job_id, why);
+			free(why);
+			why = NULL;
+			store_attempt_free(l.v[i]);
+			continue;
+		}
+		spec = json_loads(j->spec != NULL ? j->spec : "", 0, NULL);
+		e = att_add(at, l.v[i], j, spec);
+		if (e->prov == NULL)
+			log_warnx("job %" PRId64 ": attempt %d runs on %s, "
+			    "which gpuqd.conf no longer enables; it is not "
+			    "watched", j->id, l.v[i]->number,
+			    l.v[i]->provider);
+		switch (j->state) {
+		case JOB_HELD:
+		case JOB_QUEUED:
+			/* Written by a gpuqd that recorded the attempt and
+			 * the job's move in two transactions, and crashed
+			 * between them: finish that move. */
+			msg = xprintf("attempt %d was being launched when "
+			    "gpuqd stopped", l.v[i]->number);
+			(void)att_job_move(at, j->id, JOB_MASK(JOB_HELD) |
+			    JOB_MASK(JOB_QUEUED), JOB_LAUNCHING, msg, NULL);
+			free(msg);
+			break;
+		case JOB_CANCELLING:
+		case JOB_SUCCEEDED:
+		case JOB_FAILED:
+		case JOB_CANCELLED:
+			e->cancel_wanted = 1;
+			break;
+		}
+		json_decref(spec);
+		store_job_free(j);
+		store_attempt_free(l.v[i]);
+	}
+	free(l.v);
+	if ((rc = att_repair_jobs(at, cause)) < 0)
+		return rc;
+	if (at->nlive > 0)
+		log_info("attempts: %d live attempt(s) to check with the "
+		    "cloud", at->nlive);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Life.							    */
+
+struct attempts *
+attempt_new(struct cloud *cloud)
+{
+	struct attempts	*at;
+
+	at = xcalloc(1, sizeof *at);
+	at->cloud = cloud;
+	at->store = cloud_store(cloud);
+	TAILQ_INIT(&at->all);
+	at->refs = 1;
+	return at;
+}
+
+void
+attempt_set_listener(struct attempts *at, const struct attempt_listener *l)
+{
+	if (l != NULL)
+		at->l = *l;
+	else
+		memset(&at->l, 0, sizeof at->l);
+}
+
+void
+attempt_get_stats(struct attempts *at, struct attempt_stats *ret)
+{
+	*ret = at->stats;
+	ret->live = at->nlive;
+}
+
+static void
+att_free_orphan(void *p)
+{
+	struct att_orphan	*o = p;
+
+	free(o->name);
+	free(o);
+}
+
+static void
+att_unref(struct attempts *at)
+{
+	struct attempt	*e;
+
+	if (--at->refs > 0)
+		return;
+	while ((e = TAILQ_FIRST(&at->all)) != NULL)
+		att_remove(e);
+	tdestroy(at->orphans, att_free_orphan);
+	free(at);
+}
+
+void
+attempt_close(struct attempts *at)
+{
+	if (at == NULL || at->closing)
+		return;
+	at->closing = 1;
+	memset(&at->l, 0, sizeof at->l);
+	att_unref(at);
+}

@@ -1,0 +1,745 @@
+/*
+ * test-attempt.c: daemon/attempt.c -- what every outcome in its table of
+ * legal changes does to the attempt, the job and the scheduler's next
+ * choice -- over the fixture of cloudtest.h (the real store, quota,
+ * sched and reconcile code; scripted providers).
+ *
+ * One case per row of attempt_rules[], the table's own consistency with
+ * the store's counting, the one backoff, and attempts numbered per job
+ * in the events.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/xmalloc.h"
+#include "daemon/attempt.h"
+#include "daemon/cloud.h"
+#include "daemon/reconcile.h"
+#include "daemon/sched.h"
+#include "providers/provider.h"
+#include "store/store.h"
+#include "tests/unit/cloudtest.h"
+
+#define GCE	",\"providers\":[\"gce\"],\"spot\":\"never\""
+
+/* N jobs of one T4 on gce, standard, submitted; the scheduler runs. */
+static void
+scheduled(struct t *t, size_t n)
+{
+	(void)submit(t, "{" T4 GCE "}", 0, n);
+	start(t, 0);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+}
+
+/* Job 1 scheduled; its first create call answered FAIL with MESSAGE. */
+static void
+refused(struct t *t, int fail, const char *message)
+{
+	t->script[0].fail = fail;
+	t->script[0].message = message;
+	t->nscript = 1;
+	scheduled(t, 1);
+}
+
+static int
+copy_attempt(const struct store_attempt *a, void *arg)
+{
+	struct store_attempt	**v = arg;
+	int			  i;
+
+	for (i = 0; v[i] != NULL; i++)
+		;
+	if (i < 15)
+		v[i] = store_attempt_copy(a);
+	return 0;
+}
+
+/* Attempt N of job 1 as stored. New. */
+static struct store_attempt *
+attempt1(struct t *t, int n)
+{
+	struct store_attempt	*v[16] = { NULL }, *a = NULL;
+	int			 i;
+
+	(void)store_attempt_list(t->store, 1, copy_attempt, v, NULL);
+	for (i = 0; v[i] != NULL; i++) {
+		if (v[i]->number == n && a == NULL)
+			a = v[i];
+		else
+			store_attempt_free(v[i]);
+	}
+	return a;
+}
+
+static int
+first_ended(void)
+{
+	struct store_attempt	*a = attempt1(T, 1);
+	int			 ended = a != NULL && a->state == ATTEMPT_ENDED;
+
+	store_attempt_free(a);
+	return ended;
+}
+
+static int
+job_running_1(void)
+{
+	return job_state(T, 1) == JOB_RUNNING;
+}
+
+static int
+job_succeeded_1(void)
+{
+	return job_state(T, 1) == JOB_SUCCEEDED;
+}
+
+static int	has_event(struct t *, int64_t, const char *);
+
+/*
+ * Job 1 of SPEC launched and listed running on gce (attempt 1, its
+ * resource in seen[0]); NAME gets the resource name.
+ */
+static void
+running(struct t *t, const char *extra, char *name)
+{
+	char	*text = xprintf("{" T4 GCE "%s}", extra);
+
+	(void)submit(t, text, 0, 1);
+	free(text);
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	cloud_resource_name(store_install_id(t->store), 1, 1, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].zone = t->zone;
+	t->seen[0].state = PROV_RUNNING;
+	t->nseen = 1;
+	assert_true(run_until(t, 10000, job_running_1));
+}
+
+/* The listing now says STATE (exit code EXIT, MESSAGE); wait for the
+ * end of attempt 1, and stop listing it. */
+static void
+listed(struct t *t, int state, int exit_code, const char *message)
+{
+	t->seen[0].state = state;
+	t->seen[0].exit_code = exit_code;
+	t->seen[0].message = message;
+	assert_true(run_until(t, 10000, first_ended));
+	t->nseen = 0;
+}
+
+struct events {
+	const char	*want;
+	int		 part;		/* a part of the message will do */
+	int		 found;
+};
+
+static int
+on_event(const struct store_event *e, void *arg)
+{
+	struct events	*ev = arg;
+
+	if (e->message != NULL && (ev->part ? strstr(e->message, ev->want) !=
+	    NULL : strcmp(e->message, ev->want) == 0))
+		ev->found = 1;
+	return 0;
+}
+
+/* Does job ID have an event saying TEXT (PART: in its words)? */
+static int
+event_find(struct t *t, int64_t id, const char *text, int part)
+{
+	struct events	ev = { text, part, 0 };
+
+	assert_true(store_event_list(t->store, id, on_event, &ev, NULL) >= 0);
+	return ev.found;
+}
+
+static int
+has_event(struct t *t, int64_t id, const char *text)
+{
+	return event_find(t, id, text, 0);
+}
+
+static int
+has_event_with(struct t *t, int64_t id, const char *text)
+{
+	return event_find(t, id, text, 1);
+}
+
+static int
+count_cool(const char *zone, const char *gpu, int spot, int64_t until,
+    int strikes, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int
+cooldowns(struct t *t)
+{
+	int	n = 0;
+
+	assert_true(store_cooldown_list(t->store, time(NULL), count_cool, &n,
+	    NULL) >= 0);
+	return n;
+}
+
+/* ---------------------------------------------------------------- */
+/* The table.							    */
+
+/* Every row is whole, and counts what the store counts for its end. */
+static void
+test_attempt_table(void **state)
+{
+	const struct attempt_rule	*r;
+	int				 i, counted;
+
+	(void)state;
+	assert_null(attempt_rule(-1));
+	assert_null(attempt_rule(ATTEMPT_OUT_COUNT));
+	for (i = 0; i < ATTEMPT_OUT_COUNT; i++) {
+		r = attempt_rule(i);
+		assert_non_null(r);
+		assert_non_null(r->name);
+		assert_true(r->from != 0);
+		assert_true(r->to >= 0 && r->to < JOB_NSTATES);
+		assert_false(r->from & JOB_MASK(r->to) &&
+		    r->end != END_NONE);
+		if (r->over >= 0) {
+			assert_true(r->over < ATTEMPT_OUT_COUNT);
+			assert_int_equal(attempt_rule(r->over)->counts,
+			    r->counts);
+			assert_int_not_equal(attempt_rule(r->over)->to,
+			    JOB_QUEUED);
+		}
+		if (r->counts != ATTEMPT_COUNTS_NONE && r->to == JOB_QUEUED)
+			assert_true(r->over >= 0);
+		if (r->end == END_NONE)
+			continue;
+		counted = r->end == END_FAILED ? ATTEMPT_COUNTS_FAILURE :
+		    attempt_end_is_interruption(r->end) ?
+		    ATTEMPT_COUNTS_INTERRUPTION : ATTEMPT_COUNTS_NONE;
+		assert_int_equal(counted, r->counts);
+	}
+	/* Quota is neither: no interruption, no cool-down. */
+	r = attempt_rule(ATTEMPT_OUT_QUOTA);
+	assert_int_equal(r->end, END_QUOTA);
+	assert_int_equal(r->counts, ATTEMPT_COUNTS_NONE);
+	assert_false(r->cooldown);
+	assert_true(r->requota);
+	assert_int_equal(r->avoid, ATTEMPT_AVOID_QUOTA_TTL);
+	assert_true(attempt_rule(ATTEMPT_OUT_STOCKOUT)->cooldown);
+	assert_true(attempt_rule(ATTEMPT_OUT_LAUNCH_STOCKOUT)->cooldown);
+}
+
+/* The one backoff: base x 2^n, capped, at most a quarter off. */
+static void
+test_attempt_backoff(void **state)
+{
+	struct t	*t = *state;
+	int64_t		 d;
+	int		 i;
+
+	NEED_FAKE(t);
+	start(t, 0);
+	for (i = 0; i < 50; i++) {
+		d = attempt_backoff(t->att, 0);
+		assert_true(d >= 0 && d <= 1);
+		d = attempt_backoff(t->att, 5);
+		assert_true(d >= 1 && d <= 2);	/* backoff_max 2s */
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Launch answers.						    */
+
+/* accepted: attempt and job pending, the launch memory forgotten. */
+static void
+test_attempt_accepted(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct attempt_stats	 st;
+
+	NEED_FAKE(t);
+	t->script[0].cloud_id = "vm-7";
+	t->nscript = 1;
+	scheduled(t, 1);
+	assert_true(run_until(t, 10000, job_pending_1));
+	a = attempt1(t, 1);
+	assert_int_equal(a->state, ATTEMPT_PENDING);
+	assert_string_equal(a->cloud_id, "vm-7");
+	store_attempt_free(a);
+	attempt_get_stats(t->att, &st);
+	assert_int_equal(st.live, 1);
+	assert_int_equal(st.launches, 1);
+}
+
+/* launch_quota: ended as a launch error, requeued at once elsewhere
+ * with a why; no failure counted, no cool-down. */
+static void
+test_attempt_launch_quota(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+
+	NEED_FAKE(t);
+	refused(t, PROV_FAIL_QUOTA, "Quota 'NVIDIA_T4_GPUS' exceeded.");
+	assert_true(run_until(t, 10000, first_ended));
+	j = job(t, 1);
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_int_equal(j->failures, 0);
+	assert_int_equal(j->interruptions, 0);
+	assert_non_null(j->why);
+	assert_non_null(strstr(j->why, "quota exceeded on gce/"));
+	assert_true(j->not_before > time(NULL) - 1);
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_LAUNCH_ERROR);
+	store_attempt_free(a);
+	assert_int_equal(cooldowns(t), 0);
+	assert_true(has_event(t, 1, "attempt 1 ended: launch_error: Quota "
+	    "'NVIDIA_T4_GPUS' exceeded."));
+}
+
+/* launch_stockout: the zone cooled down in the store, job requeued. */
+static void
+test_attempt_launch_stockout(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+
+	NEED_FAKE(t);
+	refused(t, PROV_FAIL_STOCKOUT, "ZONE_RESOURCE_POOL_EXHAUSTED");
+	assert_true(run_until(t, 10000, first_ended));
+	assert_int_equal(cooldowns(t), 1);
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 0);
+	assert_non_null(j->why);
+	assert_non_null(strstr(j->why, "out of nvidia-tesla-t4 until"));
+	store_job_free(j);
+}
+
+/* launch_transient: backoff from the launch errors in a row. */
+static void
+test_attempt_launch_transient(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+
+	NEED_FAKE(t);
+	refused(t, PROV_FAIL_TRANSIENT, "HTTP 503");
+	assert_true(run_until(t, 10000, first_ended));
+	j = job(t, 1);
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_true(j->not_before >= time(NULL));
+	assert_string_equal(j->why, "retrying in 1s after: HTTP 503");
+	assert_true(has_event(t, 1, "launch failed: HTTP 503"));
+	store_job_free(j);
+}
+
+/* launch_place: a refusal naming the place chosen sends the job to
+ * another region; the job does not fail. */
+static void
+test_attempt_launch_place(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	static char		 msg[128];
+	char			 first[64];
+
+	NEED_FAKE(t);
+	t->script[0].fail = PROV_FAIL_INVALID;
+	t->script[0].message = msg;
+	t->nscript = 1;
+	t->launch_ms = 300;
+	scheduled(t, 1);
+	assert_true(run_until(t, 10000, first_launch));
+	/* Read when the answer comes, a loop turn later. */
+	(void)snprintf(msg, sizeof msg, "Machine type is not available in "
+	    "zone %s", t->zone);
+	(void)snprintf(first, sizeof first, "%s", t->region);
+	assert_true(run_until(t, 10000, launched_twice));
+	assert_string_not_equal(t->region, first);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_LAUNCH_ERROR);
+	store_attempt_free(a);
+	assert_int_not_equal(job_state(t, 1), JOB_FAILED);
+}
+
+/* launch_invalid: the job fails with the cloud's words. */
+static void
+test_attempt_launch_invalid(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	struct store_attempt	*a;
+
+	NEED_FAKE(t);
+	refused(t, PROV_FAIL_AUTH, "Permission denied");
+	assert_true(run_until(t, 10000, job_failed_1));
+	j = job(t, 1);
+	assert_non_null(strstr(j->message, "Permission denied"));
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_LAUNCH_ERROR);
+	store_attempt_free(a);
+	assert_true(has_event(t, 1, "attempt 1 ended: launch_error: "
+	    "Permission denied"));
+}
+
+/* The race: cancelled while the create call was out, refused: the job
+ * is cancelled, not queued again. */
+static void
+test_attempt_launch_refused_cancelled(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	t->script[0].fail = PROV_FAIL_TRANSIENT;
+	t->script[0].message = "HTTP 503";
+	t->nscript = 1;
+	t->launch_ms = 300;
+	scheduled(t, 1);
+	assert_true(run_until(t, 10000, first_launch));
+	assert_int_equal(store_job_transition(t->store, 1,
+	    JOB_MASK(JOB_LAUNCHING), JOB_CANCELLING, "cancel requested", NULL,
+	    NULL), 0);
+	assert_true(run_until(t, 10000, job_cancelled_1));
+	assert_true(first_ended());
+}
+
+/* ---------------------------------------------------------------- */
+/* What listings say.						    */
+
+/* adopted: a crash survivor listed pending is adopted, not relaunched. */
+static void
+test_attempt_adopted(void **state)
+{
+	struct t	*t = *state;
+	char		 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 GCE "}", 0, 1);
+	left_behind(t, 1, ATTEMPT_LAUNCHING, 0, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = PROV_PENDING;
+	t->nseen = 1;
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	assert_int_equal(t->launches, 0);
+	assert_true(has_event(t, 1, "found on gce/us-central1-a after a "
+	    "restart"));
+	t->nseen = 0;
+}
+
+/* running, then succeeded: the cost billed, the job done. */
+static void
+test_attempt_running_succeeded(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, "", name);
+	a = attempt1(t, 1);
+	assert_int_equal(a->state, ATTEMPT_RUNNING);
+	assert_true(a->started > 0);
+	store_attempt_free(a);
+	listed(t, PROV_SUCCEEDED, 0, NULL);
+	assert_true(run_until(t, 5000, job_succeeded_1));
+	assert_true(has_event(t, 1, "attempt 1 ended: succeeded"));
+}
+
+/* failed within max_failures: queued again, a failure counted. */
+static void
+test_attempt_failed(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, ",\"max_failures\":1", name);
+	listed(t, PROV_FAILED, 3, "exit 3");
+	j = job(t, 1);
+	assert_int_equal(j->failures, 1);
+	assert_int_equal(j->interruptions, 0);
+	assert_int_equal(j->exit_code, 3);
+	assert_true(j->state == JOB_QUEUED || j->state == JOB_LAUNCHING ||
+	    j->state == JOB_PENDING);
+	store_job_free(j);
+	assert_true(has_event(t, 1, "attempt 1 ended: failed: exit 3"));
+}
+
+/* failed past max_failures: the job fails. */
+static void
+test_attempt_failed_last(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, "", name);
+	listed(t, PROV_FAILED, 3, NULL);
+	assert_true(run_until(t, 5000, job_failed_1));
+	j = job(t, 1);
+	assert_int_equal(j->failures, 1);
+	assert_int_equal(j->exit_code, 3);
+	store_job_free(j);
+	assert_true(has_event_with(t, 1, "exit code 3 on gce/"));
+}
+
+/* An interruption of KIND within max_interruptions: queued again with
+ * backoff, counted, ended with END. */
+static void
+interrupted(void **state, int kind, int end)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, ",\"max_interruptions\":3", name);
+	listed(t, kind, -1, "gone");
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 1);
+	assert_int_equal(j->failures, 0);
+	assert_true(j->state != JOB_FAILED);
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, end);
+	store_attempt_free(a);
+}
+
+static void
+test_attempt_preempted(void **state)
+{
+	interrupted(state, PROV_PREEMPTED, END_PREEMPTED);
+	assert_int_equal(cooldowns(T), 0);
+}
+
+static void
+test_attempt_maintenance(void **state)
+{
+	interrupted(state, PROV_MAINTENANCE, END_MAINTENANCE);
+}
+
+/* stockout after acceptance: an interruption, and a cool-down. */
+static void
+test_attempt_stockout(void **state)
+{
+	interrupted(state, PROV_STOCKOUT, END_STOCKOUT);
+	assert_int_equal(cooldowns(T), 1);
+}
+
+/* A cloud-side error is counted as lost. */
+static void
+test_attempt_lost(void **state)
+{
+	interrupted(state, PROV_ERROR, END_LOST);
+}
+
+/* Not listed by two complete listings in a row: lost. */
+static void
+test_attempt_lost_unlisted(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, ",\"max_interruptions\":3", name);
+	t->nseen = 0;
+	assert_true(run_until(t, 10000, first_ended));
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_LOST);
+	assert_string_equal(a->message, "the cloud no longer lists it");
+	store_attempt_free(a);
+}
+
+/* Past max_interruptions: the job fails. */
+static void
+test_attempt_interrupted_last(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	running(t, ",\"max_interruptions\":0", name);
+	listed(t, PROV_PREEMPTED, -1, NULL);
+	assert_true(run_until(t, 5000, job_failed_1));
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 1);
+	store_job_free(j);
+	assert_true(has_event_with(t, 1, "interrupted 1 times, over "
+	    "max_interruptions 0"));
+}
+
+/*
+ * quota: Batch ended the job for lack of quota (CODE_GCE_QUOTA_EXCEEDED,
+ * which batch.c maps to PROV_QUOTA): no interruption counted, no
+ * stockout cool-down, the job queued again, and batch in that region
+ * avoided, so the next launch goes to another provider or region.
+ */
+static void
+test_attempt_quota(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX], region[64];
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 ",\"providers\":[\"batch\"],\"spot\":"
+	    "\"never\",\"max_interruptions\":0}", 0, 1);
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	assert_true(run_until(t, 10000, job_pending_1));
+	(void)snprintf(region, sizeof region, "%s", t->region);
+	cloud_resource_name(store_install_id(t->store), 1, 1, name);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = PROV_QUOTA;
+	t->seen[0].message = "Quota 'NVIDIA_T4_GPUS' exceeded.";
+	t->nseen = 1;
+	assert_true(run_until(t, 10000, first_ended));
+	t->nseen = 0;
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 0);
+	assert_int_equal(j->failures, 0);
+	assert_true(j->state != JOB_FAILED);
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_QUOTA);
+	store_attempt_free(a);
+	assert_int_equal(cooldowns(t), 0);
+	assert_true(has_event(t, 1, "attempt 1 ended: quota: Quota "
+	    "'NVIDIA_T4_GPUS' exceeded."));
+	/* Launched again, in the other region. */
+	assert_true(run_until(t, 10000, launched_twice));
+	assert_string_not_equal(t->region, region);
+}
+
+/* limit: max_total_usd reached stops the job, which fails. */
+static void
+test_attempt_limit(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	struct store_attempt	*a;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t);
+	left_running(t, "{" T4 GCE ",\"max_total_usd\":1}", time(NULL) - 3600,
+	    name);
+	assert_true(run_until(t, 10000, job_failed_1));
+	j = job(t, 1);
+	assert_non_null(strstr(j->message, "max_total_usd"));
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_LIMIT);
+	store_attempt_free(a);
+	t->nseen = 0;
+}
+
+/* cancelled: with nothing in the cloud, at once. */
+static void
+test_attempt_cancelled_nothing(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	(void)submit(t, "{" T4 GCE "}", 0, 1);
+	start(t, 0);
+	assert_int_equal(store_job_transition(t->store, 1,
+	    JOB_MASK(JOB_QUEUED), JOB_CANCELLING, "cancel requested", NULL,
+	    NULL), 0);
+	attempt_cancel(t->att, 1);
+	assert_int_equal(job_state(t, 1), JOB_CANCELLED);
+	assert_true(has_event(t, 1, "cancelled; nothing was in the cloud"));
+}
+
+static int
+jobs_failed_2(void)
+{
+	return job_state(T, 1) == JOB_FAILED && job_state(T, 2) == JOB_FAILED;
+}
+
+/* Events number attempts within the job: job 2's first is "1". */
+static void
+test_attempt_numbered_per_job(void **state)
+{
+	struct t	*t = *state;
+
+	NEED_FAKE(t);
+	t->script[0].fail = PROV_FAIL_INVALID;
+	t->script[0].message = "bad image";
+	t->script[1].fail = PROV_FAIL_INVALID;
+	t->script[1].message = "bad image";
+	t->nscript = 2;
+	scheduled(t, 2);
+	assert_true(run_until(t, 10000, jobs_failed_2));
+	assert_true(has_event(t, 2, "attempt 1 ended: launch_error: bad "
+	    "image"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+#define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_attempt_table),
+		C(test_attempt_backoff),
+		C(test_attempt_accepted),
+		C(test_attempt_launch_quota),
+		C(test_attempt_launch_stockout),
+		C(test_attempt_launch_transient),
+		C(test_attempt_launch_place),
+		C(test_attempt_launch_invalid),
+		C(test_attempt_launch_refused_cancelled),
+		C(test_attempt_adopted),
+		C(test_attempt_running_succeeded),
+		C(test_attempt_failed),
+		C(test_attempt_failed_last),
+		C(test_attempt_preempted),
+		C(test_attempt_maintenance),
+		C(test_attempt_stockout),
+		C(test_attempt_lost),
+		C(test_attempt_lost_unlisted),
+		C(test_attempt_interrupted_last),
+		C(test_attempt_quota),
+		C(test_attempt_limit),
+		C(test_attempt_cancelled_nothing),
+		C(test_attempt_numbered_per_job),
+#undef C
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
