@@ -6,5 +6,6 @@ common_libcommon_a_SOURCES = \
 	common/frame.c common/frame.h \
 	common/duration.c common/duration.h \
 	common/gpu.c common/gpu.h \
+	common/strdist.c common/strdist.h \
 	common/proto.h
 common_libcommon_a_CFLAGS = $(AM_CFLAGS)

@@ -76,6 +76,7 @@ struct api_submit {
 	int			 gpu_count;
 	int			 priority;
 	int			 held;
+	size_t			 warnings;	/* JSON array, or API_NONE */
 };
 
 /* JSON text being written: replies, and the specs of a batch. */
@@ -126,6 +127,7 @@ struct api {
 struct api_cloud {
 	struct server_client	*client;
 	const char		*what;		/* op name, static */
+	json_t			*warnings;	/* plan: the spec's, or NULL */
 	int			 orphaned;	/* answered by api_close */
 	LIST_ENTRY(api_cloud)	 entry;
 };
@@ -756,6 +758,29 @@ api_fmt_id_reply(char *buf, int64_t id)
 }
 
 /*
+ * What gpuqd.conf adds to the check of NORM (spec_site_check): 0 and
+ * *ret_warnings (new, maybe empty), or -EINVAL and ERR. Without a
+ * [gcp] project nothing launches yet, and checkpoint_root may come with
+ * it: no warnings then.
+ */
+static int
+api_site_check(struct api *a, json_t *norm, json_t **ret_warnings,
+    struct spec_error *err)
+{
+	struct spec_site	site;
+
+	if (*a->conf->project == '\0' && !a->conf->spot_requires_checkpoint) {
+		if ((*ret_warnings = json_array()) == NULL)
+			fatalx("api: out of memory");
+		return 0;
+	}
+
+	site.checkpoint_root = a->conf->checkpoint_root;
+	site.spot_requires_checkpoint = a->conf->spot_requires_checkpoint;
+	return spec_site_check(norm, &site, ret_warnings, err);
+}
+
+/*
  * submit: validate now, answer after the group commit. A bad submit
  * behind owed replies waits its turn like any immediate answer.
  */
@@ -766,8 +791,8 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	struct api_batch	*b = &a->batch;
 	struct api_submit	*s;
 	struct spec_error	 err = { NULL, NULL };
-	json_t			*job, *v, *norm, *labels, *acc;
-	int			 owed = server_client_owed(r->client) > 0;
+	json_t			*job, *v, *norm, *labels, *acc, *warn;
+	int			 owed = server_client_owed(r->client) > 0, rc;
 
 	if (owed && b->n >= API_BATCH_MAX)
 		return -EAGAIN;		/* the next batch, after this one */
@@ -796,7 +821,10 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 		(void)json_object_set(job, "name", v);
 	if ((v = json_object_get(r->req, "priority")) != NULL)
 		(void)json_object_set(job, "priority", v);
-	if (spec_validate(job, &norm, &err) != 0) {
+	rc = spec_validate(job, &norm, &err);
+	if (rc == 0 && (rc = api_site_check(a, norm, &warn, &err)) != 0)
+		json_decref(norm);
+	if (rc != 0) {
 		if (owed) {
 			spec_error_done(&err);
 			return -EAGAIN;
@@ -830,6 +858,9 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	v = json_object_get(acc, "count");
 	s->gpu_count = json_is_integer(v) ? (int)json_integer_value(v) : 0;
 	s->held = json_is_true(json_object_get(r->req, "hold"));
+	s->warnings = json_array_size(warn) > 0 ?
+	    api_batch_dump(b, warn) : API_NONE;
+	json_decref(warn);
 	json_decref(norm);
 	if (b->n++ == 0)
 		(void)uv_idle_start(&a->idle, api_on_idle);
@@ -858,7 +889,7 @@ api_commit(struct api *a)
 	struct api_batch	 tmp;
 	struct api_submit	*b;
 	size_t			 n = a->batch.n, i, len;
-	char			*cause = NULL, buf[64];
+	char			*cause = NULL, buf[64], *msg;
 	int			 rc;
 
 	if (n == 0) {
@@ -905,7 +936,13 @@ api_commit(struct api *a)
 			    (unsigned)a->rows[i].owner,
 			    (int)server_client_peer(b[i].client)->pid,
 			    a->rows[i].name, a->rows[i].held ? ", held" : "");
-		if (rc == 0) {
+		if (rc == 0 && b[i].warnings != API_NONE) {
+			msg = xprintf("{\"ok\":true,\"id\":%" PRId64 ","
+			    "\"warnings\":%s}", a->ids[i],
+			    a->spare.text.buf + b[i].warnings);
+			server_client_reply(b[i].client, msg, strlen(msg));
+			free(msg);
+		} else if (rc == 0) {
 			len = api_fmt_id_reply(buf, a->ids[i]);
 			server_client_reply(b[i].client, buf, len);
 		} else
@@ -1636,6 +1673,7 @@ api_on_cloud(json_t *reply, char *cause, void *ctx)
 
 	if (w->orphaned) {
 		json_decref(reply);
+		json_decref(w->warnings);
 		free(cause);
 		free(w);
 		return;
@@ -1647,11 +1685,14 @@ api_on_cloud(json_t *reply, char *cause, void *ctx)
 		    "the cloud providers are not running");
 	else {
 		(void)json_object_set_new(reply, "ok", json_true());
+		if (json_array_size(w->warnings) > 0)
+			(void)json_object_set(reply, "warnings", w->warnings);
 		server_client_reply_json(w->client, reply);
 		json_decref(reply);
 	}
 	free(cause);
 	server_client_settle(w->client);
+	json_decref(w->warnings);
 	free(w);
 }
 
@@ -1695,7 +1736,8 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 	struct api		*a = r->api;
 	struct spec_error	 err = { NULL, NULL };
 	struct api_cloud	*w;
-	json_t			*job, *norm;
+	json_t			*job, *norm, *warn;
+	int			 rc;
 
 	job = json_object_get(r->req, "job");
 	if (!json_is_object(job)) {
@@ -1703,7 +1745,10 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 		    "\"job\" must be an object: the job spec");
 		return 0;
 	}
-	if (spec_validate(job, &norm, &err) != 0) {
+	rc = spec_validate(job, &norm, &err);
+	if (rc == 0 && (rc = api_site_check(a, norm, &warn, &err)) != 0)
+		json_decref(norm);
+	if (rc != 0) {
 		server_client_error(r->client, GPUQ_ERR_INVALID_JOB,
 		    err.field != NULL && *err.field != '\0' ? err.field : NULL,
 		    "%s", err.message != NULL ? err.message : "invalid job");
@@ -1711,6 +1756,7 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 		return 0;
 	}
 	w = api_cloud_start(r);
+	w->warnings = warn;
 	if (a->hooks.plan != NULL)
 		a->hooks.plan(a->hooks.arg, norm, api_on_cloud, w);
 	else
