@@ -1462,6 +1462,28 @@ out:
 }
 
 /*
+ * What a job moved by a person waits for, or how it ended, for its
+ * "why": the scheduler's old reason (no quota, ...) no longer holds.
+ * A released job has none until the scheduler's next pass. New or NULL.
+ */
+static char *
+api_transition_why(int to, unsigned uid)
+{
+	switch (to) {
+	case JOB_HELD:
+		return xprintf("held by uid %u: 'gpuq release' lets it start",
+		    uid);
+	case JOB_CANCELLED:
+		return xprintf("cancelled by uid %u", uid);
+	case JOB_CANCELLING:
+		return xprintf("cancel requested by uid %u: deleting its "
+		    "cloud resource", uid);
+	default:
+		return NULL;
+	}
+}
+
+/*
  * Move job J to TO if it is still in FROM, with an event; reply the new
  * state. Returns 0 (replied either way).
  */
@@ -1491,6 +1513,13 @@ api_transition(struct api_req *r, struct store_job *j, int to,
 	}
 	log_info("job %" PRId64 ": %s -> %s, %s by uid %u", j->id,
 	    job_state_name(j->state), job_state_name(to), verb, uid);
+	msg = api_transition_why(to, uid);
+	if (store_job_set_why(a->store, j->id, msg, &cause) != 0) {
+		log_warnx("job %" PRId64 ": why not updated: %s", j->id,
+		    cause != NULL ? cause : "store error");
+		free(cause);
+	}
+	free(msg);
 	if (to == JOB_CANCELLING)
 		api_cancel_cloud(a, j->id);
 	api_changed(a);
