@@ -323,6 +323,7 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 	const char	*base, *end;
 	char		 age[32];
 	size_t		 len;
+	int64_t		 since;
 
 	if (j->checkpoint == NULL || *j->checkpoint == '\0' ||
 	    status_is_finished(j->state)) {
@@ -337,11 +338,11 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 	while (base > j->checkpoint && base[-1] != '/')
 		base--;
 	/* A clock ahead of ours (the bucket's) is "just now", not unknown. */
-	if (j->checkpoint_at > 0)
+	if (j->checkpoint_at > 0) {
+		since = now > j->checkpoint_at ? now - j->checkpoint_at : 0;
 		cli_table_addf(t, "%.*s (%s)", (int)(end - base), base,
-		    cli_fmt_age(now > j->checkpoint_at ? now - j->checkpoint_at :
-		    0, age, sizeof age));
-	else
+		    cli_fmt_age(since, age, sizeof age));
+	} else
 		cli_table_addf(t, "%.*s", (int)(end - base), base);
 }
 

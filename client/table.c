@@ -2,8 +2,9 @@
  * table.c: text tables for gpuq status and show. Columns are as wide
  * as their widest cell; the last column may be cut to the terminal's
  * width, or, in a table that asks for it (cli_table_set_below), leave
- * the table and go whole on lines of its own under each row. Cells come from the daemon and from users (job names), so
- * they are cleaned of control characters before they reach a terminal.
+ * the table and go whole on lines of its own under each row. Cells
+ * come from the daemon and from users (job names), so they are cleaned
+ * of control characters before they reach a terminal.
  * Knows nothing of jobs.
  */
 #include "config.h"
