@@ -759,9 +759,9 @@ api_fmt_id_reply(char *buf, int64_t id)
 
 /*
  * What gpuqd.conf adds to the check of NORM (spec_site_check): 0 and
- * *ret_warnings (new, maybe empty), or -EINVAL and ERR. Without a
+ * *ret_warnings (new, or NULL for none), or -EINVAL and ERR. Without a
  * [gcp] project nothing launches yet, and checkpoint_root may come with
- * it: no warnings then.
+ * it: no warnings then (and no cost on the submit path).
  */
 static int
 api_site_check(struct api *a, json_t *norm, json_t **ret_warnings,
@@ -770,8 +770,7 @@ api_site_check(struct api *a, json_t *norm, json_t **ret_warnings,
 	struct spec_site	site;
 
 	if (*a->conf->project == '\0' && !a->conf->spot_requires_checkpoint) {
-		if ((*ret_warnings = json_array()) == NULL)
-			fatalx("api: out of memory");
+		*ret_warnings = NULL;
 		return 0;
 	}
 
