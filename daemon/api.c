@@ -1473,10 +1473,9 @@ api_transition_why(int to, unsigned uid)
 		return xprintf("held by uid %u: 'gpuq release' lets it start",
 		    uid);
 	case JOB_CANCELLED:
-		return xprintf("cancelled by uid %u", uid);
 	case JOB_CANCELLING:
-		return xprintf("cancel requested by uid %u: deleting its "
-		    "cloud resource", uid);
+		/* Still true once the reconciler has deleted the resource. */
+		return xprintf("cancelled by uid %u", uid);
 	default:
 		return NULL;
 	}

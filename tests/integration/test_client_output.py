@@ -286,6 +286,9 @@ def test_job_verbs_and_ping_match_the_replies(cloud):
     r = c.request({"op": "cancel", "id": run})
     assert r.get("state") == "cancelling" or "already cancelled" in \
         r["error"]["message"], r
+    # WHY says who cancelled it, in cancelling and once cancelled.
+    j = c.wait_state(run, "cancelled", 30)
+    assert re.fullmatch(r"cancelled by uid \d+", j["why"]), j
     out = gpuq_ok(c, "cancel", str(q))
     assert out == "cancelled job %d\n" % q
     assert wire(c, {"op": "show", "id": q})["job"]["state"] == "cancelled"
