@@ -166,10 +166,7 @@ cli_quotas_exec(struct cli *cli, int argc, char **argv)
 	else
 		cli_table_print(t, stdout, cli_table_width(), 1);
 	cli_table_free(t);
-	json_array_foreach(json_object_get(reply, "warnings"), i, q) {
-		if (json_is_string(q))
-			cli_warnx("%s", json_string_value(q));
-	}
+	cli_reply_warnings(reply);
 	json_decref(reply);
 	return GPUQ_EXIT_OK;
 }
@@ -213,12 +210,12 @@ cli_prices_exec(struct cli *cli, int argc, char **argv)
 		cli_table_add(t, cli_json_str(p, "gpu"));
 		cli_table_add(t, cli_json_str(p, "region"));
 		cli_table_add(t, cli_json_str(p, "host"));
-		cli_cloud_usd(t, gce, "ondemand");
-		cli_cloud_usd(t, gce, "spot");
+		cli_cloud_usd(t, gce, "gpu_ondemand");
+		cli_cloud_usd(t, gce, "gpu_spot");
 		cli_cloud_usd(t, gce, "host_ondemand");
 		cli_cloud_usd(t, gce, "host_spot");
-		cli_cloud_usd(t, vx, "ondemand");
-		cli_cloud_usd(t, vx, "spot");
+		cli_cloud_usd(t, vx, "gpu_ondemand");
+		cli_cloud_usd(t, vx, "gpu_spot");
 	}
 	if (cli_table_rows(t) == 0)
 		printf("no prices%s\n", o.gpu || o.region ?
@@ -257,15 +254,10 @@ cli_plan_row(struct cli_table *t, json_t *o, int excluded)
 		cli_cloud_usd(t, o, "expected_usd");
 }
 
-int
-cli_plan_exec(struct cli *cli, int argc, char **argv)
+/* The tables of one plan reply; its warnings go to stderr. */
+static void
+cli_plan_print(json_t *reply, int all)
 {
-	static const struct option	 opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static const struct cli_col	 ocols[] = {
 		{ "RANK", CLI_RIGHT }, { "SERVICE", CLI_LEFT },
 		{ "WHERE", CLI_LEFT }, { "MODEL", CLI_LEFT },
@@ -277,13 +269,61 @@ cli_plan_exec(struct cli *cli, int argc, char **argv)
 		{ "MODEL", CLI_LEFT }, { "MACHINE", CLI_LEFT },
 		{ "$/HOUR", CLI_RIGHT }, { "EXCLUDED BECAUSE", CLI_LEFT },
 	};
+	struct cli_table		*t;
+	json_t				*o, *offers, *ex;
+	size_t				 i, shown;
+
+	offers = json_object_get(reply, "offers");
+	ex = json_object_get(reply, "excluded");
+	if (json_array_size(offers) == 0)
+		printf("no offer fits this job now%s\n",
+		    json_array_size(ex) ? "; excluded:" : "");
+	else {
+		t = cli_table_new(ocols, 7);
+		json_array_foreach(offers, i, o)
+			cli_plan_row(t, o, 0);
+		cli_table_print(t, stdout, cli_table_width(), 1);
+		cli_table_free(t);
+		printf("gpuq would launch rank 1. Expected cost = "
+		    "$/hour x estimated_hours, stretched for Spot\n"
+		    "by the preemption rate (gpuq-job(5)).\n");
+	}
+	if (json_array_size(ex) > 0) {
+		if (json_array_size(offers) > 0)
+			printf("\nexcluded:\n");
+		t = cli_table_new(xcols, 6);
+		shown = 0;
+		json_array_foreach(ex, i, o) {
+			if (!all && shown == 20)
+				break;
+			cli_plan_row(t, o, 1);
+			shown++;
+		}
+		cli_table_print(t, stdout, cli_table_width(), 1);
+		cli_table_free(t);
+		if (shown < json_array_size(ex))
+			printf("... and %zu more (gpuq plan --all)\n",
+			    json_array_size(ex) - shown);
+	}
+	fflush(stdout);
+	cli_reply_warnings(reply);
+}
+
+int
+cli_plan_exec(struct cli *cli, int argc, char **argv)
+{
+	static const struct option	 opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	const struct cli_cmd		*cmd = cli_cmd_find("plan");
 	struct cli_docs			 docs;
-	struct cli_table		*t;
-	json_t				*req, *reply, *o, *offers, *ex;
+	json_t				*req, *reply, *all_json;
 	char				*cause = NULL;
-	size_t				 d, i, shown;
-	int				 ch, json = 0, all = 0, rc = 0, r;
+	size_t				 d;
+	int				 ch, json = 0, all = 0, rc = 0;
 
 	while ((ch = cli_getopt(argc, argv, "ah", opts, cmd)) != -1) {
 		switch (ch) {
@@ -308,55 +348,49 @@ cli_plan_exec(struct cli *cli, int argc, char **argv)
 		free(cause);
 		return GPUQ_EXIT_FAILED;
 	}
+	/* --json: one document, an array when the file holds several jobs. */
+	all_json = json && docs.n > 1 ? json_array() : NULL;
 	for (d = 0; d < docs.n; d++) {
 		req = json_pack("{s:s,s:O}", "op", "plan", "job",
 		    docs.v[d].job);
-		r = cli_cloud_call(cli, req, "plan", &reply);
-		if (r != 0) {
-			rc = r;
-			continue;
+		reply = cli_call(cli, req);
+		if (reply == NULL) {
+			rc = GPUQ_EXIT_FAILED;
+			break;
+		}
+		if (!cli_reply_ok(reply)) {
+			if (docs.n > 1)
+				cli_reply_warn(reply, "plan job %zu (%s:%d)",
+				    d + 1, argv[optind], docs.v[d].line);
+			else
+				cli_reply_warn(reply, "plan");
+			rc = GPUQ_EXIT_FAILED;
 		}
 		if (json) {
-			cli_cloud_dump(reply);
+			json_object_del(reply, "ok");
+			if (all_json != NULL)
+				json_array_append_new(all_json, reply);
+			else if (rc == 0)
+				cli_cloud_dump(reply);
+			if (all_json == NULL)
+				json_decref(reply);
+			continue;
+		}
+		if (!cli_reply_ok(reply)) {
 			json_decref(reply);
 			continue;
 		}
 		if (docs.n > 1)
 			printf("%sjob %zu (%s:%d)\n", d ? "\n" : "", d + 1,
 			    argv[optind], docs.v[d].line);
-		offers = json_object_get(reply, "offers");
-		ex = json_object_get(reply, "excluded");
-		if (json_array_size(offers) == 0)
-			printf("no offer fits this job now%s\n",
-			    json_array_size(ex) ? "; excluded:" : "");
-		else {
-			t = cli_table_new(ocols, 7);
-			json_array_foreach(offers, i, o)
-				cli_plan_row(t, o, 0);
-			cli_table_print(t, stdout, cli_table_width(), 1);
-			cli_table_free(t);
-			printf("gpuq would launch rank 1. Expected cost = "
-			    "$/hour x estimated_hours, stretched for Spot\n"
-			    "by the preemption rate (gpuq-job(5)).\n");
-		}
-		if (json_array_size(ex) > 0) {
-			if (json_array_size(offers) > 0)
-				printf("\nexcluded:\n");
-			t = cli_table_new(xcols, 6);
-			shown = 0;
-			json_array_foreach(ex, i, o) {
-				if (!all && shown == 20)
-					break;
-				cli_plan_row(t, o, 1);
-				shown++;
-			}
-			cli_table_print(t, stdout, cli_table_width(), 1);
-			cli_table_free(t);
-			if (shown < json_array_size(ex))
-				printf("... and %zu more (gpuq plan --all)\n",
-				    json_array_size(ex) - shown);
-		}
+		cli_plan_print(reply, all);
 		json_decref(reply);
+	}
+	if (all_json != NULL) {
+		json_dumpf(all_json, stdout, JSON_INDENT(2) |
+		    JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(all_json);
 	}
 	cli_docs_done(&docs);
 	return rc;

@@ -188,6 +188,7 @@ struct status_job {
 	int64_t		 ended;
 	double		 cur_cost;
 	double		 hourly;
+	int		 spot;		/* the live attempt is on Spot */
 };
 
 #define STATUS_KEY(k, kl, name) \
@@ -241,6 +242,8 @@ status_cur_member(const char *k, size_t kl, const char *v, size_t vl,
 		j->cur_cost = cli_jscan_num(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "hourly_usd"))
 		j->hourly = cli_jscan_num(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "spot"))
+		j->spot = vl == 4 && memcmp(v, "true", 4) == 0;
 	return 0;
 }
 
@@ -320,6 +323,7 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 	const char	*base, *end;
 	char		 age[32];
 	size_t		 len;
+	int64_t		 since;
 
 	if (j->checkpoint == NULL || *j->checkpoint == '\0' ||
 	    status_is_finished(j->state)) {
@@ -333,10 +337,12 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 	base = end;
 	while (base > j->checkpoint && base[-1] != '/')
 		base--;
-	if (j->checkpoint_at > 0 && now >= j->checkpoint_at)
+	/* A clock ahead of ours (the bucket's) is "just now", not unknown. */
+	if (j->checkpoint_at > 0) {
+		since = now > j->checkpoint_at ? now - j->checkpoint_at : 0;
 		cli_table_addf(t, "%.*s (%s)", (int)(end - base), base,
-		    cli_fmt_age(now - j->checkpoint_at, age, sizeof age));
-	else
+		    cli_fmt_age(since, age, sizeof age));
+	} else
 		cli_table_addf(t, "%.*s", (int)(end - base), base);
 }
 
@@ -352,8 +358,12 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	cli_table_add(t, j->name);
 	cli_table_add(t, j->state);
 	cli_table_add(t, cli_fmt_gpu_s(j->gpu, j->count, buf, sizeof buf));
-	cli_table_add(t, j->live ? cli_fmt_where_s(j->provider, j->zone,
-	    j->region, buf, sizeof buf) : "-");
+	if (j->live) {
+		(void)cli_fmt_where_s(j->provider, j->zone, j->region, buf,
+		    sizeof buf);
+		cli_table_addf(t, "%s%s", buf, j->spot ? " spot" : "");
+	} else
+		cli_table_add(t, "-");
 	/* How long in this state; for a running job, how long it ran. */
 	since = j->updated;
 	if (j->state != NULL && strcmp(j->state, "running") == 0 &&
@@ -367,7 +377,9 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	else
 		cli_table_add(t, cli_fmt_usd(cost, buf, sizeof buf));
 	status_checkpoint(t, j, now);
-	if (why == NULL && status_is_finished(j->state))
+	/* A finished job: how it ended, if the daemon says. */
+	if (status_is_finished(j->state) && j->message != NULL &&
+	    *j->message != '\0')
 		why = j->message;
 	cli_table_add(t, why != NULL ? why : "");
 }
@@ -605,8 +617,11 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	if (json) {
 		(void)setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 		fputs("[", stdout);
-	} else
+	} else {
 		r.t = cli_table_new(status_cols, STATUS_NCOLS);
+		/* WHY is read whole: under its job when it does not fit. */
+		cli_table_set_below(r.t, 1);
+	}
 	/* A person at a terminal gets a first page (gpuq(1) status). */
 	if (o->limit == 0 && !o->all && !json && isatty(STDOUT_FILENO)) {
 		o->limit = STATUS_FIRST_PAGE;

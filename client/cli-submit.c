@@ -40,6 +40,8 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 {
 	struct cli_doc	*d = &r->docs->v[i];
 	json_int_t	 id;
+	json_t		*w;
+	size_t		 k;
 
 	if (reply == NULL)
 		return -1;
@@ -60,6 +62,13 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 		printf("%lld\n", (long long)id);
 	else
 		printf("submitted job %lld\n", (long long)id);
+	/* Accepted, but likely not what was meant: on stderr, after. */
+	fflush(stdout);
+	json_array_foreach(json_object_get(reply, "warnings"), k, w) {
+		if (json_is_string(w))
+			cli_warnx("job %lld: warning: %s", (long long)id,
+			    json_string_value(w));
+	}
 	r->ok++;
 	json_decref(reply);
 	return 0;

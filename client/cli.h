@@ -107,6 +107,8 @@ int	cli_reply_ok(json_t *reply);
  */
 int	cli_reply_warn(json_t *reply, const char *what, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* Print each string of REPLY's "warnings" array as "gpuq: TEXT". */
+void	cli_reply_warnings(json_t *reply);
 /* Parse a job id ("142"); 0 or -EINVAL. */
 int	cli_parse_id(const char *, int64_t *ret);
 
@@ -198,14 +200,23 @@ void	cli_table_addf(struct cli_table *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* Print N spaces before each line. */
 void	cli_table_set_indent(struct cli_table *, int n);
+/*
+ * ON: when the table does not fit the width cli_table_print is given,
+ * the last column leaves it (and its header) instead of being cut: each
+ * non-empty last cell is printed whole under its row, indented four
+ * spaces, broken between words to fit the width.
+ */
+void	cli_table_set_below(struct cli_table *, int on);
 /* Rows added so far. */
 size_t	cli_table_rows(const struct cli_table *);
 /*
  * Print with a header row. With WIDTH > 0, the last column is cut so
- * lines fit WIDTH columns (never below a few characters).
+ * lines fit WIDTH columns (never below a few characters), or moved
+ * under each row (cli_table_set_below).
  */
 void	cli_table_print(struct cli_table *, FILE *, int width, int header);
-/* Columns on the screen: stdout's terminal width, 0 if not a tty. */
+/* Columns on the screen: $COLUMNS when set to a number, else stdout's
+ * terminal width, 0 if not a tty (no limit). */
 int	cli_table_width(void);
 /* Display width of UTF-8 text S (LEN bytes). */
 size_t	cli_table_strwidth(const char *s, size_t len);
@@ -223,7 +234,8 @@ char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
 char	*cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len);
 /* "gce/us-central1-a" from an attempt; "-" if absent. */
 char	*cli_fmt_where(json_t *attempt, char *buf, size_t len);
-/* The same from its parts; the region stands in for a NULL zone. */
+/* The same from its parts; the region stands in for a NULL zone, and a
+ * NULL provider leaves only the place ("us-central1-a"). */
 char	*cli_fmt_where_s(const char *provider, const char *zone,
 	    const char *region, char *buf, size_t len);
 /* Owner uid as "name" or the number when it has no name. */

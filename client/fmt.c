@@ -78,8 +78,10 @@ cli_fmt_where_s(const char *prov, const char *zone, const char *region,
 		snprintf(buf, len, "-");
 	else if (zone == NULL)
 		snprintf(buf, len, "%s", prov);
+	else if (prov == NULL)
+		snprintf(buf, len, "%s", zone);
 	else
-		snprintf(buf, len, "%s/%s", prov ? prov : "?", zone);
+		snprintf(buf, len, "%s/%s", prov, zone);
 	return buf;
 }
 

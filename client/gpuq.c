@@ -45,7 +45,10 @@ const struct cli_cmd cli_cmds[] = {
 	  "(overrides the file)\n"
 	  "  FILE may hold several jobs (YAML documents separated by '---',\n"
 	  "  or a JSON array): each is submitted. '-' reads standard "
-	  "input.\n" },
+	  "input.\n"
+	  "  Warnings about an accepted job (Spot without a checkpoint "
+	  "place) go\n"
+	  "  to standard error.\n" },
 	{ "status", cli_status_exec,
 	  "[--all] [--state S[,S...]] [--user USER] [--limit N] [--json]",
 	  "list active jobs: where they run, for how long, cost, why they "
@@ -62,7 +65,9 @@ const struct cli_cmd cli_cmds[] = {
 	  "default is\n"
 	  "                       the first 100 active jobs)\n"
 	  "      --json           print the jobs as a JSON array, as gpuqd "
-	  "sends them\n" },
+	  "sends them\n"
+	  "  WHY goes whole under its job when the table is wider than the\n"
+	  "  terminal (or $COLUMNS).\n" },
 	{ "show", cli_show_exec, "[--json] ID",
 	  "tell one job's story: spec, attempts, events",
 	  "      --json           print gpuqd's reply as JSON\n" },
@@ -74,7 +79,9 @@ const struct cli_cmd cli_cmds[] = {
 	  "let held jobs start", "" },
 	{ "plan", cli_plan_exec, "[--json] [--all] FILE|-",
 	  "rank the ways to run a job by expected cost, without launching",
-	  "      --json           print gpuqd's reply as JSON\n"
+	  "      --json           print gpuqd's reply as JSON; for a file of "
+	  "several\n"
+	  "                       jobs, one JSON array of the replies\n"
 	  "  -a, --all            list every excluded offer, not the first "
 	  "20\n" },
 	{ "quotas", cli_quotas_exec, "[--region R] [--gpu TYPE] [--json]",
@@ -378,6 +385,18 @@ int
 cli_reply_ok(json_t *reply)
 {
 	return json_is_true(json_object_get(reply, "ok"));
+}
+
+void
+cli_reply_warnings(json_t *reply)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(reply, "warnings"), i, v) {
+		if (json_is_string(v))
+			cli_warnx("%s", json_string_value(v));
+	}
 }
 
 /* Codes whose name says something the message may not. */

@@ -1,8 +1,10 @@
 /*
  * table.c: text tables for gpuq status and show. Columns are as wide
  * as their widest cell; the last column may be cut to the terminal's
- * width. Cells come from the daemon and from users (job names), so
- * they are cleaned of control characters before they reach a terminal.
+ * width, or, in a table that asks for it (cli_table_set_below), leave
+ * the table and go whole on lines of its own under each row. Cells
+ * come from the daemon and from users (job names), so they are cleaned
+ * of control characters before they reach a terminal.
  * Knows nothing of jobs.
  */
 #include "config.h"
@@ -22,6 +24,7 @@
 
 #define TABLE_GAP	2	/* spaces between columns */
 #define TABLE_MIN_LAST	8	/* never cut the last column below this */
+#define TABLE_BELOW	4	/* indent of a last cell moved under its row */
 
 struct cli_table {
 	const struct cli_col	*cols;	/* borrowed; static tables */
@@ -30,6 +33,7 @@ struct cli_table {
 	size_t			 ncells;
 	size_t			 cap;
 	size_t			 indent;	/* spaces before each line */
+	int			 below;		/* last column may go under */
 };
 
 struct cli_table *
@@ -186,6 +190,12 @@ cli_table_set_indent(struct cli_table *t, int n)
 	t->indent = n > 0 ? (size_t)n : 0;
 }
 
+void
+cli_table_set_below(struct cli_table *t, int on)
+{
+	t->below = on;
+}
+
 size_t
 cli_table_rows(const struct cli_table *t)
 {
@@ -260,13 +270,52 @@ table_cut(struct table_line *l, const char *s, size_t max)
 	table_put(l, ell, strlen(ell));
 }
 
+/*
+ * Append S on lines of their own, each starting with IND spaces, broken
+ * between words to fit WIDTH columns. A word longer than a line is not
+ * cut: it goes whole on a line of its own.
+ */
+static void
+table_wrap(struct table_line *l, const char *s, size_t ind, size_t width)
+{
+	const char	*p = s, *e;
+	size_t		 col = 0, ww;
+
+	while (*p != '\0') {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, ' ');
+		if (e == NULL)
+			e = p + strlen(p);
+		ww = cli_table_strwidth(p, (size_t)(e - p));
+		if (col > ind && col + 1 + ww > width) {
+			table_put(l, "\n", 1);
+			col = 0;
+		}
+		if (col == 0) {
+			table_pad(l, ind);
+			col = ind;
+		} else {
+			table_put(l, " ", 1);
+			col++;
+		}
+		table_put(l, p, (size_t)(e - p));
+		col += ww;
+		p = e;
+	}
+	if (col > 0)
+		table_put(l, "\n", 1);
+}
+
 void
 cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 {
 	struct table_line	 l = { NULL, 0, 0 };
 	size_t			*w, rows, r, used = 0, cw, last;
 	const char		*s;
-	int			 c;
+	int			 c, ncols = t->ncols;
 
 	rows = cli_table_rows(t);
 	w = xcalloc((size_t)t->ncols, sizeof *w);
@@ -286,19 +335,28 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 		used += w[c] + TABLE_GAP;
 	last = w[t->ncols - 1];
 	if (width > 0 && used + last > (size_t)width) {
-		last = (size_t)width > used + TABLE_MIN_LAST ?
-		    (size_t)width - used : TABLE_MIN_LAST;
+		if (t->below && t->ncols > 1)
+			ncols--;	/* the last column goes under */
+		else
+			last = (size_t)width > used + TABLE_MIN_LAST ?
+			    (size_t)width - used : TABLE_MIN_LAST;
 	}
 	for (r = 0; r < rows + (header ? 1 : 0); r++) {
 		l.len = 0;
 		table_pad(&l, t->indent);
-		for (c = 0; c < t->ncols; c++) {
+		for (c = 0; c < ncols; c++) {
 			if (header && r == 0)
 				s = t->cols[c].header;
 			else
 				s = t->cells[(r - (header ? 1 : 0)) *
 				    (size_t)t->ncols + (size_t)c];
 			cw = cli_table_strwidth(s, strlen(s));
+			if (c == ncols - 1 && ncols < t->ncols) {
+				if (t->cols[c].align == CLI_RIGHT)
+					table_pad(&l, w[c] - cw);
+				table_put(&l, s, strlen(s));
+				break;
+			}
 			if (c == t->ncols - 1) {
 				if (t->cols[c].align == CLI_RIGHT &&
 				    cw < last)
@@ -316,6 +374,12 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 		while (l.len > 0 && l.buf[l.len - 1] == ' ')
 			l.len--;
 		table_put(&l, "\n", 1);
+		if (ncols < t->ncols && !(header && r == 0)) {
+			s = t->cells[(r - (header ? 1 : 0)) *
+			    (size_t)t->ncols + (size_t)ncols];
+			table_wrap(&l, s, t->indent + TABLE_BELOW,
+			    (size_t)width);
+		}
 		fwrite(l.buf, 1, l.len, f);
 	}
 	free(l.buf);
@@ -326,7 +390,16 @@ int
 cli_table_width(void)
 {
 	struct winsize	 ws;
+	const char	*env = getenv("COLUMNS");
+	char		*end;
+	long		 n;
 
+	/* As ls(1) does: COLUMNS wins, terminal or not. */
+	if (env != NULL && *env != '\0') {
+		n = strtol(env, &end, 10);
+		if (*end == '\0' && n > 0 && n <= 100000)
+			return (int)n;
+	}
 	if (!isatty(STDOUT_FILENO))
 		return 0;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)

@@ -7,6 +7,7 @@ common_libcommon_a_SOURCES = \
 	common/duration.c common/duration.h \
 	common/gpu.c common/gpu.h \
 	common/jsonw.c common/jsonw.h \
+	common/strdist.c common/strdist.h \
 	common/proto.h
 common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 

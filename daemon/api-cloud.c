@@ -50,6 +50,7 @@ struct api_cloud {
 	struct server_client	*client;	/* NULL once orphaned */
 	const char		*what;		/* op name, static */
 	json_t			*spec;		/* plan: normalized, or NULL */
+	json_t			*warnings;	/* plan: the spec's, or NULL */
 	char			*region;	/* quotas: filters, or NULL */
 	char			*gpu;
 	LIST_ENTRY(api_cloud)	 entry;
@@ -77,6 +78,7 @@ static void
 api_cloud_free(struct api_cloud *w)
 {
 	json_decref(w->spec);
+	json_decref(w->warnings);
 	free(w->region);
 	free(w->gpu);
 	free(w);
@@ -125,6 +127,10 @@ api_cloud_answer(struct api_cloud *w, json_t *reply, const char *cause)
 		json_object_foreach(reply, key, v) {
 			jsonw_key(&out, key);
 			jsonw_json(&out, v);
+		}
+		if (json_array_size(w->warnings) > 0) {
+			JSONW_KEY(&out, "warnings");
+			jsonw_json(&out, w->warnings);
 		}
 		jsonw_object_end(&out);
 		server_client_reply_jsonw(w->client, &out);
@@ -217,7 +223,8 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 {
 	struct spec_error	 err = { NULL, NULL };
 	struct api_cloud	*w;
-	json_t			*job, *norm;
+	json_t			*job, *norm, *warn = NULL;
+	int			 rc;
 
 	job = json_object_get(r->req, "job");
 	if (!json_is_object(job)) {
@@ -225,7 +232,10 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 		    "\"job\" must be an object: the job spec");
 		return 0;
 	}
-	if (spec_validate(job, &norm, &err) != 0) {
+	rc = spec_validate(job, &norm, &err);
+	if (rc == 0 && (rc = api_site_check(r->api, norm, &warn, &err)) != 0)
+		json_decref(norm);
+	if (rc != 0) {
 		server_client_error(r->client, GPUQ_ERR_INVALID_JOB,
 		    err.field != NULL && *err.field != '\0' ? err.field : NULL,
 		    "%s", err.message != NULL ? err.message : "invalid job");
@@ -234,6 +244,7 @@ api_op_plan(struct api_req *r, struct store_job *unused)
 	}
 	w = api_cloud_start(r);
 	w->spec = norm;
+	w->warnings = warn;
 	api_cloud_after_refresh(w);
 	return 0;
 }

@@ -93,6 +93,15 @@ int	api_field_string(struct api_req *, const char *name,
 	    const char **ret);
 
 /* The cloud ops (api-cloud.c), listed in api.c's table. */
+/*
+ * What gpuqd.conf adds to the check of a normalized spec (api.c, for
+ * submit and plan): 0 and *RET_WARNINGS (new, or NULL), or -EINVAL and
+ * ERR.
+ */
+struct spec_error;
+int	api_site_check(struct api *, json_t *norm, json_t **ret_warnings,
+	    struct spec_error *err);
+
 int	api_op_plan(struct api_req *, struct store_job *);
 int	api_op_quotas(struct api_req *, struct store_job *);
 int	api_op_prices(struct api_req *, struct store_job *);

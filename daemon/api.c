@@ -81,6 +81,7 @@ struct api_submit {
 	int			 gpu_count;
 	int			 priority;
 	int			 held;
+	size_t			 warnings;	/* JSON array, or API_NONE */
 };
 
 static int	api_op_submit(struct api_req *, struct store_job *);
@@ -455,6 +456,28 @@ api_batch_dump(struct api_batch *b, const json_t *v)
 }
 
 /*
+ * What gpuqd.conf adds to the check of NORM (spec_site_check): 0 and
+ * *ret_warnings (new, or NULL for none), or -EINVAL and ERR. Without a
+ * [gcp] project nothing launches yet, and checkpoint_root may come with
+ * it: no warnings then (and no cost on the submit path).
+ */
+int
+api_site_check(struct api *a, json_t *norm, json_t **ret_warnings,
+    struct spec_error *err)
+{
+	struct spec_site	site;
+
+	if (*a->conf->project == '\0' && !a->conf->spot_requires_checkpoint) {
+		*ret_warnings = NULL;
+		return 0;
+	}
+
+	site.checkpoint_root = a->conf->checkpoint_root;
+	site.spot_requires_checkpoint = a->conf->spot_requires_checkpoint;
+	return spec_site_check(norm, &site, ret_warnings, err);
+}
+
+/*
  * submit: validate now, answer after the group commit. A bad submit
  * behind owed replies waits its turn like any immediate answer.
  */
@@ -465,8 +488,8 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	struct api_batch	*b = &a->batch;
 	struct api_submit	*s;
 	struct spec_error	 err = { NULL, NULL };
-	json_t			*job, *v, *norm, *labels, *acc;
-	int			 owed = server_client_owed(r->client) > 0;
+	json_t			*job, *v, *norm, *labels, *acc, *warn;
+	int			 owed = server_client_owed(r->client) > 0, rc;
 
 	if (owed && b->n >= API_BATCH_MAX)
 		return -EAGAIN;		/* the next batch, after this one */
@@ -495,7 +518,10 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 		(void)json_object_set(job, "name", v);
 	if ((v = json_object_get(r->req, "priority")) != NULL)
 		(void)json_object_set(job, "priority", v);
-	if (spec_validate(job, &norm, &err) != 0) {
+	rc = spec_validate(job, &norm, &err);
+	if (rc == 0 && (rc = api_site_check(a, norm, &warn, &err)) != 0)
+		json_decref(norm);
+	if (rc != 0) {
 		if (owed) {
 			spec_error_done(&err);
 			return -EAGAIN;
@@ -529,6 +555,9 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	v = json_object_get(acc, "count");
 	s->gpu_count = json_is_integer(v) ? (int)json_integer_value(v) : 0;
 	s->held = json_is_true(json_object_get(r->req, "hold"));
+	s->warnings = json_array_size(warn) > 0 ?
+	    api_batch_dump(b, warn) : API_NONE;
+	json_decref(warn);
 	json_decref(norm);
 	if (b->n++ == 0)
 		(void)uv_idle_start(&a->idle, api_on_idle);
@@ -612,6 +641,12 @@ api_commit(struct api *a)
 			jsonw_bool(&a->reply, 1);
 			JSONW_KEY(&a->reply, "id");
 			jsonw_int(&a->reply, a->ids[i]);
+			if (b[i].warnings != API_NONE) {
+				JSONW_KEY(&a->reply, "warnings");
+				jsonw_raw(&a->reply, a->spare.text.buf +
+				    b[i].warnings, strlen(a->spare.text.buf +
+				    b[i].warnings));
+			}
 			jsonw_object_end(&a->reply);
 			server_client_reply(b[i].client, a->reply.buf,
 			    a->reply.len);
@@ -1086,6 +1121,27 @@ out:
 }
 
 /*
+ * What a job moved by a person waits for, or how it ended, for its
+ * "why": the scheduler's old reason (no quota, ...) no longer holds.
+ * A released job has none until the scheduler's next pass. New or NULL.
+ */
+static char *
+api_transition_why(int to, unsigned uid)
+{
+	switch (to) {
+	case JOB_HELD:
+		return xprintf("held by uid %u: 'gpuq release' lets it start",
+		    uid);
+	case JOB_CANCELLED:
+	case JOB_CANCELLING:
+		/* Still true once the reconciler has deleted the resource. */
+		return xprintf("cancelled by uid %u", uid);
+	default:
+		return NULL;
+	}
+}
+
+/*
  * Move job J to TO if it is still in FROM, with an event; reply the new
  * state. Returns 0 (replied either way).
  */
@@ -1115,6 +1171,13 @@ api_transition(struct api_req *r, struct store_job *j, int to,
 	}
 	log_info("job %" PRId64 ": %s -> %s, %s by uid %u", j->id,
 	    job_state_name(j->state), job_state_name(to), verb, uid);
+	msg = api_transition_why(to, uid);
+	if (store_job_set_why(a->store, j->id, msg, &cause) != 0) {
+		log_warnx("job %" PRId64 ": why not updated: %s", j->id,
+		    cause != NULL ? cause : "store error");
+		free(cause);
+	}
+	free(msg);
 	if (to == JOB_CANCELLING)
 		api_cancel_cloud(a, j->id);
 	api_changed(a);

@@ -106,7 +106,8 @@ cloud_gcp_conf_done(struct gcp_conf *c)
 /*
  * The bundled price table: $GPUQ_PRICE_TABLE when set (tests, odd
  * installs), else the installed one, else -- for a gpuqd run from its
- * build tree -- the source tree's. NULL: the gcp module's default.
+ * build tree -- the source tree's. NULL: the gcp module's default
+ * (cloud_price_table_path() names it).
  */
 static const char *
 cloud_price_table(void)
@@ -121,6 +122,14 @@ cloud_price_table(void)
 		return GPUQ_TOP_SRCDIR "/data/prices.csv";
 #endif
 	return NULL;
+}
+
+const char *
+cloud_price_table_path(void)
+{
+	const char	*p = cloud_price_table();
+
+	return p != NULL ? p : GPUQ_DATADIR "/prices.csv";
 }
 
 int

@@ -60,6 +60,9 @@ void	 cloud_free(struct cloud *);
 
 /* Borrowed parts, valid until cloud_free(). */
 struct gcp		*cloud_gcp(struct cloud *);
+/* The bundled price table's path (also the region catalog, spec.h);
+ * static storage. */
+const char		*cloud_price_table_path(void);
 struct store		*cloud_store(struct cloud *);
 const struct conf	*cloud_conf(struct cloud *);
 uv_loop_t		*cloud_loop(struct cloud *);

@@ -43,6 +43,7 @@ struct conf {
 	struct conf_list regions;	/* empty: every region */
 	struct conf_list providers;	/* vertex, batch, gce */
 	char	*checkpoint_root;	/* gs://bucket/prefix */
+	int	 spot_requires_checkpoint; /* bool: refuse, not warn */
 	char	*credentials;		/* key file; empty: ADC */
 	char	*endpoint;		/* one base URL for all */
 	char	*compute_endpoint;

@@ -42,6 +42,7 @@
 #include "daemon/reconcile.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
+#include "daemon/spec.h"
 #include "store/store.h"
 
 #ifndef GPUQ_SYSCONFDIR
@@ -133,6 +134,32 @@ gpuqd_overrides(struct gpuqd *g, struct conf *c)
 	    (g->opt_log_level != NULL && conf_set(c, "daemon", "log_level",
 	    g->opt_log_level, &cause) != 0))
 		gpuqd_die(cause, NULL);
+}
+
+/*
+ * The region catalog (spec.h) from the bundled price table, and [gcp]
+ * regions held to it: a typo there would leave every job waiting. A
+ * missing table only means regions are not checked by name.
+ */
+static void
+gpuqd_regions(struct gpuqd *g)
+{
+	const char	*path = cloud_price_table_path();
+	char		*cause = NULL, *why;
+	size_t		 i;
+
+	if (spec_catalog_load(path, &cause) != 0) {
+		log_warnx("%s; region names are not checked", cause);
+		free(cause);
+		return;
+	}
+	for (i = 0; i < g->conf.regions.n; i++) {
+		if ((why = spec_region_check(g->conf.regions.v[i])) == NULL)
+			continue;
+		cause = xprintf("[gcp] regions: %s", why);
+		free(why);
+		gpuqd_die(cause, g->config);
+	}
 }
 
 /* "3 queued, 1 running": the live part of the queue, for STATUS=. */
@@ -517,6 +544,7 @@ main(int argc, char **argv)
 	    g.config, access(g.config, F_OK) == 0 ? "" :
 	    " (absent: defaults)");
 	conf_log(&g.conf);
+	gpuqd_regions(&g);
 
 	gpuqd_lock(&g);
 	gpuqd_nofile();
@@ -579,6 +607,7 @@ main(int argc, char **argv)
 		(void)close(g.lock_fd);
 	free(g.lock_path);
 	conf_done(&g.conf);
+	spec_catalog_clear();
 	log_info("stopped");
 	return rc == 0 ? 0 : 1;
 }

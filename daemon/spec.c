@@ -11,7 +11,11 @@
  *
  * Must not know: the store, the cloud, the configuration. Which regions
  * and providers are configured is the scheduler's business; here a
- * region only has to look like one.
+ * region has to look like one, and, once the daemon has loaded the
+ * region catalog (spec_catalog_load: the regions of the bundled price
+ * table), be one of those. What the daemon's settings add (a Spot job
+ * with no checkpoint place) is spec_site_check's, with the settings
+ * passed in.
  */
 #include "config.h"
 
@@ -21,6 +25,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +34,7 @@
 #include "common/duration.h"
 #include "common/gpu.h"
 #include "common/log.h"
+#include "common/strdist.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
 #include "providers/provider.h"
@@ -50,6 +56,15 @@
 #define SPEC_PRIORITY_MIN	(-1000)
 #define SPEC_PRIORITY_MAX	1000
 #define SPEC_QUOTE_MAX		48	/* bytes of user text echoed back */
+
+/*
+ * The region catalog: the known region names, sorted, or none (n == 0:
+ * any name that looks like a region passes). Set once at start.
+ */
+static struct {
+	char	**v;
+	size_t	  n;
+} spec_catalog;
 
 /* What the checkers share while one spec is validated. */
 struct spec_ctx {
@@ -751,6 +766,29 @@ spec_region_ok(const char *s)
 	return *p == '\0';
 }
 
+static int
+spec_str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is S in the catalog (or is there no catalog)? */
+static int
+spec_catalog_has(const char *s)
+{
+	if (spec_catalog.n == 0)
+		return 1;
+	return bsearch(&s, spec_catalog.v, spec_catalog.n,
+	    sizeof *spec_catalog.v, spec_str_cmp) != NULL;
+}
+
+/* A region name that is in the catalog. */
+static int
+spec_region_known(const char *s)
+{
+	return spec_region_ok(s) && spec_catalog_has(s);
+}
+
 /*
  * A list of unique strings each accepted by OK (regions, providers);
  * BAD makes the message for a rejected one (new string). WHAT names the
@@ -810,12 +848,27 @@ spec_check_set(struct spec_ctx *c, const char *field, json_t *v,
 	return 0;
 }
 
-/* Message for a bad region S (Q: S cleaned); a zone gets its region. */
+/*
+ * Message for a bad region S (Q: S cleaned): a zone gets its region, a
+ * name not in the catalog the closest one that is.
+ */
 static char *
 spec_region_bad(const char *s, const char *q)
 {
-	size_t	len = strlen(s);
-	char	*region, *m;
+	size_t		 len = strlen(s);
+	char		*region, *m;
+	const char	*near;
+
+	if (spec_region_ok(s)) {
+		near = strdist_closest(s, (const char *const *)spec_catalog.v,
+		    spec_catalog.n);
+		if (near != NULL)
+			return xprintf("unknown region \"%s\"; did you mean "
+			    "%s?", q, near);
+		return xprintf("unknown region \"%s\"; gpuq knows the %zu "
+		    "regions of its price table ('gpuq prices' lists them)",
+		    q, spec_catalog.n);
+	}
 
 	if (len > 2 && s[len - 2] == '-' &&
 	    spec_is_lower(s[len - 1])) {
@@ -837,7 +890,7 @@ static int
 spec_check_regions(struct spec_ctx *c, const char *field, json_t *v)
 {
 	return spec_check_set(c, field, v, "regions", "region",
-	    spec_region_ok, spec_region_bad);
+	    spec_region_known, spec_region_bad);
 }
 
 /* A provider a job may name: any of the table but the test-only null. */
@@ -1227,4 +1280,174 @@ spec_error_done(struct spec_error *err)
 	free(err->message);
 	err->field = NULL;
 	err->message = NULL;
+}
+
+void
+spec_catalog_set(const char *const *names, size_t n)
+{
+	size_t	i, k = 0;
+
+	spec_catalog_clear();
+	if (n == 0)
+		return;
+	spec_catalog.v = xreallocarray(NULL, n, sizeof *spec_catalog.v);
+	for (i = 0; i < n; i++)
+		spec_catalog.v[i] = xstrdup(names[i]);
+	qsort(spec_catalog.v, n, sizeof *spec_catalog.v, spec_str_cmp);
+	/* Once each. */
+	for (i = 0; i < n; i++) {
+		if (k > 0 && strcmp(spec_catalog.v[k - 1],
+		    spec_catalog.v[i]) == 0)
+			free(spec_catalog.v[i]);
+		else
+			spec_catalog.v[k++] = spec_catalog.v[i];
+	}
+	spec_catalog.n = k;
+}
+
+void
+spec_catalog_clear(void)
+{
+	size_t	i;
+
+	for (i = 0; i < spec_catalog.n; i++)
+		free(spec_catalog.v[i]);
+	free(spec_catalog.v);
+	spec_catalog.v = NULL;
+	spec_catalog.n = 0;
+}
+
+size_t
+spec_catalog_size(void)
+{
+	return spec_catalog.n;
+}
+
+/* The FIELD-th comma-separated field of LINE into BUF; 0 or -1. */
+static int
+spec_csv_field(const char *line, int field, char *buf, size_t len)
+{
+	const char	*p = line, *e;
+	int		 i;
+
+	for (i = 0; i < field; i++) {
+		if ((p = strchr(p, ',')) == NULL)
+			return -1;
+		p++;
+	}
+	e = p + strcspn(p, ",\r\n");
+	if ((size_t)(e - p) >= len)
+		return -1;
+	memcpy(buf, p, (size_t)(e - p));
+	buf[e - p] = '\0';
+	return 0;
+}
+
+int
+spec_catalog_load(const char *path, char **cause)
+{
+	FILE		*f;
+	char		 line[1024], name[SPEC_REGION_MAX + 1];
+	char		**v = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 col = -1, i, err;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		err = errno;
+		if (cause != NULL)
+			*cause = xprintf("cannot read the region catalog "
+			    "%s: %s", path, strerror(err));
+		return -err;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (col < 0) {
+			/* The header: which field is "region". */
+			for (i = 0; spec_csv_field(line, i, name,
+			    sizeof name) == 0; i++)
+				if (strcmp(name, "region") == 0) {
+					col = i;
+					break;
+				}
+			if (col < 0)
+				break;
+			continue;
+		}
+		if (spec_csv_field(line, col, name, sizeof name) != 0 ||
+		    !spec_region_ok(name))
+			continue;
+		if (n > 0 && strcmp(v[n - 1], name) == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		v[n++] = xstrdup(name);
+	}
+	(void)fclose(f);
+	if (col < 0 || n == 0) {
+		while (n > 0)
+			free(v[--n]);
+		free(v);
+		if (cause != NULL)
+			*cause = xprintf("%s: no \"region\" column with "
+			    "region names", path);
+		return -EINVAL;
+	}
+	spec_catalog_set((const char *const *)v, n);
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+	return 0;
+}
+
+char *
+spec_region_check(const char *name)
+{
+	char	*q, *m;
+
+	if (spec_region_known(name))
+		return NULL;
+	q = spec_clean(name);
+	m = spec_region_bad(name, q);
+	free(q);
+	return m;
+}
+
+int
+spec_site_check(json_t *norm, const struct spec_site *site,
+    json_t **ret_warnings, struct spec_error *err)
+{
+	struct spec_ctx	 c;
+	const char	*spot, *uri;
+	json_t		*w;
+
+	memset(&c, 0, sizeof c);
+	c.err = err;
+	spot = json_string_value(json_object_get(norm, "spot"));
+	uri = json_string_value(json_object_get(json_object_get(norm,
+	    "checkpoint"), "uri"));
+	if ((w = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	if (spot != NULL && strcmp(spot, "never") != 0 &&
+	    (uri == NULL || *uri == '\0') &&
+	    (site->checkpoint_root == NULL || *site->checkpoint_root == '\0')) {
+		if (site->spot_requires_checkpoint) {
+			json_decref(w);
+			return spec_fail(&c, "checkpoint.uri", "the job may "
+			    "run on Spot (spot: %s) and has no checkpoint "
+			    "place, which gpuqd.conf requires ([gcp] "
+			    "spot_requires_checkpoint): set checkpoint.uri "
+			    "to a gs:// place, or spot: never", spot);
+		}
+		if (json_array_append_new(w, json_sprintf("spot: %s but no "
+		    "checkpoint place (no checkpoint.uri, and gpuqd.conf has "
+		    "no [gcp] checkpoint_root): after a preemption the job "
+		    "starts again from zero; set checkpoint.uri, or spot: "
+		    "never", spot)) != 0)
+			fatalx("spec: out of memory");
+	}
+	*ret_warnings = w;
+	return 0;
 }

@@ -33,4 +33,42 @@ int	spec_validate(json_t *job, json_t **ret, struct spec_error *err);
 /* Free ERR's strings and clear them; a zeroed ERR is fine. */
 void	spec_error_done(struct spec_error *);
 
+/*
+ * The region catalog: once set, spec_validate refuses a region not in
+ * it ("unknown region \"us-centrall1\"; did you mean us-central1?").
+ * Without one, a region only has to look like a region name.
+ *
+ * spec_catalog_load reads the "region" column of a CSV file with a
+ * header line (the bundled price table, data/prices.csv; '#' lines are
+ * comments): 0, or -errno / -EINVAL with *cause (new). spec_catalog_set
+ * copies NAMES. spec_catalog_clear forgets it.
+ */
+int	spec_catalog_load(const char *path, char **cause);
+void	spec_catalog_set(const char *const *names, size_t n);
+void	spec_catalog_clear(void);
+/* Regions in the catalog; 0 when none is loaded. */
+size_t	spec_catalog_size(void);
+/*
+ * NULL when NAME is a region name in the catalog; else why not, as a NEW
+ * string: not a region name, a zone (and its region), or unknown (and
+ * the closest known name). For gpuqd.conf's [gcp] regions.
+ */
+char	*spec_region_check(const char *name);
+
+/* What the daemon's settings (gpuqd.conf(5)) add to a job's check. */
+struct spec_site {
+	const char	*checkpoint_root;	/* [gcp] checkpoint_root */
+	int		 spot_requires_checkpoint;
+};
+
+/*
+ * Check NORM (a spec_validate result, borrowed) against SITE: a job that
+ * may run on Spot and has no checkpoint place (no checkpoint.uri, no
+ * checkpoint_root) is a warning, or an error on checkpoint.uri when
+ * SITE->spot_requires_checkpoint. 0 and *ret_warnings (a NEW array of
+ * strings, maybe empty), or -EINVAL and ERR filled.
+ */
+int	spec_site_check(json_t *norm, const struct spec_site *site,
+	    json_t **ret_warnings, struct spec_error *err);
+
 #endif

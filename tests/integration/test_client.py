@@ -181,11 +181,11 @@ def test_status_running_job(scripted):
     lines = out.splitlines()
     assert lines[0].split() == ["ID", "NAME", "STATE", "GPU", "WHERE", "AGE",
                                 "COST", "CHECKPOINT", "WHY"]
-    # Running: where, how long it has run, ended attempts + the live one,
-    # and its newest checkpoint with its age.
+    # Running: where, on Spot, how long it has run, ended attempts + the
+    # live one, and its newest checkpoint with its age.
     assert lines[1].split()[:10] == ["7", "resnet", "running", "2xT4",
-                                     "batch/us-east1", "1h00m", "$1.50",
-                                     "ckpt-00000600", "(2m00s)"]
+                                     "batch/us-east1", "spot", "1h00m",
+                                     "$1.50", "ckpt-00000600", "(2m00s)"]
     # Waiting: how long it has waited, and why, in full (not a tty).
     # (Times are relative to NOW, taken at import: allow a few seconds.)
     row = lines[2].split()
@@ -227,7 +227,7 @@ def test_status_follows_pages_and_filters(scripted):
     assert out.count("\n") == 6 + 2
 
 
-def test_status_cuts_why_on_a_terminal(scripted):
+def test_status_why_goes_under_its_job_on_a_narrow_terminal(scripted):
     d = scripted(lister([[RUNNING, WAITING]]))
     pid, fd = pty.fork()
     if pid == 0:
@@ -249,7 +249,12 @@ def test_status_cuts_why_on_a_terminal(scripted):
     os.waitpid(pid, 0)
     lines = out.decode().replace("\r", "").splitlines()
     assert max(len(l) for l in lines) <= 100, lines
-    assert lines[2].endswith("\u2026"), lines
+    # WHY does not fit: it leaves the table (header too) and is shown
+    # whole, indented, under its job; nothing is cut.
+    assert lines[0].split()[-1] == "CHECKPOINT", lines
+    assert lines[2].split()[:3] == ["8", "llm", "queued"], lines
+    assert lines[3] == "    " + WAITING["why"], lines
+    assert not any("\u2026" in l for l in lines), lines
 
 
 def test_show_story(scripted):

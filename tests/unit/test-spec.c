@@ -1,7 +1,9 @@
 /*
  * test-spec.c: job spec validation (daemon/spec.c) against gpuq-job(5):
  * defaults, normalization, and every error with its exact field and
- * message. Pure functions: no files, no loop.
+ * message; the region catalog and its hints (common/strdist.c), and
+ * what gpuqd.conf adds (spec_site_check). No loop; one file read, the
+ * bundled price table of the source tree.
  */
 #include "config.h"
 
@@ -18,6 +20,7 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "common/strdist.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
 
@@ -897,6 +900,150 @@ test_spec_long_user_text_is_cut(void **state)
 	free(text);
 }
 
+
+static void
+test_spec_strdist(void **state)
+{
+	static const char *const v[] = { "us-central1", "us-east1",
+	    "europe-west4" };
+
+	assert_int_equal(strdist("", ""), 0);
+	assert_int_equal(strdist("abc", "abc"), 0);
+	assert_int_equal(strdist("us-centrall1", "us-central1"), 1);
+	assert_int_equal(strdist("us-cnetral1", "us-central1"), 1);
+	assert_int_equal(strdist("kitten", "sitting"), 3);
+	assert_int_equal(strdist("", "abc"), 3);
+	assert_string_equal(strdist_closest("us-centrall1", v, 3),
+	    "us-central1");
+	assert_string_equal(strdist_closest("europe-west5", v, 3),
+	    "europe-west4");
+	assert_null(strdist_closest("asia-south9", v, 3));
+	assert_null(strdist_closest("x", v, 0));
+}
+
+/* The regions of a small catalog, for the tests below. */
+static const char *const test_regions[] = {
+	"us-east1", "us-central1", "europe-west4", "us-central1",
+};
+
+static void
+test_spec_regions_catalog(void **state)
+{
+	char	*m;
+
+	spec_catalog_set(test_regions, 4);
+	assert_int_equal(spec_catalog_size(), 3);	/* once each */
+	ok_field(WITH("\"regions\": [\"us-central1\", \"europe-west4\"]"),
+	    "regions", "[\"us-central1\",\"europe-west4\"]");
+	bad(WITH("\"regions\": [\"us-east1\", \"us-centrall1\"]"),
+	    "regions[1]",
+	    "unknown region \"us-centrall1\"; did you mean us-central1?");
+	bad(WITH("\"regions\": [\"asia-south9\"]"), "regions[0]",
+	    "unknown region \"asia-south9\"; gpuq knows the 3 regions of "
+	    "its price table ('gpuq prices' lists them)");
+	/* A zone is still told its region. */
+	bad(WITH("\"regions\": [\"us-central1-a\"]"), "regions[0]",
+	    "\"us-central1-a\" is a zone; list its region us-central1 "
+	    "instead (gpuq picks the zone)");
+
+	/* gpuqd.conf's [gcp] regions get the same words. */
+	assert_null(spec_region_check("us-east1"));
+	m = spec_region_check("us-centrall1");
+	assert_string_equal(m,
+	    "unknown region \"us-centrall1\"; did you mean us-central1?");
+	free(m);
+	m = spec_region_check("us-central1-a");
+	assert_string_equal(m, "\"us-central1-a\" is a zone; list its "
+	    "region us-central1 instead (gpuq picks the zone)");
+	free(m);
+
+	/* Without a catalog, a name only has to look like a region. */
+	spec_catalog_clear();
+	assert_int_equal(spec_catalog_size(), 0);
+	ok_field(WITH("\"regions\": [\"us-centrall1\"]"), "regions",
+	    "[\"us-centrall1\"]");
+	assert_null(spec_region_check("us-centrall1"));
+}
+
+static void
+test_spec_regions_catalog_load(void **state)
+{
+	char	*cause = NULL;
+
+	assert_int_equal(spec_catalog_load(GPUQ_TOP_SRCDIR
+	    "/data/prices.csv", &cause), 0);
+	assert_null(cause);
+	/* data/README.md: the GPU regions of the bundled table. */
+	assert_true(spec_catalog_size() >= 30);
+	assert_null(spec_region_check("us-central1"));
+	assert_null(spec_region_check("northamerica-northeast1"));
+	bad(WITH("\"regions\": [\"us-centrall1\"]"), "regions[0]",
+	    "unknown region \"us-centrall1\"; did you mean us-central1?");
+	spec_catalog_clear();
+
+	assert_int_equal(spec_catalog_load("/nonexistent/prices.csv",
+	    &cause), -ENOENT);
+	assert_non_null(strstr(cause, "/nonexistent/prices.csv"));
+	free(cause);
+	assert_int_equal(spec_catalog_size(), 0);
+}
+
+/* spec_site_check of TEXT under SITE: warnings as compact JSON (new),
+ * or NULL with *ERR filled. */
+static char *
+site(const char *text, const char *root, int require,
+    struct spec_error *err)
+{
+	struct spec_site	 st = { root, require };
+	json_t			*norm = ok(text), *w = NULL;
+	char			*s = NULL;
+
+	if (spec_site_check(norm, &st, &w, err) == 0) {
+		s = dump(w);
+		json_decref(w);
+	} else
+		assert_null(w);
+	json_decref(norm);
+	return s;
+}
+
+static void
+test_spec_site_spot_checkpoint(void **state)
+{
+	struct spec_error	 err = { NULL, NULL };
+	char			*s;
+
+	/* spot: allow (the default), no checkpoint place: a warning. */
+	s = site("{" BASE "}", "", 0, &err);
+	assert_string_equal(s, "[\"spot: allow but no checkpoint place (no "
+	    "checkpoint.uri, and gpuqd.conf has no [gcp] checkpoint_root): "
+	    "after a preemption the job starts again from zero; set "
+	    "checkpoint.uri, or spot: never\"]");
+	free(s);
+	s = site(WITH("\"spot\": \"require\""), NULL, 0, &err);
+	assert_non_null(strstr(s, "spot: require but no checkpoint place"));
+	free(s);
+	/* Any checkpoint place, or no Spot: nothing to say. */
+	s = site("{" BASE "}", "gs://b/gpuq", 1, &err);
+	assert_string_equal(s, "[]");
+	free(s);
+	s = site(WITH("\"checkpoint\": {\"uri\": \"gs://bkt/run\"}"), "", 1,
+	    &err);
+	assert_string_equal(s, "[]");
+	free(s);
+	s = site(WITH("\"spot\": \"never\""), "", 1, &err);
+	assert_string_equal(s, "[]");
+	free(s);
+	/* [gcp] spot_requires_checkpoint = yes: refused, naming the fix. */
+	assert_null(site("{" BASE "}", "", 1, &err));
+	assert_string_equal(err.field, "checkpoint.uri");
+	assert_string_equal(err.message, "the job may run on Spot (spot: "
+	    "allow) and has no checkpoint place, which gpuqd.conf requires "
+	    "([gcp] spot_requires_checkpoint): set checkpoint.uri to a gs:// "
+	    "place, or spot: never");
+	spec_error_done(&err);
+}
+
 int
 main(void)
 {
@@ -936,6 +1083,10 @@ main(void)
 		cmocka_unit_test(test_spec_regions),
 		cmocka_unit_test(test_spec_regions_bad_items),
 		cmocka_unit_test(test_spec_regions_too_many),
+		cmocka_unit_test(test_spec_strdist),
+		cmocka_unit_test(test_spec_regions_catalog),
+		cmocka_unit_test(test_spec_regions_catalog_load),
+		cmocka_unit_test(test_spec_site_spot_checkpoint),
 		cmocka_unit_test(test_spec_providers),
 		cmocka_unit_test(test_spec_spot),
 		cmocka_unit_test(test_spec_usd_limits),

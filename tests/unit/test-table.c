@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -109,6 +110,75 @@ test_table_cut_last_column(void **state)
 	    "and europe-west4\n");
 	free(s);
 	cli_table_free(t);
+}
+
+static void
+test_table_last_column_below(void **state)
+{
+	struct cli_table	*t;
+	char			*s;
+
+	(void)state;
+	t = cli_table_new(cols, 3);
+	cli_table_set_below(t, 1);
+	cli_table_add(t, "1");
+	cli_table_add(t, "job");
+	cli_table_add(t, "no free quota for 1xnvidia-tesla-t4 in us-central1 "
+	    "(0 of 8 free; quota NVIDIA_T4_GPUS)");
+	cli_table_add(t, "22");
+	cli_table_add(t, "other");
+	cli_table_add(t, "");
+	/* Too wide for 30 columns: WHY leaves the table, whole, wrapped
+	 * between words under its row; an empty WHY takes no line. */
+	s = render(t, 30, 1);
+	assert_string_equal(s,
+	    "ID  NAME\n"
+	    " 1  job\n"
+	    "    no free quota for\n"
+	    "    1xnvidia-tesla-t4 in\n"
+	    "    us-central1 (0 of 8 free;\n"
+	    "    quota NVIDIA_T4_GPUS)\n"
+	    "22  other\n");
+	free(s);
+	/* A word longer than a line is not cut. */
+	cli_table_free(t);
+	t = cli_table_new(cols, 3);
+	cli_table_set_below(t, 1);
+	cli_table_add(t, "1");
+	cli_table_add(t, "j");
+	cli_table_add(t, "see gs://a-very-long-bucket-name/with/a/path ok");
+	s = render(t, 20, 0);
+	assert_string_equal(s,
+	    "1  j\n"
+	    "    see\n"
+	    "    gs://a-very-long-bucket-name/with/a/path\n"
+	    "    ok\n");
+	free(s);
+	/* Wide enough, or no width (not a terminal): a column as before. */
+	s = render(t, 200, 0);
+	assert_string_equal(s,
+	    "1  j  see gs://a-very-long-bucket-name/with/a/path ok\n");
+	free(s);
+	s = render(t, 0, 0);
+	assert_string_equal(s,
+	    "1  j  see gs://a-very-long-bucket-name/with/a/path ok\n");
+	free(s);
+	cli_table_free(t);
+}
+
+static void
+test_table_width_columns(void **state)
+{
+	(void)state;
+	setenv("COLUMNS", "80", 1);
+	assert_int_equal(cli_table_width(), 80);
+	setenv("COLUMNS", "132", 1);
+	assert_int_equal(cli_table_width(), 132);
+	/* Not a number: as if unset; no terminal under make: no limit. */
+	setenv("COLUMNS", "wide", 1);
+	if (!isatty(STDOUT_FILENO))
+		assert_int_equal(cli_table_width(), 0);
+	unsetenv("COLUMNS");
 }
 
 static void
@@ -328,6 +398,8 @@ main(void)
 		cmocka_unit_test(test_table_cut_last_column),
 		cmocka_unit_test(test_table_clean_controls),
 		cmocka_unit_test(test_table_utf8_width),
+		cmocka_unit_test(test_table_last_column_below),
+		cmocka_unit_test(test_table_width_columns),
 		cmocka_unit_test(test_table_formats),
 		cmocka_unit_test(test_table_json_getters),
 		cmocka_unit_test(test_jscan_member),
