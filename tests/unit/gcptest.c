@@ -436,6 +436,7 @@ gcptest_fake(struct unittest *ut)
 {
 	int	rc;
 
+	(void)unittest_loop(ut);
 	ut->gcp = xcalloc(1, sizeof *ut->gcp);
 	ut->done_fake = gcptest_done_fake;
 	test_clean_env(ut->dir);
@@ -459,7 +460,7 @@ gcptest_done_http(struct unittest *ut)
 void
 gcptest_http(struct unittest *ut)
 {
-	assert_int_equal(http_new(unittest_loop(ut), ut->gcp, &ut->http), 0);
+	assert_int_equal(http_new(ut->loop, ut->gcp, &ut->http), 0);
 	ut->done_http = gcptest_done_http;
 }
 

@@ -21,13 +21,15 @@
 
 /*
  * The fixture's simulated cloud, started in UT's directory, with HOME
- * pointing there and no credential variable set (test_clean_env()); and
- * UT->gcp for it (fake_conf()). When /usr/bin/python3 or the fake is
- * missing, UT->fake.pid stays 0 and UT->gcp names no endpoint: the test
- * fails at NEED_FAKE(). Fails the test if the fake does not start.
+ * pointing there and no credential variable set (test_clean_env()),
+ * UT->gcp for it (fake_conf()), and UT's loop. When /usr/bin/python3 or
+ * the fake is missing, UT->fake.pid stays 0 and UT->gcp names no
+ * endpoint: the test fails at NEED_FAKE(). Fails the test if the fake
+ * does not start.
  */
 void	 gcptest_fake(struct unittest *ut);
-/* UT->http on UT's loop for UT->gcp as the test left it. */
+/* UT->http on UT's loop for UT->gcp as the test left it (after
+ * gcptest_fake()). */
 void	 gcptest_http(struct unittest *ut);
 /* UT->auth for UT->gcp (after gcptest_http()), as UT->http's token
  * source; fails the test, saying why, if auth_new() refuses. */

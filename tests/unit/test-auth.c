@@ -292,14 +292,14 @@ test_auth_metadata_server(void **state)
 	/* No file anywhere: the VM's metadata server (here, the fake). */
 	gcptest_auth(t->ut);
 	assert_int_equal(auth_kind(t->ut->auth), AUTH_METADATA);
-	assert_non_null(strstr(auth_describe(t->ut->auth), "the metadata server ("
-	    ));
+	assert_non_null(strstr(auth_describe(t->ut->auth),
+	    "the metadata server ("));
 	get(t, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
 	rec_done(&rec);
-	reqs = fake_requests(&t->ut->fake, "GET", "^/computeMetadata/v1/instance/"
-	    "service-accounts/default/token$", 1);
+	reqs = fake_requests(&t->ut->fake, "GET",
+	    "^/computeMetadata/v1/instance/service-accounts/default/token$", 1);
 	assert_int_equal(json_array_size(reqs), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(
 	    reqs, 0), "status")), 200);	/* Metadata-Flavor was sent */
@@ -316,8 +316,8 @@ test_auth_refuses_readable_key(void **state)
 	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
 	assert_int_equal(chmod(t->path, 0644), 0);
 	t->ut->gcp->credentials = t->path;
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -EPERM);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EPERM);
 	want = xprintf("credentials %s is readable by others (mode 0644); "
 	    "run: chmod 600 %s", t->path, t->path);
 	assert_string_equal(cause, want);
@@ -334,8 +334,8 @@ test_auth_bad_files(void **state)
 
 	NEED_FAKE(t->ut);
 	t->ut->gcp->credentials = "/nonexistent/key.json";
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -ENOENT);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -ENOENT);
 	assert_string_equal(cause, "credentials /nonexistent/key.json: No "
 	    "such file or directory");
 	free(cause);
@@ -344,21 +344,21 @@ test_auth_bad_files(void **state)
 	 * not a reason to look elsewhere. */
 	t->ut->gcp->credentials = NULL;
 	setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/env.json", 1);
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -ENOENT);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -ENOENT);
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 	free(cause);
 
 	t->ut->gcp->credentials = t->path;
 	write_file(t->path, "not json", 0600);
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	assert_non_null(strstr(cause, "not a JSON key file"));
 	free(cause);
 
 	write_file(t->path, "{\"type\":\"external_account\"}", 0600);
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	want = xprintf("credentials %s: type \"external_account\" is not "
 	    "supported; use a service_account key or authorized_user "
 	    "credentials", t->path);
@@ -369,8 +369,8 @@ test_auth_bad_files(void **state)
 	write_file(t->path, "{\"type\":\"service_account\",\"client_email\":"
 	    "\"a@b\",\"private_key\":\"-----BEGIN PRIVATE KEY-----\\nAAAA\\n"
 	    "-----END PRIVATE KEY-----\\n\"}", 0600);
-	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	assert_non_null(strstr(cause, "private_key is not an RSA key"));
 	free(cause);
 	assert_null(t->ut->auth);

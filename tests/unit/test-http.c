@@ -604,7 +604,8 @@ test_http_timeout(void **state)
 	    "\"/regions/us-west1$\",\"latency_ms\":1500,\"count\":2}"));
 	req.url = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-west1");
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, &rec), 0);
+	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
+	    &rec), 0);
 	unittest_run(t->ut);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 2);
@@ -693,7 +694,8 @@ test_http_quota_and_stockout(void **state)
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-central1-a", "8a6e0804-2bd0-4672-b79d-d97027f9071a");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, &rec), 0);
+	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
+	    &rec), 0);
 	unittest_run(t->ut);
 	assert_int_equal(rec.status, 403);
 	assert_int_equal(rec.kind, GCP_ERR_QUOTA);
@@ -715,7 +717,8 @@ test_http_quota_and_stockout(void **state)
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-east1-c", "0b1e4a4c-8f3e-4c41-9d86-7b8f1f1c2a10");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, &rec), 0);
+	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
+	    &rec), 0);
 	unittest_run(t->ut);
 	assert_int_equal(rec.status, 200);
 	op = json_string_value(json_object_get(rec.json, "name"));
@@ -1008,7 +1011,8 @@ metadata_token(struct t *t)
 	u = gcp_url(t->ut->gcp, GCP_API_METADATA, NULL,
 	    "instance/service-accounts/default/token");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, &rec), 0);
+	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
+	    &rec), 0);
 	unittest_run(t->ut);
 	assert_int_equal(rec.status, 200);
 	tok = xstrdup(json_string_value(json_object_get(rec.json,

@@ -7,8 +7,8 @@
  *	st = unittest_store(ut);	   the store DIR/gpuq.db
  *	loop = unittest_loop(ut);	   a libuv loop
  *	gcptest_fake(ut);		   the simulated Google Cloud, in DIR
- *					   (ut->fake), and ut->gcp for it:
- *					   NEED_FAKE(ut) in a test's body
+ *					   (ut->fake), ut->gcp for it and the
+ *					   loop; NEED_FAKE(ut) in a test body
  *	gcptest_http(ut);		   ut->http on the loop, for ut->gcp
  *	gcptest_auth(ut);		   ut->auth, http's token source
  *	...
