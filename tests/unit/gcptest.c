@@ -336,10 +336,11 @@ fake_requests_once(struct fake *f, const char *method, const char *regex)
 void
 test_clean_env(const char *home)
 {
-	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
-	unsetenv("CLOUDSDK_CONFIG");
-	unsetenv("GCE_METADATA_HOST");
-	setenv("HOME", home, 1);
+	struct unittest	ut;
+
+	memset(&ut, 0, sizeof ut);
+	(void)snprintf(ut.dir, sizeof ut.dir, "%s", home);
+	unittest_clean_env(&ut);
 }
 
 json_t *
@@ -439,7 +440,7 @@ gcptest_fake(struct unittest *ut)
 	(void)unittest_loop(ut);
 	ut->gcp = xcalloc(1, sizeof *ut->gcp);
 	ut->done_fake = gcptest_done_fake;
-	test_clean_env(ut->dir);
+	unittest_clean_env(ut);
 	if (fake_available() &&
 	    (rc = fake_start_in(&ut->fake, ut->dir)) != 0)
 		fail_msg("the simulated cloud did not start: %s",

@@ -21,7 +21,8 @@
 
 /*
  * The fixture's simulated cloud, started in UT's directory, with HOME
- * pointing there and no credential variable set (test_clean_env()),
+ * pointing there and no credential variable set
+ * (unittest_clean_env()),
  * UT->gcp for it (fake_conf()), and UT's loop. When /usr/bin/python3 or
  * the fake is missing, UT->fake.pid stays 0 and UT->gcp names no
  * endpoint: the test fails at NEED_FAKE(). Fails the test if the fake
@@ -76,7 +77,7 @@ json_t	*fake_requests(struct fake *, const char *method, const char *regex,
  * stop with fake_stop() (DIR is left empty and not removed).
  */
 int	 mini_start(struct fake *f, const char *body);
-/* Clear the credential variables ADC reads, and point HOME at DIR. */
+/* unittest_clean_env() for a directory not the fixture's (test-sched.c). */
 void	 test_clean_env(const char *home);
 
 /*

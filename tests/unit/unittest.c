@@ -56,6 +56,15 @@ unittest_rmrf(const char *dir)
 }
 
 void
+unittest_clean_env(struct unittest *ut)
+{
+	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+	unsetenv("CLOUDSDK_CONFIG");
+	unsetenv("GCE_METADATA_HOST");
+	setenv("HOME", ut->dir, 1);
+}
+
+void
 unittest_free(struct unittest *ut)
 {
 	int	closed = 0;

@@ -88,6 +88,9 @@ char			*unittest_path(struct unittest *, const char *file);
 void			 unittest_free(struct unittest *ut);
 /* Remove the directory tree DIR. */
 void			 unittest_rmrf(const char *dir);
+/* Clear the credential variables Google's ADC reads, and point HOME at
+ * UT's directory: no test finds the machine's own credentials. */
+void			 unittest_clean_env(struct unittest *ut);
 
 /* unittest-store.c: the store at DIR/gpuq.db, opened on first call;
  * fails the test if it cannot be opened. */
