@@ -482,3 +482,50 @@ gcptest_cancel(struct unittest *ut)
 {
 	http_cancel_all(ut->http);
 }
+
+void
+gcptest_rec_cb(const struct http_resp *r, void *arg)
+{
+	struct gcptest_rec	*rec = arg;
+
+	rec->done++;
+	rec->status = r->status;
+	rec->kind = r->err.kind;
+	rec->attempts = r->attempts;
+	rec->elapsed = r->elapsed;
+	free(rec->msg);
+	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
+	json_decref(rec->json);
+	rec->json = json_incref(r->json);
+	gcp_error_copy(&rec->err, &r->err);
+	if (rec->count != NULL)
+		(*rec->count)++;
+}
+
+void
+gcptest_rec_done(struct gcptest_rec *rec)
+{
+	free(rec->msg);
+	json_decref(rec->json);
+	gcp_error_done(&rec->err);
+	memset(rec, 0, sizeof *rec);
+}
+
+void
+gcptest_request(struct unittest *ut, const struct http_req *req,
+    struct gcptest_rec *rec)
+{
+	assert_int_equal(http_request_start(ut->http, req, gcptest_rec_cb,
+	    rec), 0);
+	unittest_run(ut);
+	assert_int_equal(rec->done, 1);
+}
+
+void
+gcptest_get(struct unittest *ut, const char *url, struct gcptest_rec *rec)
+{
+	struct http_req	req = { .url = url, .flags = HTTP_AUTH,
+	    .api = GCP_API_COMPUTE };
+
+	gcptest_request(ut, &req, rec);
+}

@@ -38,6 +38,34 @@ void	 gcptest_auth(struct unittest *ut);
 /* Cancel UT->http's requests: each callback is called, now. */
 void	 gcptest_cancel(struct unittest *ut);
 
+struct http_req;
+struct http_resp;
+
+/* One HTTP response, copied out of the callback. */
+struct gcptest_rec {
+	int		 done;		/* callbacks so far */
+	long		 status;
+	enum gcp_error_kind kind;
+	int		 attempts;
+	double		 elapsed;
+	char		*msg;
+	json_t		*json;
+	struct gcp_error err;
+	int		*count;		/* shared counter, or NULL */
+};
+
+/* An http_resp_cb filling the struct gcptest_rec ARG. */
+void	 gcptest_rec_cb(const struct http_resp *r, void *arg);
+/* Free what REC holds and zero it. */
+void	 gcptest_rec_done(struct gcptest_rec *rec);
+/* Start REQ on UT->http, run the loop until it has nothing left to do,
+ * and assert REC was called back once. */
+void	 gcptest_request(struct unittest *ut, const struct http_req *req,
+	    struct gcptest_rec *rec);
+/* gcptest_request() of an authenticated Compute Engine GET of URL. */
+void	 gcptest_get(struct unittest *ut, const char *url,
+	    struct gcptest_rec *rec);
+
 /* 1 if tests/fakegcp/fakegcp.py and /usr/bin/python3 exist. */
 int	 fake_available(void);
 /* Temp dir, fake started in it, URL read. 0, or -errno. */

@@ -41,32 +41,6 @@ struct t {
 	char		*url;		/* an API URL needing a token */
 };
 
-struct rec {
-	int		 done;
-	long		 status;
-	enum gcp_error_kind kind;
-	char		*msg;
-};
-
-static void
-rec_cb(const struct http_resp *r, void *arg)
-{
-	struct rec	*rec = arg;
-
-	rec->done++;
-	rec->status = r->status;
-	rec->kind = r->err.kind;
-	free(rec->msg);
-	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
-}
-
-static void
-rec_done(struct rec *rec)
-{
-	free(rec->msg);
-	memset(rec, 0, sizeof *rec);
-}
-
 static int
 setup(void **state)
 {
@@ -92,18 +66,6 @@ teardown(void **state)
 	unittest_free(t->ut);
 	free(t);
 	return 0;
-}
-
-/* One authenticated GET of T->url, loop run to completion. */
-static void
-get(struct t *t, struct rec *rec)
-{
-	struct http_req	req = { .url = t->url, .flags = HTTP_AUTH,
-	    .api = GCP_API_COMPUTE };
-
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, rec), 0);
-	unittest_run(t->ut);
-	assert_int_equal(rec->done, 1);
 }
 
 static void
@@ -138,7 +100,7 @@ static void
 test_auth_service_account(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
 	NEED_FAKE(t->ut);
 	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
@@ -150,21 +112,21 @@ test_auth_service_account(void **state)
 	assert_non_null(strstr(auth_describe(t->ut->auth),
 	    "from [gcp] credentials"));
 	assert_string_equal(auth_project(t->ut->auth), "gpuq-demo");
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
-	rec_done(&rec);
-	get(t, &rec);			/* cached: no second fetch */
+	gcptest_rec_done(&rec);
+	gcptest_get(t->ut, t->url, &rec);	/* cached: no second fetch */
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_env_variable(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
 	NEED_FAKE(t->ut);
 	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
@@ -173,16 +135,16 @@ test_auth_env_variable(void **state)
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 	assert_non_null(strstr(auth_describe(t->ut->auth),
 	    "from GOOGLE_APPLICATION_CREDENTIALS"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_unregistered_key(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
 	NEED_FAKE(t->ut);
 	/* Google does not know this key: invalid_grant, said plainly. */
@@ -190,21 +152,21 @@ test_auth_unregistered_key(void **state)
 	    "gserviceaccount.com", 0);
 	t->ut->gcp->credentials = t->path;
 	gcptest_auth(t->ut);
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	assert_non_null(strstr(rec.msg, "getting an access token for service "
 	    "account stranger@"));
 	assert_non_null(strstr(rec.msg, "failed: HTTP 400 invalid_grant: "
 	    "Invalid grant: account not found"));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_authorized_user(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
 	NEED_FAKE(t->ut);
 	user_file(t, t->path, "1//rt-good");
@@ -212,34 +174,34 @@ test_auth_authorized_user(void **state)
 	gcptest_auth(t->ut);
 	assert_int_equal(auth_kind(t->ut->auth), AUTH_AUTHORIZED_USER);
 	assert_string_equal(auth_quota_project(t->ut->auth), "gpuq-demo");
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_revoked_refresh_token(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
 	NEED_FAKE(t->ut);
 	user_file(t, t->path, "1//rt-revoked");
 	t->ut->gcp->credentials = t->path;
 	gcptest_auth(t->ut);
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	assert_non_null(strstr(rec.msg, "HTTP 400 invalid_grant: Token has "
 	    "been expired or revoked."));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_well_known_file(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*dir, *file;
 
 	NEED_FAKE(t->ut);
@@ -256,9 +218,9 @@ test_auth_well_known_file(void **state)
 	assert_non_null(strstr(auth_describe(t->ut->auth), file));
 	assert_non_null(strstr(auth_describe(t->ut->auth), "gcloud auth "
 	    "application-default login"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	auth_free(t->ut->auth);
 	t->ut->auth = NULL;
 	http_set_token_source(t->ut->http, NULL);
@@ -274,9 +236,9 @@ test_auth_well_known_file(void **state)
 	gcptest_auth(t->ut);
 	unsetenv("CLOUDSDK_CONFIG");
 	assert_int_equal(auth_kind(t->ut->auth), AUTH_SERVICE_ACCOUNT);
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(file);
 	free(dir);
 }
@@ -285,7 +247,7 @@ static void
 test_auth_metadata_server(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 
 	NEED_FAKE(t->ut);
@@ -294,10 +256,10 @@ test_auth_metadata_server(void **state)
 	assert_int_equal(auth_kind(t->ut->auth), AUTH_METADATA);
 	assert_non_null(strstr(auth_describe(t->ut->auth),
 	    "the metadata server ("));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	reqs = fake_requests(&t->ut->fake, "GET",
 	    "^/computeMetadata/v1/instance/service-accounts/default/token$", 1);
 	assert_int_equal(json_array_size(reqs), 1);
@@ -380,7 +342,7 @@ static void
 test_auth_no_credentials(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*want;
 
 	NEED_FAKE(t->ut);
@@ -391,7 +353,7 @@ test_auth_no_credentials(void **state)
 	t->ut->gcp->retry_max_attempts = 2;
 	gcptest_auth(t->ut);
 	assert_int_equal(auth_kind(t->ut->auth), AUTH_METADATA);
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	want = xprintf("no Google Cloud credentials found: "
@@ -406,13 +368,13 @@ test_auth_no_credentials(void **state)
 	    "file, run `gcloud auth application-default login`, or run gpuqd "
 	    "on a Google Cloud VM with an attached service account"));
 	free(want);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 struct later {
 	uv_timer_t	 timer;
 	struct t	*t;
-	struct rec	*rec;
+	struct gcptest_rec	*rec;
 };
 
 static void
@@ -422,8 +384,8 @@ later_on_timer(uv_timer_t *h)
 	struct http_req	 req = { .url = l->t->url, .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 
-	assert_int_equal(http_request_start(l->t->ut->http, &req, rec_cb,
-	    l->rec), 0);
+	assert_int_equal(http_request_start(l->t->ut->http, &req,
+	    gcptest_rec_cb, l->rec), 0);
 	uv_close((uv_handle_t *)h, NULL);
 }
 
@@ -431,7 +393,7 @@ static void
 test_auth_token_expiry(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct later	 l;
 	json_t		*reqs;
 	size_t		 i;
@@ -443,10 +405,10 @@ test_auth_token_expiry(void **state)
 	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
 	t->ut->gcp->credentials = t->path;
 	gcptest_auth(t->ut);
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	l.t = t;
 	l.rec = &rec;
@@ -456,7 +418,7 @@ test_auth_token_expiry(void **state)
 	unittest_run(t->ut);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(auth_fetches(t->ut->auth), 2);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	reqs = fake_requests(&t->ut->fake, "GET", "^/compute/", 2);
 	assert_int_equal(json_array_size(reqs), 2);
@@ -473,7 +435,7 @@ test_auth_revoked_token_401(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		 recs[10];
+	struct gcptest_rec	 recs[10];
 	json_t			*reqs;
 	size_t			 i, n401 = 0;
 
@@ -482,21 +444,21 @@ test_auth_revoked_token_401(void **state)
 	t->ut->gcp->credentials = t->path;
 	gcptest_auth(t->ut);
 	memset(recs, 0, sizeof recs);
-	get(t, &recs[0]);
+	gcptest_get(t->ut, t->url, &recs[0]);
 	assert_int_equal(recs[0].status, 200);
-	rec_done(&recs[0]);
+	gcptest_rec_done(&recs[0]);
 
 	/* Google forgets the token: ten requests, each 401 once, one
 	 * refresh between them, each retried once. */
 	json_decref(fake_post(&t->ut->fake, "/_fake/revoke_tokens", "{}"));
 	req.url = t->url;
 	for (i = 0; i < 10; i++)
-		assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	unittest_run(t->ut);
 	for (i = 0; i < 10; i++) {
 		assert_int_equal(recs[i].status, 200);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
 	assert_int_equal(auth_fetches(t->ut->auth), 2);
 	http_get_stats(t->ut->http, &st);
@@ -518,7 +480,7 @@ static void
 test_auth_no_secrets_logged(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*logf, buf[65536];
 	int		 fd, saved;
 	ssize_t		 n;
@@ -537,13 +499,13 @@ test_auth_no_secrets_logged(void **state)
 	log_verbosity = LOG_LEVEL_DEBUG;
 	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"^/compute/\",\"status\":503,\"count\":1}"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	log_verbosity = LOG_LEVEL_WARNING;
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	n = pread(fd, buf, sizeof buf - 1, 0);
 	close(fd);

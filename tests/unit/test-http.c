@@ -34,46 +34,6 @@ struct t {
 	char		*key;
 };
 
-struct rec {
-	int		 done;
-	long		 status;
-	enum gcp_error_kind kind;
-	int		 attempts;
-	double		 elapsed;
-	char		*msg;
-	json_t		*json;
-	struct gcp_error err;
-	int		*count;		/* shared counter, or NULL */
-};
-
-static void
-rec_cb(const struct http_resp *r, void *arg)
-{
-	struct rec	*rec = arg;
-
-	rec->done++;
-	rec->status = r->status;
-	rec->kind = r->err.kind;
-	rec->attempts = r->attempts;
-	rec->elapsed = r->elapsed;
-	free(rec->msg);
-	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
-	json_decref(rec->json);
-	rec->json = json_incref(r->json);
-	gcp_error_copy(&rec->err, &r->err);
-	if (rec->count != NULL)
-		(*rec->count)++;
-}
-
-static void
-rec_done(struct rec *rec)
-{
-	free(rec->msg);
-	json_decref(rec->json);
-	gcp_error_done(&rec->err);
-	memset(rec, 0, sizeof *rec);
-}
-
 static int
 setup(void **state)
 {
@@ -102,18 +62,6 @@ teardown(void **state)
 	free(t->key);
 	free(t);
 	return 0;
-}
-
-/* GET URL with auth, run the loop until done. */
-static void
-get(struct t *t, const char *url, struct rec *rec)
-{
-	struct http_req	req = { .url = url, .flags = HTTP_AUTH,
-	    .api = GCP_API_COMPUTE };
-
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, rec), 0);
-	unittest_run(t->ut);
-	assert_int_equal(rec->done, 1);
 }
 
 static void
@@ -304,27 +252,27 @@ static void
 test_http_get_json(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u;
 
 	NEED_FAKE(t->ut);
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
 	    "gpuq-demo", "quotas,name");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.kind, GCP_ERR_NONE);
 	assert_true(json_is_array(json_object_get(rec.json, "quotas")));
 	assert_null(json_object_get(rec.json, "selfLink"));	/* fields= */
 	assert_int_equal(rec.attempts, 1);
 	free(u);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_http_connection_reuse(void **state)
 {
 	struct t		*t = *state;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_stats	 st;
 	char			*u;
 	int			 i;
@@ -333,9 +281,9 @@ test_http_connection_reuse(void **state)
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
 	    "gpuq-demo", "name");
 	for (i = 0; i < 20; i++) {
-		get(t, u, &rec);
+		gcptest_get(t->ut, u, &rec);
 		assert_int_equal(rec.status, 200);
-		rec_done(&rec);
+		gcptest_rec_done(&rec);
 	}
 	http_get_stats(t->ut->http, &st);
 	/* One for the token, one for the API: then reused. */
@@ -354,7 +302,7 @@ test_http_concurrent_200(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		*recs;
+	struct gcptest_rec	*recs;
 	char			*urls[NCONC];
 	const char		*regions[] = { "us-central1", "us-east1",
 	    "europe-west4", "asia-east1" };
@@ -370,8 +318,8 @@ test_http_concurrent_200(void **state)
 		    regions[i % 4]);
 		req.url = urls[i];
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
 	assert_int_equal(count, 0);	/* never called back from start */
 	unittest_run(t->ut);
@@ -381,7 +329,7 @@ test_http_concurrent_200(void **state)
 		assert_int_equal(recs[i].status, 200);
 		assert_string_equal(json_string_value(json_object_get(
 		    recs[i].json, "name")), regions[i % 4]);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 		free(urls[i]);
 	}
 	http_get_stats(t->ut->http, &st);
@@ -412,7 +360,7 @@ static void
 test_http_retry_503_storm(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs, *r;
 	double		 when[5], ceiling;
 	char		*u;
@@ -424,7 +372,7 @@ test_http_retry_503_storm(void **state)
 	    "\"/regions/us-east1$\",\"status\":503,\"count\":4}"));
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "us-east1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.attempts, 5);
 	reqs = fake_requests(&t->ut->fake, "GET", "/regions/us-east1$", 5);
@@ -448,17 +396,17 @@ test_http_retry_503_storm(void **state)
 	    (when[2] - when[1]) * 1000, (when[3] - when[2]) * 1000,
 	    (when[4] - when[3]) * 1000);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* A storm longer than the attempts: the last 503 comes back. */
 	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-east1$\",\"status\":503,\"count\":10}"));
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 503);
 	assert_int_equal(rec.kind, GCP_ERR_UNAVAILABLE);
 	assert_int_equal(rec.attempts, 5);
 	assert_string_equal(rec.msg, "The service is currently unavailable.");
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	json_decref(fake_ctl(&t->ut->fake, "DELETE", "/_fake/fault", NULL));
 	free(u);
 }
@@ -467,7 +415,7 @@ static void
 test_http_retry_after_429(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 	char		*u;
 	double		 gap1, gap2;
@@ -479,7 +427,7 @@ test_http_retry_after_429(void **state)
 	    "\"retry_after\":1}"));
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "europe-west4");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.attempts, 3);
 	reqs = fake_requests(&t->ut->fake, "GET", "/regions/europe-west4$", 3);
@@ -491,12 +439,12 @@ test_http_retry_after_429(void **state)
 	assert_true(gap1 >= 0.95 && gap1 < 1.9);
 	assert_true(gap2 >= 0.95 && gap2 < 1.9);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 }
 
 static void
-upload(struct t *t, const char *name, int flags, struct rec *rec)
+upload(struct t *t, const char *name, int flags, struct gcptest_rec *rec)
 {
 	struct http_req	 req = { .method = "POST", .body = "checkpoint",
 	    .body_len = 10, .content_type = "application/octet-stream",
@@ -506,9 +454,7 @@ upload(struct t *t, const char *name, int flags, struct rec *rec)
 	u = gcp_url(t->ut->gcp, GCP_API_UPLOAD, NULL,
 	    "b/%s/o?uploadType=media&name=%s", "bkt", name);
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb, rec), 0);
-	unittest_run(t->ut);
-	assert_int_equal(rec->done, 1);
+	gcptest_request(t->ut, &req, rec);
 	free(u);
 }
 
@@ -516,7 +462,7 @@ static void
 test_http_post_idempotency(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 
 	NEED_FAKE(t->ut);
@@ -529,7 +475,7 @@ test_http_post_idempotency(void **state)
 	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 1);
 	assert_int_equal(json_array_size(reqs), 1);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* ...one marked idempotent is. */
 	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
@@ -542,7 +488,7 @@ test_http_post_idempotency(void **state)
 	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 3);
 	assert_int_equal(json_array_size(reqs), 3);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* A dropped connection: GET retried, plain POST not. */
 	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
@@ -551,7 +497,7 @@ test_http_post_idempotency(void **state)
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 4);
 	assert_int_equal(json_array_size(reqs), 4);
 	json_decref(reqs);
@@ -561,7 +507,7 @@ static void
 test_http_transport_retry(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 	char		*u;
 
@@ -570,7 +516,7 @@ test_http_transport_retry(void **state)
 	    "\"/regions/asia-east1$\",\"drop\":true,\"count\":2}"));
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "asia-east1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	/* curl itself re-sends once on a reused connection found dead, so
 	 * the two drops may take one or two of our attempts. */
@@ -578,24 +524,25 @@ test_http_transport_retry(void **state)
 	reqs = fake_requests(&t->ut->fake, "GET", "/regions/asia-east1$", 3);
 	assert_int_equal(json_array_size(reqs), 3);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 
 	/* Nobody listens: every attempt fails to connect. */
-	get(t, "http://127.0.0.1:1/compute/v1/projects/x", &rec);
+	gcptest_get(t->ut, "http://127.0.0.1:1/compute/v1/projects/x",
+	    &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 5);
 	assert_non_null(strstr(rec.msg, "GET http://127.0.0.1:1/compute/v1/"
 	    "projects/x: "));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_http_timeout(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE,
 	    .timeout_ms = 300, .max_attempts = 2 };
 
@@ -604,14 +551,12 @@ test_http_timeout(void **state)
 	    "\"/regions/us-west1$\",\"latency_ms\":1500,\"count\":2}"));
 	req.url = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-west1");
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-	    &rec), 0);
-	unittest_run(t->ut);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 2);
 	assert_non_null(strstr(rec.msg, "no answer within 300 ms"));
 	assert_true(rec.elapsed < 1.4);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free((char *)req.url);
 }
 
@@ -619,30 +564,30 @@ static void
 test_http_error_answers(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u;
 
 	NEED_FAKE(t->ut);
 	/* An unknown path: HTML 404, no JSON, still a clean error. */
 	u = xprintf("%s/compute/v1/nowhere", t->ut->fake.url);
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 404);
 	assert_null(rec.json);
 	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
 	assert_string_equal(rec.msg, "not a Google API answer: Error 404 "
 	    "(Not Found)!!1");
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 
 	/* A JSON 404 in Compute's shape. */
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "mars-north1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 404);
 	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
 	assert_string_equal(rec.err.reasons[0], "notFound");
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 }
 
@@ -675,7 +620,7 @@ static void
 test_http_quota_and_stockout(void **state)
 {
 	struct t		*t = *state;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_req		 req = { .method = "POST",
 	    .flags = HTTP_AUTH | HTTP_IDEMPOTENT, .api = GCP_API_COMPUTE };
 	struct gcp_error	 e;
@@ -694,16 +639,14 @@ test_http_quota_and_stockout(void **state)
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-central1-a", "8a6e0804-2bd0-4672-b79d-d97027f9071a");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-	    &rec), 0);
-	unittest_run(t->ut);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 403);
 	assert_int_equal(rec.kind, GCP_ERR_QUOTA);
 	assert_string_equal(rec.err.quota_metric, "NVIDIA_T4_GPUS");
 	assert_string_equal(rec.err.quota_region, "us-central1");
 	assert_true(rec.err.quota_limit == 0.0);
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	json_decref(body);
 	free(u);
 
@@ -717,9 +660,7 @@ test_http_quota_and_stockout(void **state)
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-east1-c", "0b1e4a4c-8f3e-4c41-9d86-7b8f1f1c2a10");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-	    &rec), 0);
-	unittest_run(t->ut);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 200);
 	op = json_string_value(json_object_get(rec.json, "name"));
 	assert_non_null(op);
@@ -727,12 +668,10 @@ test_http_quota_and_stockout(void **state)
 	    "projects/%s/zones/%s/operations/%s/wait", "gpuq-demo",
 	    "us-east1-c", op);
 	for (i = 0; i < 20; i++) {
-		rec_done(&rec);
+		gcptest_rec_done(&rec);
 		req.json = NULL;
 		req.url = w;
-		assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-		    &rec), 0);
-		unittest_run(t->ut);
+		gcptest_request(t->ut, &req, &rec);
 		assert_int_equal(rec.status, 200);
 		if (strcmp(json_string_value(json_object_get(rec.json,
 		    "status")), "DONE") == 0)
@@ -746,7 +685,7 @@ test_http_quota_and_stockout(void **state)
 	assert_string_equal(e.zones_available, "us-east1-b,us-east1-d");
 	assert_int_equal(e.code, 503);
 	gcp_error_done(&e);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	json_decref(body);
 	free(u);
 	free(w);
@@ -759,7 +698,7 @@ test_http_budget_queues(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		 recs[12];
+	struct gcptest_rec	 recs[12];
 	json_t			*reqs;
 	double			 when[12];
 	size_t			 i, n;
@@ -774,14 +713,14 @@ test_http_budget_queues(void **state)
 	req.url = u;
 	for (i = 0; i < 12; i++) {
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
 	unittest_run(t->ut);
 	assert_int_equal(count, 12);
 	for (i = 0; i < 12; i++) {
 		assert_int_equal(recs[i].status, 200);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
 	/* No more than 5 started in any second (the fake's clock sees them
 	 * after the network and its threads: allow 100 ms of jitter). */
@@ -897,7 +836,7 @@ test_http_cancel_on_free(void **state)
 {
 	struct t	*t = *state;
 	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE };
-	struct rec	 recs[20];
+	struct gcptest_rec	 recs[20];
 	uv_timer_t	 timer;
 	int		 i, count = 0;
 	char		*u;
@@ -911,8 +850,8 @@ test_http_cancel_on_free(void **state)
 	req.url = u;
 	for (i = 0; i < 20; i++) {
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
 	uv_timer_init(t->ut->loop, &timer);
 	timer.data = t;
@@ -921,7 +860,7 @@ test_http_cancel_on_free(void **state)
 	assert_int_equal(count, 20);
 	for (i = 0; i < 20; i++) {
 		assert_int_equal(recs[i].kind, GCP_ERR_CANCELLED);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
 	free(u);
 }
@@ -1005,19 +944,17 @@ metadata_token(struct t *t)
 {
 	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
 	struct http_req	 req = { .headers = hdrs, .api = GCP_API_METADATA };
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u, *tok;
 
 	u = gcp_url(t->ut->gcp, GCP_API_METADATA, NULL,
 	    "instance/service-accounts/default/token");
 	req.url = u;
-	assert_int_equal(http_request_start(t->ut->http, &req, rec_cb,
-	    &rec), 0);
-	unittest_run(t->ut);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 200);
 	tok = xstrdup(json_string_value(json_object_get(rec.json,
 	    "access_token")));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 	return tok;
 }
@@ -1034,7 +971,7 @@ test_http_token_source_not_auth(void **state)
 	struct t		*t = *state;
 	struct fixed_src	*f;
 	struct http_stats	 st;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char			*u;
 
 	NEED_FAKE(t->ut);
@@ -1051,7 +988,7 @@ test_http_token_source_not_auth(void **state)
 
 	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s",
 	    "gpuq-demo");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.kind, GCP_ERR_NONE);
 	assert_int_equal(f->queued, 1);		/* the first get waited */
@@ -1061,14 +998,14 @@ test_http_token_source_not_auth(void **state)
 	http_get_stats(t->ut->http, &st);
 	assert_int_equal(st.auth_retries, 1);
 	assert_int_equal(auth_fetches(t->ut->auth), 0);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* Detached: the request goes without a token and gets the 401. */
 	http_set_token_source(t->ut->http, NULL);
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 401);
 	assert_int_equal(f->gets, 2);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 	uv_close((uv_handle_t *)&f->timer, fixed_on_close);
 }
