@@ -119,7 +119,8 @@ tests_unit_test_reconcile_LDADD = $(CLOUDTEST_LDADD)
 GPUQD_TEST_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) \
 	$(CMOCKA_CFLAGS)
-GPUQD_TEST_LDADD = store/libstore.a providers/libproviders.a \
+GPUQD_TEST_LDADD = tests/unit/libunittest.a store/libstore.a \
+	providers/libproviders.a \
 	common/libcommon.a $(UV_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
 check_PROGRAMS += tests/unit/test-api

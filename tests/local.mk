@@ -8,9 +8,12 @@ EXTRA_DIST += tests/run-pytest tests/fakegcp tests/integration tests/demo \
 TESTS += tests/ci/test-count
 EXTRA_DIST += tests/ci/test-count
 
-# The C unit tests' fixture (tests/unit/unittest.h): unittest_store() is
-# an object of its own, so a test without a store needs no SQLite.
+# The C unit tests' fixture (tests/unit/unittest.h): the store and the
+# loop are objects of their own, so a test without them needs neither
+# SQLite nor libuv.
 check_LIBRARIES = tests/unit/libunittest.a
 tests_unit_libunittest_a_SOURCES = tests/unit/unittest.h \
-	tests/unit/unittest.c tests/unit/unittest-store.c
-tests_unit_libunittest_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CMOCKA_CFLAGS)
+	tests/unit/unittest.c tests/unit/unittest-store.c \
+	tests/unit/unittest-loop.c
+tests_unit_libunittest_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
+	$(UV_CFLAGS) $(CMOCKA_CFLAGS)

@@ -1,7 +1,8 @@
 /*
- * gcptest.c: helpers for the providers/gcp unit tests (see gcptest.h).
- * Starts a private fakegcp per test, talks to its control API with a
- * blocking libcurl handle, and makes RSA keys with OpenSSL.
+ * gcptest.c: the simulated cloud's part of the unit tests' fixture and
+ * the helpers of the tests of the cloud (see gcptest.h). Starts a
+ * private fakegcp per test, talks to its control API with a blocking
+ * libcurl handle, and makes RSA keys with OpenSSL.
  */
 #include "config.h"
 
@@ -15,19 +16,25 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <regex.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cmocka.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
 #include "common/xmalloc.h"
+#include "providers/gcp/auth.h"
+#include "providers/gcp/http.h"
 #include "tests/unit/gcptest.h"
 #include "tests/unit/unittest.h"
 
@@ -59,6 +66,21 @@ fake_available(void)
 int
 fake_start(struct fake *f)
 {
+	char	dir[] = "/tmp/gpuq-gcptest.XXXXXX";
+	int	rc;
+
+	if (mkdtemp(dir) == NULL)
+		return -errno;
+	rc = fake_start_in(f, dir);
+	f->own_dir = 1;
+	if (rc != 0)
+		fake_stop(f);
+	return rc;
+}
+
+int
+fake_start_in(struct fake *f, const char *dir)
+{
 	char	*script, *log, buf[256];
 	int	 p[2], fd, rc;
 	size_t	 len = 0;
@@ -66,9 +88,9 @@ fake_start(struct fake *f)
 	struct pollfd pfd;
 
 	memset(f, 0, sizeof *f);
-	snprintf(f->dir, sizeof f->dir, "/tmp/gpuq-gcptest.XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -errno;
+	if (strlen(dir) >= sizeof f->dir)
+		return -ENAMETOOLONG;
+	memcpy(f->dir, dir, strlen(dir) + 1);
 	script = fake_script();
 	if (pipe(p) < 0)
 		return -errno;
@@ -123,8 +145,9 @@ fake_stop(struct fake *f)
 		(void)waitpid(f->pid, &status, 0);
 		f->pid = 0;
 	}
-	if (f->dir[0] != '\0' && getenv("GPUQ_KEEP_TEST_DIR") == NULL)
+	if (f->own_dir && getenv("GPUQ_KEEP_TEST_DIR") == NULL)
 		unittest_rmrf(f->dir);
+	f->own_dir = 0;
 }
 
 struct fake_buf {
@@ -208,7 +231,7 @@ fake_conf(struct fake *f, struct gcp_conf *c)
 {
 	memset(c, 0, sizeof *c);
 	c->project = "gpuq-demo";
-	c->endpoint = f->url;
+	c->endpoint = f != NULL && f->pid > 0 ? f->url : NULL;
 	c->retry_base_ms = 50;
 	c->retry_cap_ms = 400;
 	c->retry_max_attempts = 5;
@@ -313,10 +336,11 @@ fake_requests_once(struct fake *f, const char *method, const char *regex)
 void
 test_clean_env(const char *home)
 {
-	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
-	unsetenv("CLOUDSDK_CONFIG");
-	unsetenv("GCE_METADATA_HOST");
-	setenv("HOME", home, 1);
+	struct unittest	ut;
+
+	memset(&ut, 0, sizeof ut);
+	(void)snprintf(ut.dir, sizeof ut.dir, "%s", home);
+	unittest_clean_env(&ut);
 }
 
 json_t *
@@ -397,4 +421,111 @@ mini_start(struct fake *f, const char *body)
 		return -EIO;
 	memcpy(f->url, buf, strlen(buf) + 1);
 	return 0;
+}
+
+static void
+gcptest_done_fake(struct unittest *ut)
+{
+	if (ut->fake.pid > 0)
+		fake_stop(&ut->fake);
+	free(ut->gcp);
+	ut->gcp = NULL;
+}
+
+void
+gcptest_fake(struct unittest *ut)
+{
+	int	rc;
+
+	(void)unittest_loop(ut);
+	ut->gcp = xcalloc(1, sizeof *ut->gcp);
+	ut->done_fake = gcptest_done_fake;
+	unittest_clean_env(ut);
+	if (fake_available() &&
+	    (rc = fake_start_in(&ut->fake, ut->dir)) != 0)
+		fail_msg("the simulated cloud did not start: %s",
+		    strerror(-rc));
+	fake_conf(&ut->fake, ut->gcp);
+}
+
+static void
+gcptest_done_http(struct unittest *ut)
+{
+	http_cancel_all(ut->http);
+	auth_free(ut->auth);
+	http_free(ut->http);
+	ut->auth = NULL;
+	ut->http = NULL;
+}
+
+void
+gcptest_http(struct unittest *ut)
+{
+	assert_int_equal(http_new(ut->loop, ut->gcp, &ut->http), 0);
+	ut->done_http = gcptest_done_http;
+}
+
+void
+gcptest_auth(struct unittest *ut)
+{
+	char	*cause = NULL;
+	int	 rc;
+
+	rc = auth_new(ut->http, ut->gcp, &ut->auth, &cause);
+	if (rc != 0)
+		fail_msg("auth_new: %d %s", rc, cause != NULL ? cause : "");
+	http_set_token_source(ut->http, auth_token_source(ut->auth));
+}
+
+void
+gcptest_cancel(struct unittest *ut)
+{
+	http_cancel_all(ut->http);
+}
+
+void
+gcptest_rec_cb(const struct http_resp *r, void *arg)
+{
+	struct gcptest_rec	*rec = arg;
+
+	rec->done++;
+	rec->status = r->status;
+	rec->kind = r->err.kind;
+	rec->attempts = r->attempts;
+	rec->elapsed = r->elapsed;
+	free(rec->msg);
+	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
+	json_decref(rec->json);
+	rec->json = json_incref(r->json);
+	gcp_error_copy(&rec->err, &r->err);
+	if (rec->count != NULL)
+		(*rec->count)++;
+}
+
+void
+gcptest_rec_done(struct gcptest_rec *rec)
+{
+	free(rec->msg);
+	json_decref(rec->json);
+	gcp_error_done(&rec->err);
+	memset(rec, 0, sizeof *rec);
+}
+
+void
+gcptest_request(struct unittest *ut, const struct http_req *req,
+    struct gcptest_rec *rec)
+{
+	assert_int_equal(http_request_start(ut->http, req, gcptest_rec_cb,
+	    rec), 0);
+	unittest_run(ut);
+	assert_int_equal(rec->done, 1);
+}
+
+void
+gcptest_get(struct unittest *ut, const char *url, struct gcptest_rec *rec)
+{
+	struct http_req	req = { .url = url, .flags = HTTP_AUTH,
+	    .api = GCP_API_COMPUTE };
+
+	gcptest_request(ut, &req, rec);
 }

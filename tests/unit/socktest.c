@@ -1,10 +1,11 @@
 /*
- * socktest.c: a client of gpuqd's socket for unit tests that run the
- * server's loop themselves (see socktest.h).
+ * socktest.c: a server and a client of gpuqd's socket for unit tests
+ * that run the server's loop themselves (see socktest.h).
  */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <poll.h>
@@ -20,9 +21,46 @@
 #include <uv.h>
 
 #include "common/xmalloc.h"
+#include "daemon/server.h"
 #include "tests/unit/socktest.h"
+#include "tests/unit/unittest.h"
 
 #define SOCKTEST_TURNS	200000	/* loop turns of 1 ms poll at most */
+
+struct server *
+socktest_server(struct unittest *ut, const struct conf *conf,
+    const char *path, server_request_cb cb, void *arg)
+{
+	struct server	*s;
+	char		*cause = NULL;
+	int		 fd;
+
+	s = server_new(unittest_loop(ut), conf, cb, arg);
+	if (server_socket_open(path, "", &fd, &cause) != 0)
+		fail_msg("server_socket_open %s: %s", path, cause);
+	assert_int_equal(chmod(path, 0666), 0);		/* for other uids */
+	if (server_listen(s, fd, path, &cause) != 0)
+		fail_msg("server_listen %s: %s", path, cause);
+	return s;
+}
+
+static void
+socktest_on_closed(void *arg)
+{
+	*(int *)arg = 1;
+}
+
+void
+socktest_server_free(struct unittest *ut, struct server *s)
+{
+	int	closed = 0;
+
+	server_stop(s);
+	server_close(s, socktest_on_closed, &closed);
+	unittest_run(ut);
+	assert_true(closed);
+	server_free(s);
+}
 
 int
 socktest_dial(const char *path)
@@ -38,6 +76,12 @@ socktest_dial(const char *path)
 	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun),
 	    0);
 	return fd;
+}
+
+void
+socktest_send(int fd, const char *s)
+{
+	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
 }
 
 char *

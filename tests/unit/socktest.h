@@ -1,7 +1,8 @@
 /*
  * socktest.h: what the unit tests of gpuqd's socket side share
- * (test-api.c, test-server.c): a client dialled to the server's Unix
- * socket and its reply lines read while the test runs the loop.
+ * (test-api.c, test-server.c): a server listening on the fixture's loop
+ * (unittest.h) and closed again, a client dialled to its Unix socket,
+ * and its reply lines read while the test runs the loop.
  *
  * Test code only: blocking calls are fine here, never in gpuqd.
  */
@@ -12,6 +13,17 @@
 
 #include <uv.h>
 
+#include "daemon/server.h"
+
+struct unittest;
+
+/* A server on UT's loop calling CB(ARG, ...) for each request line,
+ * listening at PATH (mode 0666, for other uids); fails the test. */
+struct server	*socktest_server(struct unittest *ut, const struct conf *,
+		    const char *path, server_request_cb cb, void *arg);
+/* Stop (again) and close S, run UT's loop until it is closed, free it. */
+void	 socktest_server_free(struct unittest *ut, struct server *s);
+
 /* Bytes read from a client socket and not yet returned as lines. */
 struct socktest_in {
 	char	*buf;
@@ -21,6 +33,8 @@ struct socktest_in {
 
 /* A blocking client connected to the Unix socket PATH; fails the test. */
 int	 socktest_dial(const char *path);
+/* Write all of S to FD; fails the test. */
+void	 socktest_send(int fd, const char *s);
 /*
  * The next line from FD (new string, no newline), running LOOP without
  * blocking between reads; bytes after it stay in IN. Fails the test

@@ -34,11 +34,11 @@
 #include "daemon/server.h"
 #include "store/store.h"
 #include "tests/unit/socktest.h"
+#include "tests/unit/unittest.h"
 
 struct t {
-	char		 dir[64];
+	struct unittest	*ut;		/* the directory, store and loop */
 	char		*sock;
-	uv_loop_t	 loop;
 	struct conf	 conf;
 	struct store	*store;
 	struct api	*api;
@@ -51,59 +51,37 @@ static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*db, *cause = NULL;
-	int		 fd;
+	char		*cause = NULL;
 
 	log_init("test-api", LOG_LEVEL_ERR, 0);
-	strcpy(t->dir, "/tmp/test-api.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
-	assert_int_equal(chmod(t->dir, 0755), 0);	/* other uids dial */
-	db = xprintf("%s/gpuq.db", t->dir);
-	assert_int_equal(store_open(db, &t->store, &cause), 0);
-	free(db);
+	t->ut = unittest_new("test-api");
+	assert_int_equal(chmod(t->ut->dir, 0755), 0);	/* other uids dial */
+	t->store = unittest_store(t->ut);
 	assert_int_equal(conf_init(&t->conf), 0);
 	assert_int_equal(conf_set(&t->conf, "daemon", "admin_group", "",
 	    &cause), 0);
-	t->sock = xprintf("%s/s", t->dir);
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	t->api = api_new(&t->loop, t->store, &t->conf);
-	t->server = server_new(&t->loop, &t->conf, api_request, t->api);
-	assert_int_equal(server_socket_open(t->sock, "", &fd, &cause), 0);
-	assert_int_equal(chmod(t->sock, 0666), 0);	/* for other uids */
-	assert_int_equal(server_listen(t->server, fd, t->sock, &cause), 0);
+	t->sock = unittest_path(t->ut, "s");
+	t->api = api_new(unittest_loop(t->ut), t->store, &t->conf);
+	t->server = socktest_server(t->ut, &t->conf, t->sock, api_request,
+	    t->api);
 	t->fd = -1;
 	*state = t;
 	return 0;
-}
-
-static void
-on_server_closed(void *arg)
-{
-	*(int *)arg = 1;
 }
 
 static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	char		*cmd;
-	int		 closed = 0;
 
 	if (t->fd != -1)
 		(void)close(t->fd);
 	socktest_in_done(&t->in);
-	server_stop(t->server);
+	server_stop(t->server);		/* no request reaches a closed api */
 	api_close(t->api);
-	server_close(t->server, on_server_closed, &closed);
-	(void)uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_true(closed);
-	server_free(t->server);
-	assert_int_equal(uv_loop_close(&t->loop), 0);
-	store_close(t->store);
+	socktest_server_free(t->ut, t->server);
+	unittest_free(t->ut);
 	conf_done(&t->conf);
-	cmd = xprintf("rm -rf %s", t->dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
 	free(t->sock);
 	free(t);
 	return 0;
@@ -119,10 +97,9 @@ req(struct t *t, const char *line)
 
 	if (t->fd == -1)
 		t->fd = socktest_dial(t->sock);
-	assert_int_equal(write(t->fd, line, strlen(line)),
-	    (ssize_t)strlen(line));
-	assert_int_equal(write(t->fd, "\n", 1), 1);
-	reply = socktest_line(&t->loop, t->fd, &t->in);
+	socktest_send(t->fd, line);
+	socktest_send(t->fd, "\n");
+	reply = socktest_line(t->ut->loop, t->fd, &t->in);
 	v = json_loads(reply, 0, &e);
 	if (v == NULL)
 		fail_msg("reply is not JSON: %s: %s", e.text, reply);
@@ -312,7 +289,7 @@ test_api_owner_checks(void **state)
 	for (;;) {
 		struct pollfd	p = { pfd[0], POLLIN, 0 };
 
-		(void)uv_run(&t->loop, UV_RUN_NOWAIT);
+		(void)uv_run(t->ut->loop, UV_RUN_NOWAIT);
 		if (poll(&p, 1, 1) != 1)
 			continue;
 		got = read(pfd[0], buf + len, sizeof buf - 1 - len);

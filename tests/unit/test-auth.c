@@ -36,40 +36,10 @@
 #define EMAIL	"gpuq-test@gpuq-demo.iam.gserviceaccount.com"
 
 struct t {
-	uv_loop_t	 loop;
-	struct fake	 fake;
-	struct gcp_conf	 conf;
-	struct http	*http;
-	struct auth	*auth;
-	char		*path;		/* a credential file in the temp dir */
+	struct unittest	*ut;		/* fake, conf, loop and http */
+	char		*path;		/* a credential file in DIR */
 	char		*url;		/* an API URL needing a token */
 };
-
-struct rec {
-	int		 done;
-	long		 status;
-	enum gcp_error_kind kind;
-	char		*msg;
-};
-
-static void
-rec_cb(const struct http_resp *r, void *arg)
-{
-	struct rec	*rec = arg;
-
-	rec->done++;
-	rec->status = r->status;
-	rec->kind = r->err.kind;
-	free(rec->msg);
-	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
-}
-
-static void
-rec_done(struct rec *rec)
-{
-	free(rec->msg);
-	memset(rec, 0, sizeof *rec);
-}
 
 static int
 setup(void **state)
@@ -77,16 +47,12 @@ setup(void **state)
 	struct t	*t = xcalloc(1, sizeof *t);
 
 	*state = t;
-	if (!fake_available())
-		return 0;
-	assert_int_equal(fake_start(&t->fake), 0);
-	test_clean_env(t->fake.dir);
-	fake_conf(&t->fake, &t->conf);
-	t->path = xprintf("%s/creds.json", t->fake.dir);
-	t->url = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	t->ut = unittest_new("test-auth");
+	gcptest_fake(t->ut);
+	t->path = unittest_path(t->ut, "creds.json");
+	t->url = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s?fields=name", "gpuq-demo");
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
+	gcptest_http(t->ut);
 	return 0;
 }
 
@@ -94,48 +60,12 @@ static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->http != NULL) {
-		http_cancel_all(t->http);
-		auth_free(t->auth);
-		http_free(t->http);
-		uv_run(&t->loop, UV_RUN_DEFAULT);
-		closed = uv_loop_close(&t->loop);
-	}
-	if (t->fake.pid > 0)
-		fake_stop(&t->fake);
 	free(t->path);
 	free(t->url);
+	unittest_free(t->ut);
 	free(t);
-	/* Asserted last: a failure must not leave the fake running. */
-	assert_int_equal(closed, 0);
 	return 0;
-}
-
-/* auth_new() with T's conf; attach it. */
-static void
-auth(struct t *t)
-{
-	char	*cause = NULL;
-	int	 rc;
-
-	rc = auth_new(t->http, &t->conf, &t->auth, &cause);
-	if (rc != 0)
-		fail_msg("auth_new: %d %s", rc, cause ? cause : "");
-	http_set_token_source(t->http, auth_token_source(t->auth));
-}
-
-/* One authenticated GET of T->url, loop run to completion. */
-static void
-get(struct t *t, struct rec *rec)
-{
-	struct http_req	req = { .url = t->url, .flags = HTTP_AUTH,
-	    .api = GCP_API_COMPUTE };
-
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(rec->done, 1);
 }
 
 static void
@@ -155,7 +85,7 @@ user_file(struct t *t, const char *path, const char *refresh)
 {
 	char	*s;
 
-	json_decref(fake_post(&t->fake, "/_fake/authorized_user",
+	json_decref(fake_post(&t->ut->fake, "/_fake/authorized_user",
 	    "{\"client_id\":\"cid-1.apps.googleusercontent.com\","
 	    "\"client_secret\":\"s3cret\",\"refresh_token\":\"1//rt-good\"}"));
 	s = xprintf("{\"type\":\"authorized_user\",\"client_id\":"
@@ -170,145 +100,145 @@ static void
 test_auth_service_account(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
-	NEED_FAKE(t);
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
-	t->conf.credentials = t->path;
-	auth(t);
-	assert_int_equal(auth_kind(t->auth), AUTH_SERVICE_ACCOUNT);
-	assert_non_null(strstr(auth_describe(t->auth), "service account "
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_SERVICE_ACCOUNT);
+	assert_non_null(strstr(auth_describe(t->ut->auth), "service account "
 	    EMAIL " (key "));
-	assert_non_null(strstr(auth_describe(t->auth),
+	assert_non_null(strstr(auth_describe(t->ut->auth),
 	    "from [gcp] credentials"));
-	assert_string_equal(auth_project(t->auth), "gpuq-demo");
-	get(t, &rec);
+	assert_string_equal(auth_project(t->ut->auth), "gpuq-demo");
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 1);
-	rec_done(&rec);
-	get(t, &rec);			/* cached: no second fetch */
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	gcptest_rec_done(&rec);
+	gcptest_get(t->ut, t->url, &rec);	/* cached: no second fetch */
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 1);
-	rec_done(&rec);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_env_variable(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
-	NEED_FAKE(t);
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
 	setenv("GOOGLE_APPLICATION_CREDENTIALS", t->path, 1);
-	auth(t);
+	gcptest_auth(t->ut);
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
-	assert_non_null(strstr(auth_describe(t->auth),
+	assert_non_null(strstr(auth_describe(t->ut->auth),
 	    "from GOOGLE_APPLICATION_CREDENTIALS"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_unregistered_key(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* Google does not know this key: invalid_grant, said plainly. */
-	fake_make_key(&t->fake, t->path, "stranger@gpuq-demo.iam."
+	fake_make_key(&t->ut->fake, t->path, "stranger@gpuq-demo.iam."
 	    "gserviceaccount.com", 0);
-	t->conf.credentials = t->path;
-	auth(t);
-	get(t, &rec);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	assert_non_null(strstr(rec.msg, "getting an access token for service "
 	    "account stranger@"));
 	assert_non_null(strstr(rec.msg, "failed: HTTP 400 invalid_grant: "
 	    "Invalid grant: account not found"));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_authorized_user(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	user_file(t, t->path, "1//rt-good");
-	t->conf.credentials = t->path;
-	auth(t);
-	assert_int_equal(auth_kind(t->auth), AUTH_AUTHORIZED_USER);
-	assert_string_equal(auth_quota_project(t->auth), "gpuq-demo");
-	get(t, &rec);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_AUTHORIZED_USER);
+	assert_string_equal(auth_quota_project(t->ut->auth), "gpuq-demo");
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 1);
-	rec_done(&rec);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_revoked_refresh_token(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	user_file(t, t->path, "1//rt-revoked");
-	t->conf.credentials = t->path;
-	auth(t);
-	get(t, &rec);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	assert_non_null(strstr(rec.msg, "HTTP 400 invalid_grant: Token has "
 	    "been expired or revoked."));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_auth_well_known_file(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*dir, *file;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* $HOME/.config/gcloud/application_default_credentials.json */
-	dir = xprintf("%s/.config", t->fake.dir);
+	dir = xprintf("%s/.config", t->ut->dir);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	free(dir);
-	dir = xprintf("%s/.config/gcloud", t->fake.dir);
+	dir = xprintf("%s/.config/gcloud", t->ut->dir);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	file = xprintf("%s/application_default_credentials.json", dir);
 	user_file(t, file, "1//rt-good");
-	auth(t);
-	assert_int_equal(auth_kind(t->auth), AUTH_AUTHORIZED_USER);
-	assert_non_null(strstr(auth_describe(t->auth), file));
-	assert_non_null(strstr(auth_describe(t->auth), "gcloud auth "
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_AUTHORIZED_USER);
+	assert_non_null(strstr(auth_describe(t->ut->auth), file));
+	assert_non_null(strstr(auth_describe(t->ut->auth), "gcloud auth "
 	    "application-default login"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
-	auth_free(t->auth);
-	t->auth = NULL;
-	http_set_token_source(t->http, NULL);
+	gcptest_rec_done(&rec);
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+	http_set_token_source(t->ut->http, NULL);
 	free(file);
 	free(dir);
 
 	/* $CLOUDSDK_CONFIG wins over HOME. */
-	dir = xprintf("%s/sdk", t->fake.dir);
+	dir = xprintf("%s/sdk", t->ut->dir);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	file = xprintf("%s/application_default_credentials.json", dir);
-	fake_make_key(&t->fake, file, EMAIL, 1);
+	fake_make_key(&t->ut->fake, file, EMAIL, 1);
 	setenv("CLOUDSDK_CONFIG", dir, 1);
-	auth(t);
+	gcptest_auth(t->ut);
 	unsetenv("CLOUDSDK_CONFIG");
-	assert_int_equal(auth_kind(t->auth), AUTH_SERVICE_ACCOUNT);
-	get(t, &rec);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_SERVICE_ACCOUNT);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(file);
 	free(dir);
 }
@@ -317,21 +247,21 @@ static void
 test_auth_metadata_server(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* No file anywhere: the VM's metadata server (here, the fake). */
-	auth(t);
-	assert_int_equal(auth_kind(t->auth), AUTH_METADATA);
-	assert_non_null(strstr(auth_describe(t->auth), "the metadata server ("
-	    ));
-	get(t, &rec);
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_METADATA);
+	assert_non_null(strstr(auth_describe(t->ut->auth),
+	    "the metadata server ("));
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 1);
-	rec_done(&rec);
-	reqs = fake_requests(&t->fake, "GET", "^/computeMetadata/v1/instance/"
-	    "service-accounts/default/token$", 1);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	gcptest_rec_done(&rec);
+	reqs = fake_requests(&t->ut->fake, "GET",
+	    "^/computeMetadata/v1/instance/service-accounts/default/token$", 1);
 	assert_int_equal(json_array_size(reqs), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(
 	    reqs, 0), "status")), 200);	/* Metadata-Flavor was sent */
@@ -344,18 +274,18 @@ test_auth_refuses_readable_key(void **state)
 	struct t	*t = *state;
 	char		*cause = NULL, *want;
 
-	NEED_FAKE(t);
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
 	assert_int_equal(chmod(t->path, 0644), 0);
-	t->conf.credentials = t->path;
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -EPERM);
+	t->ut->gcp->credentials = t->path;
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EPERM);
 	want = xprintf("credentials %s is readable by others (mode 0644); "
 	    "run: chmod 600 %s", t->path, t->path);
 	assert_string_equal(cause, want);
 	free(want);
 	free(cause);
-	assert_null(t->auth);
+	assert_null(t->ut->auth);
 }
 
 static void
@@ -364,33 +294,33 @@ test_auth_bad_files(void **state)
 	struct t	*t = *state;
 	char		*cause = NULL, *want;
 
-	NEED_FAKE(t);
-	t->conf.credentials = "/nonexistent/key.json";
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -ENOENT);
+	NEED_FAKE(t->ut);
+	t->ut->gcp->credentials = "/nonexistent/key.json";
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -ENOENT);
 	assert_string_equal(cause, "credentials /nonexistent/key.json: No "
 	    "such file or directory");
 	free(cause);
 
 	/* GOOGLE_APPLICATION_CREDENTIALS naming a missing file is an error,
 	 * not a reason to look elsewhere. */
-	t->conf.credentials = NULL;
+	t->ut->gcp->credentials = NULL;
 	setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/env.json", 1);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -ENOENT);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -ENOENT);
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 	free(cause);
 
-	t->conf.credentials = t->path;
+	t->ut->gcp->credentials = t->path;
 	write_file(t->path, "not json", 0600);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	assert_non_null(strstr(cause, "not a JSON key file"));
 	free(cause);
 
 	write_file(t->path, "{\"type\":\"external_account\"}", 0600);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	want = xprintf("credentials %s: type \"external_account\" is not "
 	    "supported; use a service_account key or authorized_user "
 	    "credentials", t->path);
@@ -401,29 +331,29 @@ test_auth_bad_files(void **state)
 	write_file(t->path, "{\"type\":\"service_account\",\"client_email\":"
 	    "\"a@b\",\"private_key\":\"-----BEGIN PRIVATE KEY-----\\nAAAA\\n"
 	    "-----END PRIVATE KEY-----\\n\"}", 0600);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause),
-	    -EINVAL);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
 	assert_non_null(strstr(cause, "private_key is not an RSA key"));
 	free(cause);
-	assert_null(t->auth);
+	assert_null(t->ut->auth);
 }
 
 static void
 test_auth_no_credentials(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*want;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* The APIs at the fake, but no file and no metadata server. */
-	t->conf.endpoint = NULL;
-	t->conf.compute_endpoint = t->fake.url;
-	t->conf.metadata_endpoint = "http://127.0.0.1:1";
-	t->conf.retry_max_attempts = 2;
-	auth(t);
-	assert_int_equal(auth_kind(t->auth), AUTH_METADATA);
-	get(t, &rec);
+	t->ut->gcp->endpoint = NULL;
+	t->ut->gcp->compute_endpoint = t->ut->fake.url;
+	t->ut->gcp->metadata_endpoint = "http://127.0.0.1:1";
+	t->ut->gcp->retry_max_attempts = 2;
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_METADATA);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_AUTH);
 	want = xprintf("no Google Cloud credentials found: "
@@ -431,20 +361,20 @@ test_auth_no_credentials(void **state)
 	    "there is no %s/.config/gcloud/application_default_credentials."
 	    "json, and the metadata server at http://127.0.0.1:1/"
 	    "computeMetadata/v1/instance/service-accounts/default/token did "
-	    "not give a token (", t->fake.dir);
+	    "not give a token (", t->ut->dir);
 	assert_true(strncmp(rec.msg, want, strlen(want)) == 0);
 	assert_non_null(strstr(rec.msg, "). Set GOOGLE_APPLICATION_CREDENTIALS"
 	    " (or [gcp] credentials in gpuqd.conf) to a service-account key "
 	    "file, run `gcloud auth application-default login`, or run gpuqd "
 	    "on a Google Cloud VM with an attached service account"));
 	free(want);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 struct later {
 	uv_timer_t	 timer;
 	struct t	*t;
-	struct rec	*rec;
+	struct gcptest_rec	*rec;
 };
 
 static void
@@ -454,8 +384,8 @@ later_on_timer(uv_timer_t *h)
 	struct http_req	 req = { .url = l->t->url, .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 
-	assert_int_equal(http_request_start(l->t->http, &req, rec_cb,
-	    l->rec), 0);
+	assert_int_equal(http_request_start(l->t->ut->http, &req,
+	    gcptest_rec_cb, l->rec), 0);
 	uv_close((uv_handle_t *)h, NULL);
 }
 
@@ -463,34 +393,34 @@ static void
 test_auth_token_expiry(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct later	 l;
 	json_t		*reqs;
 	size_t		 i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* 2 s tokens: refreshed at half-life, before any 401. */
-	json_decref(fake_post(&t->fake, "/_fake/token_lifetime",
+	json_decref(fake_post(&t->ut->fake, "/_fake/token_lifetime",
 	    "{\"seconds\":2}"));
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
-	t->conf.credentials = t->path;
-	auth(t);
-	get(t, &rec);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	gcptest_get(t->ut, t->url, &rec);
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 1);
-	rec_done(&rec);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	gcptest_rec_done(&rec);
 
 	l.t = t;
 	l.rec = &rec;
-	uv_timer_init(&t->loop, &l.timer);
+	uv_timer_init(t->ut->loop, &l.timer);
 	l.timer.data = &l;
 	uv_timer_start(&l.timer, later_on_timer, 1200, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(rec.status, 200);
-	assert_int_equal(auth_fetches(t->auth), 2);
-	rec_done(&rec);
+	assert_int_equal(auth_fetches(t->ut->auth), 2);
+	gcptest_rec_done(&rec);
 
-	reqs = fake_requests(&t->fake, "GET", "^/compute/", 2);
+	reqs = fake_requests(&t->ut->fake, "GET", "^/compute/", 2);
 	assert_int_equal(json_array_size(reqs), 2);
 	for (i = 0; i < json_array_size(reqs); i++)
 		assert_int_equal(json_integer_value(json_object_get(
@@ -505,35 +435,35 @@ test_auth_revoked_token_401(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		 recs[10];
+	struct gcptest_rec	 recs[10];
 	json_t			*reqs;
 	size_t			 i, n401 = 0;
 
-	NEED_FAKE(t);
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
-	t->conf.credentials = t->path;
-	auth(t);
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
 	memset(recs, 0, sizeof recs);
-	get(t, &recs[0]);
+	gcptest_get(t->ut, t->url, &recs[0]);
 	assert_int_equal(recs[0].status, 200);
-	rec_done(&recs[0]);
+	gcptest_rec_done(&recs[0]);
 
 	/* Google forgets the token: ten requests, each 401 once, one
 	 * refresh between them, each retried once. */
-	json_decref(fake_post(&t->fake, "/_fake/revoke_tokens", "{}"));
+	json_decref(fake_post(&t->ut->fake, "/_fake/revoke_tokens", "{}"));
 	req.url = t->url;
 	for (i = 0; i < 10; i++)
-		assert_int_equal(http_request_start(t->http, &req, rec_cb,
-		    &recs[i]), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
+	unittest_run(t->ut);
 	for (i = 0; i < 10; i++) {
 		assert_int_equal(recs[i].status, 200);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
-	assert_int_equal(auth_fetches(t->auth), 2);
-	http_get_stats(t->http, &st);
+	assert_int_equal(auth_fetches(t->ut->auth), 2);
+	http_get_stats(t->ut->http, &st);
 	assert_int_equal(st.auth_retries, 10);
-	reqs = fake_requests(&t->fake, "GET", "^/compute/", 21);
+	reqs = fake_requests(&t->ut->fake, "GET", "^/compute/", 21);
 	assert_int_equal(json_array_size(reqs), 21);
 	for (i = 0; i < json_array_size(reqs); i++)
 		if (json_integer_value(json_object_get(json_array_get(reqs, i),
@@ -541,7 +471,7 @@ test_auth_revoked_token_401(void **state)
 			n401++;
 	assert_int_equal(n401, 10);
 	json_decref(reqs);
-	reqs = fake_requests(&t->fake, "POST", "^/token$", 2);
+	reqs = fake_requests(&t->ut->fake, "POST", "^/token$", 2);
 	assert_int_equal(json_array_size(reqs), 2);
 	json_decref(reqs);
 }
@@ -550,32 +480,32 @@ static void
 test_auth_no_secrets_logged(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*logf, buf[65536];
 	int		 fd, saved;
 	ssize_t		 n;
 
-	NEED_FAKE(t);
-	fake_make_key(&t->fake, t->path, EMAIL, 1);
-	t->conf.credentials = t->path;
-	auth(t);
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
 
 	/* Everything at debug level into a file. */
-	logf = xprintf("%s/log", t->fake.dir);
+	logf = xprintf("%s/log", t->ut->dir);
 	fflush(stderr);
 	saved = dup(2);
 	fd = open(logf, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	dup2(fd, 2);
 	log_verbosity = LOG_LEVEL_DEBUG;
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"^/compute/\",\"status\":503,\"count\":1}"));
-	get(t, &rec);
+	gcptest_get(t->ut, t->url, &rec);
 	log_verbosity = LOG_LEVEL_WARNING;
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
 	assert_int_equal(rec.status, 200);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	n = pread(fd, buf, sizeof buf - 1, 0);
 	close(fd);

@@ -29,10 +29,10 @@
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
 #include "store/store.h"
+#include "tests/unit/unittest.h"
 
 struct t {
-	char		 dir[64];
-	uv_loop_t	 loop;
+	struct unittest	*ut;		/* the directory, store and loop */
 	struct conf	 conf;
 	struct store	*store;
 	struct cloud	*cloud;
@@ -46,7 +46,7 @@ cloud_make(struct t *t, const char *root)
 
 	assert_int_equal(conf_set(&t->conf, "gcp", "checkpoint_root", root,
 	    &cause), 0);
-	if (cloud_new(&t->loop, t->store, &t->conf, &t->cloud, &cause) != 0)
+	if (cloud_new(t->ut->loop, t->store, &t->conf, &t->cloud, &cause) != 0)
 		fail_msg("cloud_new: %s", cause);
 }
 
@@ -54,25 +54,19 @@ static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*cause = NULL, *db;
+	char		*cause = NULL;
 
 	log_init("test-cloud", LOG_LEVEL_ERR, 0);
-	strcpy(t->dir, "/tmp/test-cloud.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
-	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
-	unsetenv("CLOUDSDK_CONFIG");
-	unsetenv("GCE_METADATA_HOST");
-	setenv("HOME", t->dir, 1);
+	t->ut = unittest_new("test-cloud");
+	unittest_clean_env(t->ut);
 	setenv("GPUQ_PRICE_TABLE", TOP_SRCDIR "/data/prices.csv", 1);
-	db = xprintf("%s/gpuq.db", t->dir);
-	assert_int_equal(store_open(db, &t->store, &cause), 0);
-	free(db);
+	t->store = unittest_store(t->ut);
 	assert_int_equal(conf_init(&t->conf), 0);
 	assert_int_equal(conf_set(&t->conf, "gcp", "project", "p-1", &cause),
 	    0);
 	assert_int_equal(conf_set(&t->conf, "gcp", "endpoint",
 	    "http://127.0.0.1:9", &cause), 0);
-	assert_int_equal(uv_loop_init(&t->loop), 0);
+	(void)unittest_loop(t->ut);
 	*state = t;
 	return 0;
 }
@@ -81,17 +75,11 @@ static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	char		*cmd;
 
 	if (t->cloud != NULL)
 		cloud_free(t->cloud);
-	(void)uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(uv_loop_close(&t->loop), 0);
-	store_close(t->store);
+	unittest_free(t->ut);
 	conf_done(&t->conf);
-	cmd = xprintf("rm -rf %s", t->dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
 	free(t);
 	return 0;
 }

@@ -30,75 +30,26 @@
 #include "tests/unit/gcptest.h"
 
 struct t {
-	uv_loop_t	 loop;
-	struct fake	 fake;
-	struct gcp_conf	 conf;
-	struct http	*http;
-	struct auth	*auth;
+	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	char		*key;
-	int		 freed;
 };
-
-struct rec {
-	int		 done;
-	long		 status;
-	enum gcp_error_kind kind;
-	int		 attempts;
-	double		 elapsed;
-	char		*msg;
-	json_t		*json;
-	struct gcp_error err;
-	int		*count;		/* shared counter, or NULL */
-};
-
-static void
-rec_cb(const struct http_resp *r, void *arg)
-{
-	struct rec	*rec = arg;
-
-	rec->done++;
-	rec->status = r->status;
-	rec->kind = r->err.kind;
-	rec->attempts = r->attempts;
-	rec->elapsed = r->elapsed;
-	free(rec->msg);
-	rec->msg = r->err.message != NULL ? xstrdup(r->err.message) : NULL;
-	json_decref(rec->json);
-	rec->json = json_incref(r->json);
-	gcp_error_copy(&rec->err, &r->err);
-	if (rec->count != NULL)
-		(*rec->count)++;
-}
-
-static void
-rec_done(struct rec *rec)
-{
-	free(rec->msg);
-	json_decref(rec->json);
-	gcp_error_done(&rec->err);
-	memset(rec, 0, sizeof *rec);
-}
 
 static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*cause = NULL;
 
 	*state = t;
-	if (!fake_available())
-		return 0;
-	assert_int_equal(fake_start(&t->fake), 0);
-	test_clean_env(t->fake.dir);
-	fake_conf(&t->fake, &t->conf);
-	t->key = xprintf("%s/sa.json", t->fake.dir);
-	fake_make_key(&t->fake, t->key, "gpuq-test@gpuq-demo.iam."
-	    "gserviceaccount.com", 1);
-	t->conf.credentials = t->key;
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_token_source(t->http, auth_token_source(t->auth));
+	t->ut = unittest_new("test-http");
+	gcptest_fake(t->ut);
+	t->key = unittest_path(t->ut, "sa.json");
+	if (t->ut->fake.pid > 0)
+		fake_make_key(&t->ut->fake, t->key, "gpuq-test@gpuq-demo.iam."
+		    "gserviceaccount.com", 1);
+	t->ut->gcp->credentials = t->key;
+	gcptest_http(t->ut);
+	if (t->ut->fake.pid > 0)
+		gcptest_auth(t->ut);
 	return 0;
 }
 
@@ -106,36 +57,11 @@ static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->http != NULL && !t->freed) {
-		http_cancel_all(t->http);
-		auth_free(t->auth);
-		http_free(t->http);
-	}
-	if (t->http != NULL) {
-		uv_run(&t->loop, UV_RUN_DEFAULT);
-		closed = uv_loop_close(&t->loop);
-	}
-	if (t->fake.pid > 0)
-		fake_stop(&t->fake);
+	unittest_free(t->ut);
 	free(t->key);
 	free(t);
-	/* Asserted last: a failure must not leave the fake running. */
-	assert_int_equal(closed, 0);
 	return 0;
-}
-
-/* GET URL with auth, run the loop until done. */
-static void
-get(struct t *t, const char *url, struct rec *rec)
-{
-	struct http_req	req = { .url = url, .flags = HTTP_AUTH,
-	    .api = GCP_API_COMPUTE };
-
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(rec->done, 1);
 }
 
 static void
@@ -326,40 +252,40 @@ static void
 test_http_get_json(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u;
 
-	NEED_FAKE(t);
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
+	NEED_FAKE(t->ut);
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
 	    "gpuq-demo", "quotas,name");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.kind, GCP_ERR_NONE);
 	assert_true(json_is_array(json_object_get(rec.json, "quotas")));
 	assert_null(json_object_get(rec.json, "selfLink"));	/* fields= */
 	assert_int_equal(rec.attempts, 1);
 	free(u);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_http_connection_reuse(void **state)
 {
 	struct t		*t = *state;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_stats	 st;
 	char			*u;
 	int			 i;
 
-	NEED_FAKE(t);
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
+	NEED_FAKE(t->ut);
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s?fields=%s",
 	    "gpuq-demo", "name");
 	for (i = 0; i < 20; i++) {
-		get(t, u, &rec);
+		gcptest_get(t->ut, u, &rec);
 		assert_int_equal(rec.status, 200);
-		rec_done(&rec);
+		gcptest_rec_done(&rec);
 	}
-	http_get_stats(t->http, &st);
+	http_get_stats(t->ut->http, &st);
 	/* One for the token, one for the API: then reused. */
 	print_message("20 requests one after another: %lu connections\n",
 	    st.connects);
@@ -376,38 +302,38 @@ test_http_concurrent_200(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		*recs;
+	struct gcptest_rec	*recs;
 	char			*urls[NCONC];
 	const char		*regions[] = { "us-central1", "us-east1",
 	    "europe-west4", "asia-east1" };
 	int			 i, count = 0;
 	uint64_t		 t0;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	recs = xcalloc(NCONC, sizeof *recs);
 	t0 = uv_hrtime();
 	for (i = 0; i < NCONC; i++) {
-		urls[i] = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+		urls[i] = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 		    "projects/%s/regions/%s?fields=name,status", "gpuq-demo",
 		    regions[i % 4]);
 		req.url = urls[i];
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
 	assert_int_equal(count, 0);	/* never called back from start */
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(count, NCONC);
 	for (i = 0; i < NCONC; i++) {
 		assert_int_equal(recs[i].done, 1);
 		assert_int_equal(recs[i].status, 200);
 		assert_string_equal(json_string_value(json_object_get(
 		    recs[i].json, "name")), regions[i % 4]);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 		free(urls[i]);
 	}
-	http_get_stats(t->http, &st);
-	assert_int_equal(auth_fetches(t->auth), 1);	/* one token */
+	http_get_stats(t->ut->http, &st);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);	/* one token */
 	assert_true(st.max_in_flight > 1);
 	print_message("200 concurrent requests: %.0f ms, %d in flight at "
 	    "most, 1 token fetch\n", (double)(uv_hrtime() - t0) / 1e6,
@@ -434,22 +360,22 @@ static void
 test_http_retry_503_storm(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs, *r;
 	double		 when[5], ceiling;
 	char		*u;
 	int		 i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* Four 503s, then the answer: attempt five succeeds. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-east1$\",\"status\":503,\"count\":4}"));
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "us-east1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.attempts, 5);
-	reqs = fake_requests(&t->fake, "GET", "/regions/us-east1$", 5);
+	reqs = fake_requests(&t->ut->fake, "GET", "/regions/us-east1$", 5);
 	assert_int_equal(json_array_size(reqs), 5);
 	r = json_array_get(reqs, 0);
 	assert_int_equal(json_integer_value(json_object_get(r, "status")),
@@ -470,18 +396,18 @@ test_http_retry_503_storm(void **state)
 	    (when[2] - when[1]) * 1000, (when[3] - when[2]) * 1000,
 	    (when[4] - when[3]) * 1000);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* A storm longer than the attempts: the last 503 comes back. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-east1$\",\"status\":503,\"count\":10}"));
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 503);
 	assert_int_equal(rec.kind, GCP_ERR_UNAVAILABLE);
 	assert_int_equal(rec.attempts, 5);
 	assert_string_equal(rec.msg, "The service is currently unavailable.");
-	rec_done(&rec);
-	json_decref(fake_ctl(&t->fake, "DELETE", "/_fake/fault", NULL));
+	gcptest_rec_done(&rec);
+	json_decref(fake_ctl(&t->ut->fake, "DELETE", "/_fake/fault", NULL));
 	free(u);
 }
 
@@ -489,22 +415,22 @@ static void
 test_http_retry_after_429(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 	char		*u;
 	double		 gap1, gap2;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* retry_base is 50 ms: only Retry-After can explain 1 s gaps. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/europe-west4$\",\"status\":429,\"count\":2,"
 	    "\"retry_after\":1}"));
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "europe-west4");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.attempts, 3);
-	reqs = fake_requests(&t->fake, "GET", "/regions/europe-west4$", 3);
+	reqs = fake_requests(&t->ut->fake, "GET", "/regions/europe-west4$", 3);
 	assert_int_equal(json_array_size(reqs), 3);
 	gap1 = req_time(reqs, 1) - req_time(reqs, 0);
 	gap2 = req_time(reqs, 2) - req_time(reqs, 1);
@@ -513,24 +439,22 @@ test_http_retry_after_429(void **state)
 	assert_true(gap1 >= 0.95 && gap1 < 1.9);
 	assert_true(gap2 >= 0.95 && gap2 < 1.9);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 }
 
 static void
-upload(struct t *t, const char *name, int flags, struct rec *rec)
+upload(struct t *t, const char *name, int flags, struct gcptest_rec *rec)
 {
 	struct http_req	 req = { .method = "POST", .body = "checkpoint",
 	    .body_len = 10, .content_type = "application/octet-stream",
 	    .flags = HTTP_AUTH | flags, .api = GCP_API_UPLOAD };
 	char		*u;
 
-	u = gcp_url(&t->conf, GCP_API_UPLOAD, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_UPLOAD, NULL,
 	    "b/%s/o?uploadType=media&name=%s", "bkt", name);
 	req.url = u;
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(rec->done, 1);
+	gcptest_request(t->ut, &req, rec);
 	free(u);
 }
 
@@ -538,43 +462,43 @@ static void
 test_http_post_idempotency(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* A plain POST is not repeated after a 503... */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
 	    "\"POST\",\"path\":\"^/upload/\",\"status\":503,\"count\":1}"));
 	upload(t, "a/one", 0, &rec);
 	assert_int_equal(rec.status, 503);
 	assert_int_equal(rec.attempts, 1);
-	reqs = fake_requests(&t->fake, "POST", "^/upload/", 1);
+	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 1);
 	assert_int_equal(json_array_size(reqs), 1);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* ...one marked idempotent is. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
 	    "\"POST\",\"path\":\"^/upload/\",\"status\":503,\"count\":1}"));
 	upload(t, "a/two", HTTP_IDEMPOTENT, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.attempts, 2);
 	assert_string_equal(json_string_value(json_object_get(rec.json,
 	    "name")), "a/two");
-	reqs = fake_requests(&t->fake, "POST", "^/upload/", 3);
+	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 3);
 	assert_int_equal(json_array_size(reqs), 3);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 
 	/* A dropped connection: GET retried, plain POST not. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"method\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
 	    "\"POST\",\"path\":\"^/upload/\",\"drop\":true,\"count\":1}"));
 	upload(t, "a/three", 0, &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
-	reqs = fake_requests(&t->fake, "POST", "^/upload/", 4);
+	gcptest_rec_done(&rec);
+	reqs = fake_requests(&t->ut->fake, "POST", "^/upload/", 4);
 	assert_int_equal(json_array_size(reqs), 4);
 	json_decref(reqs);
 }
@@ -583,56 +507,56 @@ static void
 test_http_transport_retry(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	json_t		*reqs;
 	char		*u;
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/asia-east1$\",\"drop\":true,\"count\":2}"));
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "asia-east1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	/* curl itself re-sends once on a reused connection found dead, so
 	 * the two drops may take one or two of our attempts. */
 	assert_true(rec.attempts >= 2);
-	reqs = fake_requests(&t->fake, "GET", "/regions/asia-east1$", 3);
+	reqs = fake_requests(&t->ut->fake, "GET", "/regions/asia-east1$", 3);
 	assert_int_equal(json_array_size(reqs), 3);
 	json_decref(reqs);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 
 	/* Nobody listens: every attempt fails to connect. */
-	get(t, "http://127.0.0.1:1/compute/v1/projects/x", &rec);
+	gcptest_get(t->ut, "http://127.0.0.1:1/compute/v1/projects/x",
+	    &rec);
 	assert_int_equal(rec.status, 0);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 5);
 	assert_non_null(strstr(rec.msg, "GET http://127.0.0.1:1/compute/v1/"
 	    "projects/x: "));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 }
 
 static void
 test_http_timeout(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE,
 	    .timeout_ms = 300, .max_attempts = 2 };
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-west1$\",\"latency_ms\":1500,\"count\":2}"));
-	req.url = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	req.url = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-west1");
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.kind, GCP_ERR_TRANSPORT);
 	assert_int_equal(rec.attempts, 2);
 	assert_non_null(strstr(rec.msg, "no answer within 300 ms"));
 	assert_true(rec.elapsed < 1.4);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free((char *)req.url);
 }
 
@@ -640,30 +564,30 @@ static void
 test_http_error_answers(void **state)
 {
 	struct t	*t = *state;
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* An unknown path: HTML 404, no JSON, still a clean error. */
-	u = xprintf("%s/compute/v1/nowhere", t->fake.url);
-	get(t, u, &rec);
+	u = xprintf("%s/compute/v1/nowhere", t->ut->fake.url);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 404);
 	assert_null(rec.json);
 	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
 	assert_string_equal(rec.msg, "not a Google API answer: Error 404 "
 	    "(Not Found)!!1");
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 
 	/* A JSON 404 in Compute's shape. */
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s/regions/%s",
 	    "gpuq-demo", "mars-north1");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 404);
 	assert_int_equal(rec.kind, GCP_ERR_NOT_FOUND);
 	assert_string_equal(rec.err.reasons[0], "notFound");
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 }
 
@@ -696,7 +620,7 @@ static void
 test_http_quota_and_stockout(void **state)
 {
 	struct t		*t = *state;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	struct http_req		 req = { .method = "POST",
 	    .flags = HTTP_AUTH | HTTP_IDEMPOTENT, .api = GCP_API_COMPUTE };
 	struct gcp_error	 e;
@@ -705,53 +629,49 @@ test_http_quota_and_stockout(void **state)
 	const char		*op;
 	int			 i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* Synchronous quota error at insert (C.5). */
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":0}"));
 	body = insert_body("gpuq-q-1", "us-central1-a", 0);
 	req.json = body;
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-central1-a", "8a6e0804-2bd0-4672-b79d-d97027f9071a");
 	req.url = u;
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 403);
 	assert_int_equal(rec.kind, GCP_ERR_QUOTA);
 	assert_string_equal(rec.err.quota_metric, "NVIDIA_T4_GPUS");
 	assert_string_equal(rec.err.quota_region, "us-central1");
 	assert_true(rec.err.quota_limit == 0.0);
 	assert_int_equal(rec.attempts, 1);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	json_decref(body);
 	free(u);
 
 	/* A stockout with details arrives in the Operation (C.3, C.5). */
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/stockout", "{\"zone\":"
 	    "\"us-east1-c\",\"gpu\":\"nvidia-tesla-t4\",\"with_details\":true,"
 	    "\"zones_available\":[\"us-east1-b\",\"us-east1-d\"]}"));
 	body = insert_body("gpuq-s-1", "us-east1-c", 1);
 	req.json = body;
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/zones/%s/instances?requestId=%s", "gpuq-demo",
 	    "us-east1-c", "0b1e4a4c-8f3e-4c41-9d86-7b8f1f1c2a10");
 	req.url = u;
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 200);
 	op = json_string_value(json_object_get(rec.json, "name"));
 	assert_non_null(op);
-	w = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	w = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/zones/%s/operations/%s/wait", "gpuq-demo",
 	    "us-east1-c", op);
 	for (i = 0; i < 20; i++) {
-		rec_done(&rec);
+		gcptest_rec_done(&rec);
 		req.json = NULL;
 		req.url = w;
-		assert_int_equal(http_request_start(t->http, &req, rec_cb,
-		    &rec), 0);
-		uv_run(&t->loop, UV_RUN_DEFAULT);
+		gcptest_request(t->ut, &req, &rec);
 		assert_int_equal(rec.status, 200);
 		if (strcmp(json_string_value(json_object_get(rec.json,
 		    "status")), "DONE") == 0)
@@ -765,7 +685,7 @@ test_http_quota_and_stockout(void **state)
 	assert_string_equal(e.zones_available, "us-east1-b,us-east1-d");
 	assert_int_equal(e.code, 503);
 	gcp_error_done(&e);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	json_decref(body);
 	free(u);
 	free(w);
@@ -778,33 +698,33 @@ test_http_budget_queues(void **state)
 	struct http_req		 req = { .flags = HTTP_AUTH,
 	    .api = GCP_API_COMPUTE };
 	struct http_stats	 st;
-	struct rec		 recs[12];
+	struct gcptest_rec	 recs[12];
 	json_t			*reqs;
 	double			 when[12];
 	size_t			 i, n;
 	int			 count = 0;
 	char			*u;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	memset(recs, 0, sizeof recs);
-	http_set_budget(t->http, GCP_API_COMPUTE, 5, 1000);
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	http_set_budget(t->ut->http, GCP_API_COMPUTE, 5, 1000);
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-west4");
 	req.url = u;
 	for (i = 0; i < 12; i++) {
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(count, 12);
 	for (i = 0; i < 12; i++) {
 		assert_int_equal(recs[i].status, 200);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
 	/* No more than 5 started in any second (the fake's clock sees them
 	 * after the network and its threads: allow 100 ms of jitter). */
-	reqs = fake_requests(&t->fake, "GET", "/regions/us-west4$", 12);
+	reqs = fake_requests(&t->ut->fake, "GET", "/regions/us-west4$", 12);
 	n = json_array_size(reqs);
 	assert_int_equal(n, 12);
 	for (i = 0; i < n; i++)
@@ -815,7 +735,7 @@ test_http_budget_queues(void **state)
 	assert_true(when[n - 1] - when[0] > 1.9);
 	print_message("budget 5/s: 12 requests over %.2f s\n",
 	    when[n - 1] - when[0]);
-	http_get_stats(t->http, &st);
+	http_get_stats(t->ut->http, &st);
 	assert_true(st.budget_waits > 0);
 	json_decref(reqs);
 	free(u);
@@ -862,23 +782,23 @@ test_http_loop_responsive(void **state)
 	char		*u;
 	uint64_t	 t0;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* A token first, so all 100 go out at once. */
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-south1$\",\"latency_ms\":400,\"count\":100}"));
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-south1");
 	req.url = u;
 	memset(&tk, 0, sizeof tk);
 	tk.left = &left;
-	uv_timer_init(&t->loop, &tk.timer);
+	uv_timer_init(t->ut->loop, &tk.timer);
 	tk.timer.data = &tk;
 	for (i = 0; i < 100; i++)
-		assert_int_equal(http_request_start(t->http, &req, slow_cb,
+		assert_int_equal(http_request_start(t->ut->http, &req, slow_cb,
 		    &left), 0);
 	t0 = uv_hrtime();
 	uv_timer_start(&tk.timer, tick_on_timer, 1, 1);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(left, 0);
 	print_message("100 slow requests in %.0f ms; 1 ms timer fired %d "
 	    "times, %d gaps over 5 ms, longest %.2f ms\n",
@@ -893,7 +813,7 @@ test_http_loop_responsive(void **state)
 	assert_true(tk.slow <= tk.n / 50);
 	assert_true(tk.max_gap < 100 * 1000 * 1000);
 	uv_close((uv_handle_t *)&tk.timer, NULL);
-	uv_run(&t->loop, UV_RUN_DEFAULT);	/* TK lives on this stack */
+	unittest_run(t->ut);	/* TK lives on this stack */
 	free(u);
 }
 
@@ -903,10 +823,11 @@ free_on_timer(uv_timer_t *h)
 	struct t	*t = h->data;
 
 	/* Shutdown order: cancel, free auth, free the client. */
-	http_cancel_all(t->http);
-	auth_free(t->auth);
-	http_free(t->http);
-	t->freed = 1;
+	http_cancel_all(t->ut->http);
+	auth_free(t->ut->auth);
+	http_free(t->ut->http);
+	t->ut->auth = NULL;
+	t->ut->http = NULL;
 	uv_close((uv_handle_t *)h, NULL);
 }
 
@@ -915,31 +836,31 @@ test_http_cancel_on_free(void **state)
 {
 	struct t	*t = *state;
 	struct http_req	 req = { .flags = HTTP_AUTH, .api = GCP_API_COMPUTE };
-	struct rec	 recs[20];
+	struct gcptest_rec	 recs[20];
 	uv_timer_t	 timer;
 	int		 i, count = 0;
 	char		*u;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	memset(recs, 0, sizeof recs);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-east4$\",\"latency_ms\":2000,\"count\":20}"));
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL,
 	    "projects/%s/regions/%s", "gpuq-demo", "us-east4");
 	req.url = u;
 	for (i = 0; i < 20; i++) {
 		recs[i].count = &count;
-		assert_int_equal(http_request_start(t->http, &req, rec_cb,
-		    &recs[i]), 0);
+		assert_int_equal(http_request_start(t->ut->http, &req,
+		    gcptest_rec_cb, &recs[i]), 0);
 	}
-	uv_timer_init(&t->loop, &timer);
+	uv_timer_init(t->ut->loop, &timer);
 	timer.data = t;
 	uv_timer_start(&timer, free_on_timer, 300, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(count, 20);
 	for (i = 0; i < 20; i++) {
 		assert_int_equal(recs[i].kind, GCP_ERR_CANCELLED);
-		rec_done(&recs[i]);
+		gcptest_rec_done(&recs[i]);
 	}
 	free(u);
 }
@@ -1023,18 +944,17 @@ metadata_token(struct t *t)
 {
 	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
 	struct http_req	 req = { .headers = hdrs, .api = GCP_API_METADATA };
-	struct rec	 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char		*u, *tok;
 
-	u = gcp_url(&t->conf, GCP_API_METADATA, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_METADATA, NULL,
 	    "instance/service-accounts/default/token");
 	req.url = u;
-	assert_int_equal(http_request_start(t->http, &req, rec_cb, &rec), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	gcptest_request(t->ut, &req, &rec);
 	assert_int_equal(rec.status, 200);
 	tok = xstrdup(json_string_value(json_object_get(rec.json,
 	    "access_token")));
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 	return tok;
 }
@@ -1051,10 +971,10 @@ test_http_token_source_not_auth(void **state)
 	struct t		*t = *state;
 	struct fixed_src	*f;
 	struct http_stats	 st;
-	struct rec		 rec = { 0 };
+	struct gcptest_rec	 rec = { 0 };
 	char			*u;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	f = xcalloc(1, sizeof *f);
 	f->good = metadata_token(t);
 	f->token = "ya29.stale-token";
@@ -1062,30 +982,30 @@ test_http_token_source_not_auth(void **state)
 	f->src.cancel = fixed_cancel;
 	f->src.invalidate = fixed_invalidate;
 	f->src.arg = f;
-	assert_int_equal(uv_timer_init(&t->loop, &f->timer), 0);
+	assert_int_equal(uv_timer_init(t->ut->loop, &f->timer), 0);
 	f->timer.data = f;
-	http_set_token_source(t->http, &f->src);
+	http_set_token_source(t->ut->http, &f->src);
 
-	u = gcp_url(&t->conf, GCP_API_COMPUTE, NULL, "projects/%s",
+	u = gcp_url(t->ut->gcp, GCP_API_COMPUTE, NULL, "projects/%s",
 	    "gpuq-demo");
-	get(t, u, &rec);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 200);
 	assert_int_equal(rec.kind, GCP_ERR_NONE);
 	assert_int_equal(f->queued, 1);		/* the first get waited */
 	assert_int_equal(f->gets, 2);		/* then once after the 401 */
 	assert_int_equal(f->invalidated, 1);
 	assert_string_equal(f->invalid, "ya29.stale-token");
-	http_get_stats(t->http, &st);
+	http_get_stats(t->ut->http, &st);
 	assert_int_equal(st.auth_retries, 1);
-	assert_int_equal(auth_fetches(t->auth), 0);
-	rec_done(&rec);
+	assert_int_equal(auth_fetches(t->ut->auth), 0);
+	gcptest_rec_done(&rec);
 
 	/* Detached: the request goes without a token and gets the 401. */
-	http_set_token_source(t->http, NULL);
-	get(t, u, &rec);
+	http_set_token_source(t->ut->http, NULL);
+	gcptest_get(t->ut, u, &rec);
 	assert_int_equal(rec.status, 401);
 	assert_int_equal(f->gets, 2);
-	rec_done(&rec);
+	gcptest_rec_done(&rec);
 	free(u);
 	uv_close((uv_handle_t *)&f->timer, fixed_on_close);
 }

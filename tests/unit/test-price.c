@@ -35,11 +35,7 @@
 #endif
 
 struct t {
-	uv_loop_t	 loop;
-	struct fake	 fake;
-	struct gcp_conf	 conf;
-	struct http	*http;
-	struct auth	*auth;
+	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	struct price	*p;
 	char		*table;
 	int		 calls, error;
@@ -62,26 +58,21 @@ setup(void **state)
 
 	*state = t;
 	t->table = table_path();
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	if (fake_available()) {
-		assert_int_equal(fake_start(&t->fake), 0);
-		test_clean_env(t->fake.dir);
-		fake_conf(&t->fake, &t->conf);
-	} else
-		t->conf.project = "gpuq-demo";
-	t->conf.price_table = t->table;
+	t->ut = unittest_new("test-price");
+	gcptest_fake(t->ut);
+	t->ut->gcp->price_table = t->table;
 	return 0;
 }
 
+/* Build http, auth and prices for the conf as the test left it. */
 static void
 start(struct t *t)
 {
 	char	*cause = NULL;
 
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_token_source(t->http, auth_token_source(t->auth));
-	if (price_new(t->http, &t->conf, &t->p, &cause) != 0)
+	gcptest_http(t->ut);
+	gcptest_auth(t->ut);
+	if (price_new(t->ut->http, t->ut->gcp, &t->p, &cause) != 0)
 		fail_msg("price_new: %s", cause);
 }
 
@@ -89,23 +80,13 @@ static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->http != NULL) {
-		http_cancel_all(t->http);
-		price_free(t->p);
-		auth_free(t->auth);
-		http_free(t->http);
-	}
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	closed = uv_loop_close(&t->loop);
-	if (t->fake.pid > 0)
-		fake_stop(&t->fake);
+	gcptest_cancel(t->ut);
+	price_free(t->p);
+	unittest_free(t->ut);
 	free(t->cause);
 	free(t->table);
 	free(t);
-	/* Asserted last: a failure must not leave the fake running. */
-	assert_int_equal(closed, 0);
 	return 0;
 }
 
@@ -126,7 +107,7 @@ refresh(struct t *t)
 	t->calls = 0;
 	assert_int_equal(price_refresh(t->p, on_refresh, t), 0);
 	assert_int_equal(t->calls, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(t->calls, 1);
 }
 
@@ -164,7 +145,7 @@ test_price_bundled(void **state)
 	struct t	*t = *state;
 	double		 d;
 
-	t->conf.endpoint = NULL;
+	t->ut->gcp->endpoint = NULL;
 	start(t);
 	assert_string_equal(price_source(t->p), "bundled table (data of "
 	    "2026-06)");
@@ -207,16 +188,15 @@ test_price_missing_table(void **state)
 	struct t	*t = *state;
 	char		*cause = NULL;
 
-	t->conf.price_table = "/nonexistent/prices.csv";
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
-	assert_int_equal(price_new(t->http, &t->conf, &t->p, &cause),
+	t->ut->gcp->price_table = "/nonexistent/prices.csv";
+	gcptest_http(t->ut);
+	assert_int_equal(price_new(t->ut->http, t->ut->gcp, &t->p, &cause),
 	    -ENOENT);
 	assert_string_equal(cause, "price table /nonexistent/prices.csv: No "
 	    "such file or directory (it comes with gpuq; reinstall, or point "
 	    "[gcp] price_table at a copy)");
 	free(cause);
 	t->p = NULL;
-	t->auth = NULL;
 }
 
 static void
@@ -227,8 +207,8 @@ test_price_catalog_paged(void **state)
 	size_t		 ncomp, nvert;
 	double		 d;
 
-	NEED_FAKE(t);
-	t->conf.page_size = 50;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->page_size = 50;
 	start(t);
 	refresh(t);
 	if (t->error != 0)
@@ -237,12 +217,12 @@ test_price_catalog_paged(void **state)
 	    0);
 	assert_non_null(strstr(price_source(t->p), " SKUs)"));
 	assert_true(price_fetched_at(t->p) > 0);
-	reqs = fake_requests(&t->fake, "GET", "/services/6F81-5844-456A/skus",
-	    2);
+	reqs = fake_requests(&t->ut->fake, "GET",
+	    "/services/6F81-5844-456A/skus", 2);
 	ncomp = json_array_size(reqs);
 	json_decref(reqs);
-	reqs = fake_requests(&t->fake, "GET", "/services/C7E2-9256-1C43/skus",
-	    2);
+	reqs = fake_requests(&t->ut->fake, "GET",
+	    "/services/C7E2-9256-1C43/skus", 2);
 	nvert = json_array_size(reqs);
 	json_decref(reqs);
 	assert_true(ncomp >= 2 && nvert >= 2);
@@ -280,8 +260,8 @@ test_price_override(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/price", "{\"gpu\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/price", "{\"gpu\":"
 	    "\"nvidia-tesla-t4\",\"region\":\"us-central1\",\"usage_type\":"
 	    "\"Preemptible\",\"usd_per_hour\":0.0123}"));
 	start(t);
@@ -300,8 +280,8 @@ test_price_catalog_failure(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/skus$\",\"status\":403,\"count\":10}"));
 	start(t);
 	refresh(t);
@@ -315,29 +295,18 @@ test_price_catalog_failure(void **state)
 }
 
 static void
-stop_loop(uv_timer_t *h)
-{
-	uv_stop(h->loop);
-}
-
-static void
 test_price_refresh_timer(void **state)
 {
 	struct t	*t = *state;
-	uv_timer_t	 timer;
 	json_t		*reqs;
 
-	NEED_FAKE(t);
-	t->conf.price_refresh = 1;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->price_refresh = 1;
 	start(t);
 	price_start(t->p);
-	uv_timer_init(&t->loop, &timer);
-	uv_timer_start(&timer, stop_loop, 1600, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);	/* the price timer never ends */
-	uv_close((uv_handle_t *)&timer, NULL);
-	uv_run(&t->loop, UV_RUN_NOWAIT);	/* TIMER lives on this stack */
-	reqs = fake_requests(&t->fake, "GET", "/services/6F81-5844-456A/skus",
-	    2);
+	unittest_run_for(t->ut, 1600);	/* the price timer never ends */
+	reqs = fake_requests(&t->ut->fake, "GET",
+	    "/services/6F81-5844-456A/skus", 2);
 	assert_int_equal(json_array_size(reqs), 2);
 	json_decref(reqs);
 	assert_true(strncmp(price_source(t->p), "catalog", 7) == 0);
@@ -351,7 +320,7 @@ test_price_json(void **state)
 	struct price_row row;
 	size_t		 iter = 0, n = 0;
 
-	t->conf.endpoint = NULL;
+	t->ut->gcp->endpoint = NULL;
 	start(t);
 	j = price_to_json(t->p, "us-central1", "nvidia-tesla-t4");
 	assert_string_equal(json_string_value(json_object_get(j, "source")),
@@ -403,26 +372,26 @@ test_gcp_facade(void **state)
 	char		*cause = NULL;
 	const char	*providers[] = { "gce", "vertex" };
 
-	NEED_FAKE(t);
-	t->conf.providers = providers;
-	t->conf.nproviders = 2;
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	NEED_FAKE(t->ut);
+	t->ut->gcp->providers = providers;
+	t->ut->gcp->nproviders = 2;
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/skus$\",\"latency_ms\":3000,\"count\":2}"));
-	assert_int_equal(gcp_new(&t->loop, &t->conf, &g, &cause), 0);
+	assert_int_equal(gcp_new(t->ut->loop, t->ut->gcp, &g, &cause), 0);
 	assert_string_equal(gcp_conf(g)->project, "gpuq-demo");
 	assert_non_null(gcp_http(g));
 	assert_int_equal(auth_kind(gcp_auth(g)), AUTH_METADATA);
 	assert_non_null(gcp_quota(g));
 	gcp_start(g);
 	/* Freed with the catalog read still in flight. */
-	uv_timer_init(&t->loop, &timer);
+	uv_timer_init(t->ut->loop, &timer);
 	timer.data = g;
 	uv_timer_start(&timer, free_gcp, 300, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 
 	/* A bad key file fails gcp_new with the reason. */
-	t->conf.credentials = "/nonexistent/key.json";
-	assert_int_equal(gcp_new(&t->loop, &t->conf, &g, &cause), -ENOENT);
+	t->ut->gcp->credentials = "/nonexistent/key.json";
+	assert_int_equal(gcp_new(t->ut->loop, t->ut->gcp, &g, &cause), -ENOENT);
 	assert_string_equal(cause, "credentials /nonexistent/key.json: No "
 	    "such file or directory");
 	free(cause);

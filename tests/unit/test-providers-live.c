@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "common/gpu.h"
+#include "common/xmalloc.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
@@ -55,10 +56,9 @@ static struct live_case live_vertex = { &prov_vertex, "vertex",
     ",\"vertex_restart\":false" };
 
 struct live {
-	struct fake		 fake;
-	uv_loop_t		 loop;
-	struct gcp		*g;
-	int			 up;
+	struct unittest		*ut;	/* the fake, its conf, the loop */
+	struct gcp		*g;	/* NULL: the fake did not start */
+	char			*key;
 	const struct live_case	*c;	/* LIVE_ON's provider, or NULL */
 };
 
@@ -95,32 +95,29 @@ struct polled {
 static int
 live_setup(void **state)
 {
-	struct live	*t = calloc(1, sizeof *t);
-	struct gcp_conf	 c;
+	struct live	*t = xcalloc(1, sizeof *t);
 	const char	*top;
-	char		 key[512], prices[1024], *cause = NULL;
+	char		 prices[1024], *cause = NULL;
 
 	t->c = *state;			/* LIVE_ON's initial state */
 	*state = t;
-	if (!fake_available())
+	t->ut = unittest_new("test-providers-live");
+	gcptest_fake(t->ut);
+	if (t->ut->fake.pid <= 0)
 		return 0;
-	if (fake_start(&t->fake) != 0)
-		return -1;
-	json_decref(fake_post(&t->fake, "/_fake/speed", "{\"factor\":%d}",
-	    SPEED));
-	(void)snprintf(key, sizeof key, "%s/key.json", t->fake.dir);
-	fake_make_key(&t->fake, key, "gpuq@gpuq-demo.iam.gserviceaccount.com",
-	    1);
-	fake_conf(&t->fake, &c);
-	c.credentials = key;
+	json_decref(fake_post(&t->ut->fake, "/_fake/speed",
+	    "{\"factor\":%d}", SPEED));
+	t->key = unittest_path(t->ut, "key.json");
+	fake_make_key(&t->ut->fake, t->key,
+	    "gpuq@gpuq-demo.iam.gserviceaccount.com", 1);
+	t->ut->gcp->credentials = t->key;
 	top = getenv("top_srcdir");
 	(void)snprintf(prices, sizeof prices, "%s/data/prices.csv",
 	    top != NULL && *top != '\0' ? top : TOP_SRCDIR);
-	c.price_table = prices;
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	if (gcp_new(&t->loop, &c, &t->g, &cause) != 0)
+	t->ut->gcp->price_table = prices;
+	if (gcp_new(t->ut->loop, t->ut->gcp, &t->g, &cause) != 0)
 		fail_msg("gcp_new: %s", cause != NULL ? cause : "?");
-	t->up = 1;
+	t->ut->gcp->price_table = NULL;	/* gcp_new() took a copy */
 	return 0;
 }
 
@@ -129,12 +126,9 @@ live_teardown(void **state)
 {
 	struct live	*t = *state;
 
-	if (t->up) {
-		gcp_free(t->g);
-		(void)uv_run(&t->loop, UV_RUN_DEFAULT);
-		assert_int_equal(uv_loop_close(&t->loop), 0);
-		fake_stop(&t->fake);
-	}
+	gcp_free(t->g);
+	unittest_free(t->ut);
+	free(t->key);
 	free(t);
 	return 0;
 }
@@ -188,42 +182,6 @@ on_poll_done(const struct prov_result *r, void *arg)
 	struct polled	*p = arg;
 
 	on_done(r, &p->d);
-}
-
-/* Run the loop until *FLAG is set: the harness bounds the time. */
-static void
-run_until(struct live *t, int *flag)
-{
-	while (!*flag)
-		(void)uv_run(&t->loop, UV_RUN_ONCE);
-}
-
-static void
-on_gap(uv_timer_t *tm)
-{
-	*(int *)tm->data = 1;
-}
-
-static void
-on_gap_closed(uv_handle_t *h)
-{
-	*(int *)h->data = 2;
-}
-
-/* Let MS of real time pass on the loop. */
-static void
-gap(struct live *t, uint64_t ms)
-{
-	uv_timer_t	tm;
-	int		flag = 0;
-
-	tm.data = &flag;
-	assert_int_equal(uv_timer_init(&t->loop, &tm), 0);
-	assert_int_equal(uv_timer_start(&tm, on_gap, ms, 0), 0);
-	run_until(t, &flag);
-	uv_close((uv_handle_t *)&tm, on_gap_closed);
-	while (flag != 2)
-		(void)uv_run(&t->loop, UV_RUN_ONCE);
 }
 
 /* A launch of job JOB attempt ATTEMPT; ENV is FAKEGCP_* text pairs. */
@@ -289,7 +247,7 @@ launch(struct live *t, const struct provider *p, struct job *j,
 {
 	memset(d, 0, sizeof *d);
 	assert_int_equal(p->launch(t->g, &j->l, on_done, d), 0);
-	run_until(t, &d->called);
+	unittest_run_until(t->ut, &d->called, 1);
 	assert_int_equal(d->called, 1);
 }
 
@@ -299,7 +257,7 @@ poll_once(struct live *t, const struct provider *p, struct polled *out)
 	memset(out, 0, sizeof *out);
 	assert_int_equal(p->poll(t->g, INSTALL, p->poll_global ? NULL :
 	    REGION, on_seen, on_poll_done, out), 0);
-	run_until(t, &out->d.called);
+	unittest_run_until(t->ut, &out->d.called, 1);
 	assert_int_equal(out->d.called, 1);
 }
 
@@ -339,7 +297,7 @@ wait_state(struct live *t, const struct provider *p, const char *resource,
 			fail_msg("%s: %s: wanted %s, got %s (%s)", p->name,
 			    resource, prov_state_name(want),
 			    prov_state_name(s->state), s->message);
-		gap(t, POLL_GAP_MS);
+		unittest_run_for(t->ut, POLL_GAP_MS);
 	}
 	free(pl);
 	fail_msg("%s: %s never became %s", p->name, resource,
@@ -359,7 +317,7 @@ wait_gone(struct live *t, const struct provider *p, const char *resource)
 			free(pl);
 			return;
 		}
-		gap(t, POLL_GAP_MS);
+		unittest_run_for(t->ut, POLL_GAP_MS);
 	}
 	free(pl);
 	fail_msg("%s: %s is still listed after cancel", p->name, resource);
@@ -381,7 +339,7 @@ cancel(struct live *t, const struct provider *p, const char *resource,
 	ref.zone = ZONE;
 	ref.request_id = request_id;
 	assert_int_equal(p->cancel(t->g, &ref, on_done, &d), 0);
-	run_until(t, &d.called);
+	unittest_run_until(t->ut, &d.called, 1);
 	assert_int_equal(d.called, 1);
 	if (d.fail != PROV_FAIL_NONE)
 		fail_msg("%s: cancel of %s: fail %d: %s", p->name, resource,
@@ -400,7 +358,7 @@ fake_count(struct live *t, const char *service, const char *name,
 
 	(void)snprintf(path, sizeof path, "/_fake/resources?service=%s",
 	    service);
-	r = fake_ctl(&t->fake, "GET", path, NULL);
+	r = fake_ctl(&t->ut->fake, "GET", path, NULL);
 	assert_non_null(r);
 	json_array_foreach(json_object_get(r, "resources"), i, res) {
 		if (strcmp(json_string_value(json_object_get(res, "name")),
@@ -423,7 +381,7 @@ fake_counter(struct live *t, const char *method)
 	json_t	*r;
 	int	 n;
 
-	r = fake_ctl(&t->fake, "GET", "/_fake/counters", NULL);
+	r = fake_ctl(&t->ut->fake, "GET", "/_fake/counters", NULL);
 	assert_non_null(r);
 	n = (int)json_integer_value(json_object_get(json_object_get(r,
 	    "by_method"), method));
@@ -450,7 +408,7 @@ interrupt(struct live *t, const char *what, const char *name,
 	char	path[64];
 
 	(void)snprintf(path, sizeof path, "/_fake/%s", what);
-	json_decref(fake_post(&t->fake, path, "{\"name\":\"%s\"%s}", name,
+	json_decref(fake_post(&t->ut->fake, path, "{\"name\":\"%s\"%s}", name,
 	    extra));
 }
 
@@ -458,9 +416,9 @@ interrupt(struct live *t, const char *what, const char *name,
 static void
 fake_no_quota(struct live *t, const char *service, const char *metric)
 {
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"service\":\"%s\","
-	    "\"region\":\"%s\",\"metric\":\"%s\",\"limit\":0}", service,
-	    REGION, metric));
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota",
+	    "{\"service\":\"%s\",\"region\":\"%s\",\"metric\":\"%s\","
+	    "\"limit\":0}", service, REGION, metric));
 }
 
 /* No T4s in WHERE (a zone, or each zone of a region) while ON; EXTRA is
@@ -469,9 +427,10 @@ static void
 fake_t4_stockout(struct live *t, const char *where, int on,
     const char *extra)
 {
-	json_decref(fake_post(&t->fake, "/_fake/stockout", "{\"zone\":\"%s\","
-	    "\"gpu\":\"nvidia-tesla-t4\",\"provisioning\":\"ANY\",\"on\":%s%s}",
-	    where, on ? "true" : "false", extra));
+	json_decref(fake_post(&t->ut->fake, "/_fake/stockout",
+	    "{\"zone\":\"%s\",\"gpu\":\"nvidia-tesla-t4\","
+	    "\"provisioning\":\"ANY\",\"on\":%s%s}", where,
+	    on ? "true" : "false", extra));
 }
 
 /* Launch attempt ATTEMPT of JOB, a long Spot job, on P and wait until
@@ -510,7 +469,7 @@ test_live_succeeds(void **state)
 	struct done		 d;
 	struct seen		 s;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	p = t->c->p;
 	job_init(&j, 11, 1, 1, "60", "0");
 	launch(t, p, &j, &d);
@@ -549,7 +508,7 @@ test_live_exit_code(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	job_init(&j, 12, 1, 0, "30", "3");
 	launch(t, t->c->p, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -568,7 +527,8 @@ run_interrupt(struct live *t, const struct provider *p, const char *what,
 	struct seen	s;
 
 	launch_running(t, p, &j, &d, 13, 2);
-	gap(t, 200);	/* the container is running, not just the VM */
+	/* The container is running, not just the VM. */
+	unittest_run_for(t->ut, 200);
 	interrupt(t, what, j.resource, extra);
 	wait_state(t, p, j.resource, want, &s);
 	assert_int_equal(s.exit_code, -1);
@@ -582,7 +542,7 @@ test_live_preempted(void **state)
 {
 	struct live	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	run_interrupt(t, t->c->p, "preempt", t->c->preempt_extra,
 	    PROV_PREEMPTED);
 }
@@ -593,7 +553,7 @@ test_live_maintenance(void **state)
 {
 	struct live	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	run_interrupt(t, t->c->p, "maintenance", "", PROV_MAINTENANCE);
 }
 
@@ -622,7 +582,7 @@ test_live_duplicate(void **state)
 {
 	struct live	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	run_duplicate(t, t->c->p, t->c->service);
 }
 
@@ -634,7 +594,7 @@ test_live_null(void **state)
 	struct done	 d;
 	struct polled	 pl;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	job_init(&j, 1, 1, 1, "1", "0");
 	launch(t, &prov_null, &j, &d);
 	assert_int_equal(d.fail, PROV_FAIL_NONE);
@@ -654,7 +614,7 @@ test_live_quota_metrics(void **state)
 	const char		*svc = NULL;
 	char			*m;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	m = prov_gce.quota_metric(t->g, REGION, t4, 0, &svc);
 	assert_string_equal(m, "NVIDIA_T4_GPUS");
 	assert_string_equal(svc, "compute");
@@ -683,7 +643,7 @@ test_live_gce_duplicate(void **state)
 	struct done	 d;
 	int		 live;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	run_duplicate(t, &prov_gce, "compute");
 	/* Another requestId, same name: 409, adopted. */
 	job_init(&j, 14, 1, 1, "100000", "0");
@@ -702,7 +662,7 @@ test_live_gce_quota(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	fake_no_quota(t, "compute", "NVIDIA_T4_GPUS");
 	job_init(&j, 15, 1, 0, "60", "0");
 	launch(t, &prov_gce, &j, &d);	/* 403 quotaExceeded at insert */
@@ -711,7 +671,7 @@ test_live_gce_quota(void **state)
 	job_done(&j);
 
 	/* The same, reported in the insert's Operation. */
-	json_decref(fake_post(&t->fake, "/_fake/config",
+	json_decref(fake_post(&t->ut->fake, "/_fake/config",
 	    "{\"compute_quota_error\":\"operation\"}"));
 	job_init(&j, 15, 2, 0, "60", "0");
 	launch(t, &prov_gce, &j, &d);
@@ -727,7 +687,7 @@ test_live_gce_stockout(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	fake_t4_stockout(t, ZONE, 1, ",\"with_details\":true,"
 	    "\"zones_available\":[\"us-central1-b\",\"us-central1-c\"]");
 	job_init(&j, 16, 1, 1, "60", "0");
@@ -745,7 +705,7 @@ test_live_gce_cancel_running(void **state)
 	struct job	 j;
 	struct done	 d;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	launch_running(t, &prov_gce, &j, &d, 17, 1);
 	cancel(t, &prov_gce, j.resource, d.cloud_id, j.request_id);
 	/* A repeat is harmless: same requestId, or already gone. */
@@ -762,7 +722,7 @@ test_live_batch_stockout_quota(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* Batch accepts the job and fails it when it cannot get a VM. */
 	fake_t4_stockout(t, REGION, 1, "");
 	job_init(&j, 18, 1, 1, "60", "0");
@@ -796,18 +756,18 @@ test_live_vertex_maintenance(void **state)
 	const struct seen *f;
 	int		 i;
 
-	if (!t->up)
+	if (t->g == NULL)
 		free(pl);
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	launch_running(t, &prov_vertex, &j, &d, 19, 1);
-	gap(t, 200);
+	unittest_run_for(t->ut, 200);
 	interrupt(t, "maintenance", j.resource, "");
 	for (i = 0; i < 10; i++) {
 		poll_once(t, &prov_vertex, pl);
 		f = find(pl, j.resource);
 		assert_non_null(f);
 		assert_int_equal(f->state, PROV_RUNNING);
-		gap(t, POLL_GAP_MS);
+		unittest_run_for(t->ut, POLL_GAP_MS);
 	}
 	free(pl);
 	job_done(&j);
@@ -822,7 +782,7 @@ test_live_vertex_quota_stockout(void **state)
 	struct seen	 s;
 	int		 live;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	fake_no_quota(t, "aiplatform",
 	    "custom_model_training_preemptible_nvidia_t4_gpus");
 	job_init(&j, 20, 1, 1, "60", "0");
@@ -835,7 +795,7 @@ test_live_vertex_quota_stockout(void **state)
 
 	/* Admitted, then failed for quota inside the job: code 8 too,
 	 * but QUOTA. */
-	json_decref(fake_post(&t->fake, "/_fake/config",
+	json_decref(fake_post(&t->ut->fake, "/_fake/config",
 	    "{\"vertex_quota_error\":\"job\"}"));
 	job_init(&j, 20, 3, 1, "60", "0");
 	launch(t, &prov_vertex, &j, &d);
@@ -844,7 +804,7 @@ test_live_vertex_quota_stockout(void **state)
 	assert_non_null(strstr(s.message,
 	    "custom_model_training_preemptible_nvidia_t4_gpus"));
 	job_done(&j);
-	json_decref(fake_post(&t->fake, "/_fake/config",
+	json_decref(fake_post(&t->ut->fake, "/_fake/config",
 	    "{\"vertex_quota_error\":\"http\"}"));
 
 	/* Every zone of the region out of T4s: the job fails, code 8. */
@@ -865,7 +825,7 @@ test_live_vertex_cancel(void **state)
 	struct done	 d;
 	struct seen	 s;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	launch_running(t, &prov_vertex, &j, &d, 21, 1);
 	cancel(t, &prov_vertex, j.resource, d.cloud_id, NULL);
 	wait_state(t, &prov_vertex, j.resource, PROV_CANCELLED, &s);

@@ -30,12 +30,8 @@
 #include "tests/unit/gcptest.h"
 
 struct t {
-	uv_loop_t	 loop;
-	struct fake	 fake;
+	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	struct fake	 mini;
-	struct gcp_conf	 conf;
-	struct http	*http;
-	struct auth	*auth;
 	struct quota	*q;
 	int		 calls, error, listened;
 	char		*cause;
@@ -47,50 +43,35 @@ setup(void **state)
 	struct t	*t = xcalloc(1, sizeof *t);
 
 	*state = t;
-	if (!fake_available())
-		return 0;
-	assert_int_equal(fake_start(&t->fake), 0);
-	test_clean_env(t->fake.dir);
-	fake_conf(&t->fake, &t->conf);	/* tokens: the metadata server */
-	assert_int_equal(uv_loop_init(&t->loop), 0);
+	t->ut = unittest_new("test-quota");
+	gcptest_fake(t->ut);		/* tokens: the metadata server */
 	return 0;
 }
 
-/* Build http, auth and quota for T->conf as the test left it. */
+/* Build http, auth and quota for the conf as the test left it. */
 static void
 start(struct t *t)
 {
 	char	*cause = NULL;
 
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_token_source(t->http, auth_token_source(t->auth));
-	assert_int_equal(quota_new(t->http, &t->conf, &t->q, &cause), 0);
+	gcptest_http(t->ut);
+	gcptest_auth(t->ut);
+	assert_int_equal(quota_new(t->ut->http, t->ut->gcp, &t->q, &cause),
+	    0);
 }
 
 static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->http != NULL) {
-		http_cancel_all(t->http);
-		quota_free(t->q);
-		auth_free(t->auth);
-		http_free(t->http);
-	}
-	if (t->fake.pid > 0) {
-		uv_run(&t->loop, UV_RUN_DEFAULT);
-		closed = uv_loop_close(&t->loop);
-		fake_stop(&t->fake);
-	}
+	gcptest_cancel(t->ut);
+	quota_free(t->q);
+	unittest_free(t->ut);
 	if (t->mini.pid > 0)
 		fake_stop(&t->mini);
 	free(t->cause);
 	free(t);
-	/* Asserted last: a failure must not leave the fake running. */
-	assert_int_equal(closed, 0);
 	return 0;
 }
 
@@ -113,16 +94,23 @@ on_listen(void *arg)
 	t->listened++;
 }
 
-/* Refresh and run the loop; assert the callback came once with 0. */
-static void
-refresh(struct t *t, int force)
+/* Refresh and run the loop; assert the callback came once; its error. */
+static int
+refresh_error(struct t *t, int force)
 {
 	t->calls = 0;
 	assert_int_equal(quota_refresh(t->q, force, on_refresh, t), 0);
 	assert_int_equal(t->calls, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(t->calls, 1);
-	if (t->error != 0)
+	return t->error;
+}
+
+/* Refresh and run the loop; assert the callback came once with 0. */
+static void
+refresh(struct t *t, int force)
+{
+	if (refresh_error(t, force) != 0)
 		fail_msg("refresh: %s", t->cause);
 }
 
@@ -139,7 +127,7 @@ headroom(struct t *t, enum gcp_service svc, const char *region,
 static size_t
 count_requests(struct t *t, const char *method, const char *re, size_t want)
 {
-	json_t	*r = fake_requests(&t->fake, method, re, want);
+	json_t	*r = fake_requests(&t->ut->fake, method, re, want);
 	size_t	 n = json_array_size(r);
 
 	json_decref(r);
@@ -155,11 +143,11 @@ test_quota_regions_paged(void **state)
 	size_t			 iter = 0, nregions = 0, nfake;
 	const char		*last = "";
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":4,"
 	    "\"usage\":1}"));
-	t->conf.page_size = 7;
+	t->ut->gcp->page_size = 7;
 	start(t);
 	quota_set_listener(t->q, on_listen, t);
 	refresh(t, 0);
@@ -181,7 +169,7 @@ test_quota_regions_paged(void **state)
 			nregions++;
 			last = row.region;
 		}
-	tab = fake_ctl(&t->fake, "GET", "/_fake/quota", NULL);
+	tab = fake_ctl(&t->ut->fake, "GET", "/_fake/quota", NULL);
 	nfake = json_object_size(json_object_get(tab, "compute")) - 1;
 	json_decref(tab);
 	assert_int_equal(nregions, nfake);
@@ -198,9 +186,9 @@ test_quota_configured_regions(void **state)
 	const char	*regions[] = { "us-central1", "europe-west4" };
 	double		 d;
 
-	NEED_FAKE(t);
-	t->conf.regions = regions;
-	t->conf.nregions = 2;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 2;
 	start(t);
 	refresh(t, 0);
 	assert_int_equal(count_requests(t, "GET", "/regions/us-central1$", 1),
@@ -217,7 +205,7 @@ test_quota_configured_regions(void **state)
 	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
 
 	/* A quota error in one region: that region again, not the other. */
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":1}"));
 	quota_invalidate(t->q, "us-central1");
 	refresh(t, 0);
@@ -242,9 +230,9 @@ test_quota_many_regions(void **state)
 	    "europe-west4", "asia-east1" };
 	double		 d;
 
-	NEED_FAKE(t);
-	t->conf.regions = regions;
-	t->conf.nregions = 5;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 5;
 	start(t);
 	refresh(t, 0);
 	assert_int_equal(count_requests(t, "GET", "/regions$", 1), 1);
@@ -272,23 +260,13 @@ test_quota_region_typo(void **state)
 	const char	*typo[] = { "us-central1", "us-east1", "us-west1",
 	    "europe-west4", "us-centrall" };
 
-	NEED_FAKE(t);
-	t->conf.regions = typo;
-	t->conf.nregions = 5;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = typo;
+	t->ut->gcp->nregions = 5;
 	start(t);
-	t->calls = 0;
-	assert_int_equal(quota_refresh(t->q, 1, on_refresh, t), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(t->calls, 1);
-	assert_int_not_equal(t->error, 0);
+	assert_int_not_equal(refresh_error(t, 1), 0);
 	assert_non_null(strstr(t->cause, "region us-centrall is not in"));
 	assert_non_null(strstr(t->cause, "[gcp] regions"));
-}
-
-static void
-stop_timer(uv_timer_t *h)
-{
-	uv_timer_stop(h);
 }
 
 static void
@@ -296,21 +274,16 @@ test_quota_ttl_expiry(void **state)
 {
 	struct t	*t = *state;
 	const char	*regions[] = { "us-east1" };
-	uv_timer_t	 timer;
 
-	NEED_FAKE(t);
-	t->conf.regions = regions;
-	t->conf.nregions = 1;
-	t->conf.quota_ttl = 1;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 1;
+	t->ut->gcp->quota_ttl = 1;
 	start(t);
 	refresh(t, 0);
 	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
 	/* A second later, the reading is due again. */
-	uv_timer_init(&t->loop, &timer);
-	uv_timer_start(&timer, stop_timer, 1100, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	uv_close((uv_handle_t *)&timer, NULL);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run_for(t->ut, 1100);
 	refresh(t, 0);
 	assert_int_equal(count_requests(t, "GET", "/regions/us-east1$", 2),
 	    2);
@@ -323,8 +296,8 @@ test_quota_spot_metric(void **state)
 	char		 buf[QUOTA_METRIC_MAX];
 	double		 d;
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"europe-west4\",\"metric\":\"PREEMPTIBLE_NVIDIA_T4_GPUS\","
 	    "\"limit\":0}"));
 	start(t);
@@ -368,13 +341,13 @@ test_quota_in_flight(void **state)
 	const char	*m;
 	double		 d;
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":4}"));
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"global\",\"metric\":\"GPUS_ALL_REGIONS\",\"limit\":6}"));
-	t->conf.regions = regions;
-	t->conf.nregions = 2;
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 2;
 	start(t);
 	refresh(t, 0);
 	m = quota_gpu_metric(t->q, GCP_SERVICE_GCE, "us-central1",
@@ -398,9 +371,9 @@ test_quota_in_flight(void **state)
 	assert_true(headroom(t, GCP_SERVICE_GCE, "us-central1", m) == 2);
 
 	/* The VM shows in the next reading: counted once, not twice. */
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"usage\":2}"));
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
 	    "\"global\",\"metric\":\"GPUS_ALL_REGIONS\",\"usage\":2}"));
 	refresh(t, 1);
 	assert_true(headroom(t, GCP_SERVICE_GCE, "us-central1", m) == 2);
@@ -415,11 +388,11 @@ test_quota_vertex_paged(void **state)
 	struct t	*t = *state;
 	const char	*m = "custom_model_training_nvidia_t4_gpus";
 
-	NEED_FAKE(t);
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"service\":"
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"service\":"
 	    "\"aiplatform\",\"region\":\"us-central1\",\"metric\":"
 	    "\"custom_model_training_nvidia_t4_gpus\",\"limit\":2}"));
-	t->conf.page_size = 5;
+	t->ut->gcp->page_size = 5;
 	start(t);
 	refresh(t, 0);
 	assert_true(count_requests(t, "GET", "/quotaInfos$", 4) >= 4);
@@ -444,8 +417,8 @@ test_quota_zones_paged(void **state)
 	struct quota_zone	 z[64];
 	int			 n, i;
 
-	NEED_FAKE(t);
-	t->conf.page_size = 20;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->page_size = 20;
 	start(t);
 	assert_int_equal(quota_zones(t->q, NULL, "nvidia-tesla-t4", z, 64),
 	    -ENOENT);
@@ -480,22 +453,19 @@ test_quota_unknown_region(void **state)
 	json_t		*j, *w;
 	double		 d;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	/* A region answered without quotas (A.1): unknown, never zero. */
 	assert_int_equal(mini_start(&t->mini, "{\"name\":\"us-central1\","
 	    "\"status\":\"UP\",\"quotaStatusWarning\":{\"code\":"
 	    "\"QUOTA_INFO_UNAVAILABLE\",\"message\":\"Quota information is "
 	    "not available to client requests.\"}}"), 0);
-	t->conf.regions = regions;
-	t->conf.nregions = 1;
-	t->conf.compute_endpoint = t->mini.url;
-	t->conf.providers = (const char *const[]){ "gce" };
-	t->conf.nproviders = 1;
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 1;
+	t->ut->gcp->compute_endpoint = t->mini.url;
+	t->ut->gcp->providers = (const char *const[]){ "gce" };
+	t->ut->gcp->nproviders = 1;
 	start(t);
-	t->calls = 0;
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(t->calls, 1);
+	(void)refresh_error(t, 0);
 	assert_int_equal(quota_headroom(t->q, GCP_SERVICE_GCE, "us-central1",
 	    "NVIDIA_T4_GPUS", &d), -ENOENT);
 	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
@@ -515,21 +485,17 @@ test_quota_read_error(void **state)
 	struct t	*t = *state;
 	const char	*regions[] = { "us-west1" };
 
-	NEED_FAKE(t);
-	t->conf.regions = regions;
-	t->conf.nregions = 1;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 1;
 	start(t);
 	refresh(t, 0);
 	assert_true(headroom(t, GCP_SERVICE_GCE, "us-west1",
 	    "NVIDIA_T4_GPUS") == 16);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"/regions/us-west1$\",\"status\":403,\"count\":1}"));
 	quota_invalidate(t->q, "us-west1");
-	t->calls = 0;
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_int_equal(t->calls, 1);
-	assert_int_equal(t->error, -EIO);
+	assert_int_equal(refresh_error(t, 0), -EIO);
 	assert_string_equal(t->cause, "reading Compute Engine region quotas "
 	    "for us-west1 failed: HTTP 403 PERMISSION_DENIED: Injected fault");
 	/* The last good reading stays. */
@@ -537,8 +503,8 @@ test_quota_read_error(void **state)
 	    "NVIDIA_T4_GPUS") == 16);
 	/* Without a project there is nothing to read. */
 	quota_free(t->q);
-	t->conf.project = NULL;
-	assert_int_equal(quota_new(t->http, &t->conf, &t->q, NULL), 0);
+	t->ut->gcp->project = NULL;
+	assert_int_equal(quota_new(t->ut->http, t->ut->gcp, &t->q, NULL), 0);
 	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), -EINVAL);
 }
 
@@ -551,9 +517,9 @@ test_quota_json(void **state)
 	size_t		 i;
 	int		 saw_global = 0, saw_vertex = 0;
 
-	NEED_FAKE(t);
-	t->conf.regions = regions;
-	t->conf.nregions = 2;
+	NEED_FAKE(t->ut);
+	t->ut->gcp->regions = regions;
+	t->ut->gcp->nregions = 2;
 	start(t);
 	refresh(t, 0);
 	quota_reserve(t->q, GCP_SERVICE_GCE, "us-central1", "NVIDIA_T4_GPUS",

@@ -32,11 +32,11 @@
 #include "daemon/conf.h"
 #include "daemon/server.h"
 #include "tests/unit/socktest.h"
+#include "tests/unit/unittest.h"
 
 struct t {
-	char		 dir[64];
+	struct unittest	*ut;		/* the directory and the loop */
 	char		*sock;
-	uv_loop_t	 loop;
 	struct conf	 conf;
 	struct server	*server;
 	int		 requests;
@@ -79,42 +79,24 @@ static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*cause = NULL;
-	int		 fd;
 
 	log_init("test-server", LOG_LEVEL_ERR, 0);
-	strcpy(t->dir, "/tmp/test-server.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
+	t->ut = unittest_new("test-server");
 	assert_int_equal(conf_init(&t->conf), 0);
-	t->sock = xprintf("%s/s", t->dir);
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	t->server = server_new(&t->loop, &t->conf, on_request, t);
-	assert_int_equal(server_socket_open(t->sock, "", &fd, &cause), 0);
-	assert_int_equal(server_listen(t->server, fd, t->sock, &cause), 0);
+	t->sock = unittest_path(t->ut, "s");
+	t->server = socktest_server(t->ut, &t->conf, t->sock, on_request, t);
 	*state = t;
 	return 0;
-}
-
-static void
-on_closed(void *arg)
-{
-	*(int *)arg = 1;
 }
 
 static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	server_stop(t->server);
-	server_close(t->server, on_closed, &closed);
-	(void)uv_run(&t->loop, UV_RUN_DEFAULT);
-	assert_true(closed);
-	server_free(t->server);
-	assert_int_equal(uv_loop_close(&t->loop), 0);
+	socktest_server_free(t->ut, t->server);
+	unittest_free(t->ut);
 	conf_done(&t->conf);
-	(void)rmdir(t->dir);
 	free(t->sock);
 	socktest_in_done(&t->in);
 	free(t);
@@ -126,19 +108,13 @@ static void
 spin(struct t *t, int n)
 {
 	while (n-- > 0)
-		(void)uv_run(&t->loop, UV_RUN_NOWAIT);
-}
-
-static void
-send_str(int fd, const char *s)
-{
-	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+		(void)uv_run(t->ut->loop, UV_RUN_NOWAIT);
 }
 
 static void
 assert_reply(struct t *t, int fd, const char *want)
 {
-	char	*s = socktest_line(&t->loop, fd, &t->in);
+	char	*s = socktest_line(t->ut->loop, fd, &t->in);
 
 	assert_string_equal(s, want);
 	free(s);
@@ -151,13 +127,13 @@ test_server_partial_lines(void **state)
 	struct t	*t = *state;
 	int		 fd = socktest_dial(t->sock);
 
-	send_str(fd, "hel");
+	socktest_send(fd, "hel");
 	spin(t, 50);
 	assert_int_equal(t->requests, 0);
-	send_str(fd, "lo");
+	socktest_send(fd, "lo");
 	spin(t, 50);
 	assert_int_equal(t->requests, 0);
-	send_str(fd, "\n");
+	socktest_send(fd, "\n");
 	assert_reply(t, fd, "{\"echo\":\"hello\",\"n\":1}");
 	(void)close(fd);
 }
@@ -190,8 +166,8 @@ test_server_long_line(void **state)
 			off += (size_t)w;
 	}
 	free(big);
-	send_str(fd, "after\n");
-	s = socktest_line(&t->loop, fd, &t->in);
+	socktest_send(fd, "after\n");
+	s = socktest_line(t->ut->loop, fd, &t->in);
 	assert_non_null(strstr(s, "\"line_too_long\""));
 	free(s);
 	assert_reply(t, fd, "{\"echo\":\"after\",\"n\":1}");
@@ -206,7 +182,7 @@ test_server_pipelined_in_order(void **state)
 	char		 want[64];
 	int		 fd = socktest_dial(t->sock), i;
 
-	send_str(fd, "r1\nr2\nr3\nr4\nr5\n");
+	socktest_send(fd, "r1\nr2\nr3\nr4\nr5\n");
 	for (i = 1; i <= 5; i++) {
 		snprintf(want, sizeof want, "{\"echo\":\"r%d\",\"n\":%d}", i,
 		    i);
@@ -227,7 +203,7 @@ test_server_client_closes_mid_reply(void **state)
 	int		 fd = socktest_dial(t->sock), fd2;
 
 	t->big = 4 * 1024 * 1024;
-	send_str(fd, "big\n");
+	socktest_send(fd, "big\n");
 	while (t->requests == 0)
 		spin(t, 1);
 	spin(t, 20);
@@ -235,7 +211,7 @@ test_server_client_closes_mid_reply(void **state)
 	spin(t, 200);
 	t->big = 0;
 	fd2 = socktest_dial(t->sock);
-	send_str(fd2, "next\n");
+	socktest_send(fd2, "next\n");
 	assert_reply(t, fd2, "{\"echo\":\"next\",\"n\":2}");
 	assert_int_equal(server_client_count(t->server), 1);
 	(void)close(fd2);

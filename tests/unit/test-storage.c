@@ -32,11 +32,7 @@
 #define DIR	"gs://bkt/gpuq/42/checkpoints/"
 
 struct t {
-	uv_loop_t	 loop;
-	struct fake	 fake;
-	struct gcp_conf	 conf;
-	struct http	*http;
-	struct auth	*auth;
+	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	int		 calls, error;
 	char		*uri, *cause;
 	time_t		 updated;
@@ -46,20 +42,17 @@ static int
 setup(void **state)
 {
 	struct t	*t = xcalloc(1, sizeof *t);
-	char		*cause = NULL;
 
 	*state = t;
-	if (!fake_available())
+	t->ut = unittest_new("test-storage");
+	gcptest_fake(t->ut);
+	if (t->ut->fake.pid <= 0)
 		return 0;
-	assert_int_equal(fake_start(&t->fake), 0);
-	test_clean_env(t->fake.dir);
-	fake_conf(&t->fake, &t->conf);
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	assert_int_equal(http_new(&t->loop, &t->conf, &t->http), 0);
-	assert_int_equal(auth_new(t->http, &t->conf, &t->auth, &cause), 0);
-	http_set_token_source(t->http, auth_token_source(t->auth));
+	gcptest_http(t->ut);
+	gcptest_auth(t->ut);
 	/* Simulated time runs fast: uploads get distinct times. */
-	json_decref(fake_post(&t->fake, "/_fake/speed", "{\"factor\":100}"));
+	json_decref(fake_post(&t->ut->fake, "/_fake/speed",
+	    "{\"factor\":100}"));
 	return 0;
 }
 
@@ -67,22 +60,11 @@ static int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->http != NULL) {
-		http_cancel_all(t->http);
-		auth_free(t->auth);
-		http_free(t->http);
-		uv_run(&t->loop, UV_RUN_DEFAULT);
-		closed = uv_loop_close(&t->loop);
-	}
-	if (t->fake.pid > 0)
-		fake_stop(&t->fake);
+	unittest_free(t->ut);
 	free(t->uri);
 	free(t->cause);
 	free(t);
-	/* Asserted last: a failure must not leave the fake running. */
-	assert_int_equal(closed, 0);
 	return 0;
 }
 
@@ -104,11 +86,12 @@ put(struct t *t, const char *bucket, const char *name)
 	char		*u;
 	int		 ok = 0;
 
-	u = gcp_url(&t->conf, GCP_API_UPLOAD, NULL,
+	u = gcp_url(t->ut->gcp, GCP_API_UPLOAD, NULL,
 	    "b/%s/o?uploadType=media&name=%s", bucket, name);
 	req.url = u;
-	assert_int_equal(http_request_start(t->http, &req, on_upload, &ok), 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	assert_int_equal(http_request_start(t->ut->http, &req, on_upload,
+	    &ok), 0);
+	unittest_run(t->ut);
 	assert_true(ok);
 	free(u);
 }
@@ -132,10 +115,10 @@ static void
 find(struct t *t, const char *dir)
 {
 	t->calls = 0;
-	assert_int_equal(storage_newest_checkpoint(t->http, &t->conf, dir,
+	assert_int_equal(storage_newest_checkpoint(t->ut->http, t->ut->gcp, dir,
 	    on_found, t), 0);
 	assert_int_equal(t->calls, 0);
-	uv_run(&t->loop, UV_RUN_DEFAULT);
+	unittest_run(t->ut);
 	assert_int_equal(t->calls, 1);
 }
 
@@ -171,8 +154,8 @@ test_storage_newest_by_step(void **state)
 	json_t		*reqs;
 	time_t		 now = time(NULL);
 
-	NEED_FAKE(t);
-	http_set_page_size(t->http, 2);
+	NEED_FAKE(t->ut);
+	http_set_page_size(t->ut->http, 2);
 	/* Step 200 written first: update times disagree with steps. */
 	put(t, "bkt", "gpuq/42/checkpoints/ckpt-00000200/model.pt");
 	put(t, "bkt", "gpuq/42/checkpoints/ckpt-00000200/optimizer.pt");
@@ -188,7 +171,7 @@ test_storage_newest_by_step(void **state)
 	assert_string_equal(t->uri, DIR "ckpt-00000200/");
 	assert_true(t->updated >= now - 60);
 	/* Seven objects under the prefix, two per page. */
-	reqs = fake_requests(&t->fake, "GET", "^/storage/v1/b/bkt/o$", 4);
+	reqs = fake_requests(&t->ut->fake, "GET", "^/storage/v1/b/bkt/o$", 4);
 	assert_int_equal(json_array_size(reqs), 4);
 	json_decref(reqs);
 
@@ -205,7 +188,7 @@ test_storage_newest_by_time(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	put(t, "bkt", "job/ckpt/best.pt");
 	put(t, "bkt", "job/ckpt/final/model.pt");
 	put(t, "bkt", "job/ckpt/latest.pt");
@@ -222,7 +205,7 @@ test_storage_none(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	put(t, "bkt", "other/thing");
 	find(t, "gs://bkt/gpuq/1/checkpoints/");
 	assert_int_equal(t->error, 0);
@@ -238,16 +221,16 @@ test_storage_errors(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
-	assert_int_equal(storage_newest_checkpoint(t->http, &t->conf,
+	NEED_FAKE(t->ut);
+	assert_int_equal(storage_newest_checkpoint(t->ut->http, t->ut->gcp,
 	    "/local/dir", on_found, t), -EINVAL);
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"^/storage/v1/b/nope/o$\",\"status\":404,\"count\":1}"));
 	find(t, "gs://nope/x/");
 	assert_int_equal(t->error, -ENOENT);
 	assert_string_equal(t->cause, "listing gs://nope/x/ failed: HTTP 404 "
 	    "NOT_FOUND: Injected fault");
-	json_decref(fake_post(&t->fake, "/_fake/fault", "{\"path\":"
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"path\":"
 	    "\"^/storage/v1/b/secret/o$\",\"status\":403,\"count\":1}"));
 	find(t, "gs://secret/x/");
 	assert_int_equal(t->error, -EACCES);

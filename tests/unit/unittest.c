@@ -1,6 +1,6 @@
 /*
  * unittest.c: the unit tests' fixture (see unittest.h): the temporary
- * directory and the teardown that undoes everything.
+ * directory and the teardown that undoes every part in order.
  */
 #include "config.h"
 
@@ -56,15 +56,36 @@ unittest_rmrf(const char *dir)
 }
 
 void
+unittest_clean_env(struct unittest *ut)
+{
+	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+	unsetenv("CLOUDSDK_CONFIG");
+	unsetenv("GCE_METADATA_HOST");
+	setenv("HOME", ut->dir, 1);
+}
+
+void
 unittest_free(struct unittest *ut)
 {
+	int	closed = 0;
+
 	if (ut == NULL)
 		return;
+	if (ut->done_http != NULL)
+		ut->done_http(ut);
+	if (ut->done_loop != NULL)
+		closed = ut->done_loop(ut);
 	if (ut->done_store != NULL)
 		ut->done_store(ut);
+	if (ut->done_fake != NULL)
+		ut->done_fake(ut);
 	if (getenv("GPUQ_KEEP_TEST_DIR") == NULL)
 		unittest_rmrf(ut->dir);
 	else
 		fprintf(stderr, "test directory kept: %s\n", ut->dir);
 	free(ut);
+	/* Last: a failure must not leave the fake or the directory. */
+	if (closed != 0)
+		fail_msg("a handle was left on the loop: uv_loop_close %d",
+		    closed);
 }
