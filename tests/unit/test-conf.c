@@ -563,9 +563,11 @@ test_conf_man_page_marks_reload(void **state)
 		want = xprintf(".It Cm %s =", keys[i].name);
 		at = strstr(text, want);
 		free(want);
-		if (at == NULL)
+		if (at == NULL) {
 			fail_msg("no entry for [%s] %s", keys[i].section,
 			    keys[i].name);
+			break;		/* not reached: gcc cannot tell */
+		}
 		end = strstr(at + 1, "\n.It ");
 		if (end == NULL || (strstr(at, "\n.El") != NULL &&
 		    strstr(at, "\n.El") < end))
