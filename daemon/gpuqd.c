@@ -264,6 +264,13 @@ gpuqd_reload(struct gpuqd *g)
 		free(cause);
 		return;
 	}
+	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0) {
+		log_warnx("reload: refused: %s; keeping the running "
+		    "configuration", cause);
+		free(cause);
+		conf_done(&next);
+		return;
+	}
 	gpuqd_overrides(g, &next);
 	n = conf_apply(&g->conf, &next);
 	log_verbosity = g->conf.log_level;
