@@ -326,6 +326,34 @@ gpuqd_on_signal(uv_signal_t *h, int signum)
 }
 
 /*
+ * Refuse PATH (WHAT: "state directory", "queue database") if its group
+ * or others may write it, as sshd's StrictModes does: whoever can write
+ * there can replace the queue. Only the directory itself and gpuq.db
+ * are checked, not the directories above. A missing PATH is fine.
+ */
+static void
+gpuqd_strict_mode(const char *path, const char *what)
+{
+	struct stat	st;
+	mode_t		mode;
+
+	if (stat(path, &st) == -1) {
+		if (errno == ENOENT)
+			return;
+		fatal("cannot stat %s %s", what, path);
+	}
+	mode = st.st_mode & 07777;
+	if ((mode & (S_IWGRP | S_IWOTH)) == 0)
+		return;
+	fatalx("%s %s is writable by %s (mode %04o): anyone there could "
+	    "change or replace the queue; run chmod %04o %s and start again",
+	    what, path, (mode & S_IWOTH) ? ((mode & S_IWGRP) ?
+	    "its group and everyone" : "everyone") : "its group",
+	    (unsigned)mode, (unsigned)(mode & ~(mode_t)(S_IWGRP | S_IWOTH)),
+	    path);
+}
+
+/*
  * Lock DIR/gpuqd.lock for the life of the process: one gpuqd per state
  * directory. The lock file holds our pid, for the next one's message.
  */
@@ -338,6 +366,10 @@ gpuqd_lock(struct gpuqd *g)
 
 	if (mkdir(dir, 0750) == -1 && errno != EEXIST)
 		fatal("cannot create state directory %s", dir);
+	gpuqd_strict_mode(dir, "state directory");
+	path = xprintf("%s/gpuq.db", dir);
+	gpuqd_strict_mode(path, "queue database");
+	free(path);
 	path = g->lock_path = xprintf("%s/gpuqd.lock", dir);
 	g->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (g->lock_fd == -1)
