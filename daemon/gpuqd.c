@@ -528,6 +528,12 @@ main(int argc, char **argv)
 	    LOG_LEVEL_INFO;
 	log_init("gpuqd", level, 0);
 	(void)signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Past a file-size limit (ulimit -f, LimitFSIZE=) a write fails
+	 * with EFBIG instead of killing us: the store treats it as a full
+	 * disk, refusing what it cannot write and serving on.
+	 */
+	(void)signal(SIGXFSZ, SIG_IGN);
 	/* Never looser than 0027, and tighter if systemd says so. */
 	(void)umask(umask(0) | 0027);
 	g.notify = getenv("NOTIFY_SOCKET") != NULL;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -122,13 +124,44 @@ static const char *const store_sql[STMT_COUNT] = {
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
+/*
+ * Did an I/O error come from the file-size limit? SQLite reports a
+ * write refused with EFBIG as SQLITE_IOERR_WRITE, and its system errno
+ * is not always kept: so ERRNO (as the failed call left it), SQLite's,
+ * or the database or its WAL having reached RLIMIT_FSIZE all say yes.
+ */
+static int
+store_efbig(struct store *st, int errno_then)
+{
+	struct rlimit	 rl;
+	struct stat	 sb;
+	char		*wal;
+	int		 full = 0;
+
+	if (errno_then == EFBIG || (st->db != NULL &&
+	    sqlite3_system_errno(st->db) == EFBIG))
+		return 1;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	if (st->path == NULL)
+		return 0;
+	if (stat(st->path, &sb) == 0 && (rlim_t)sb.st_size + 65536 >=
+	    rl.rlim_cur)
+		full = 1;
+	wal = xprintf("%s-wal", st->path);
+	if (stat(wal, &sb) == 0 && (rlim_t)sb.st_size + 65536 >= rl.rlim_cur)
+		full = 1;
+	free(wal);
+	return full;
+}
+
 int
 store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 {
 	const char	*msg;
 	char		*what;
 	va_list		 ap;
-	int		 err, sys;
+	int		 err, sys, e0 = errno;	/* the failed call's */
 
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
@@ -137,6 +170,13 @@ store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 		break;
 	case SQLITE_FULL:
 		err = -ENOSPC;
+		break;
+	case SQLITE_IOERR:
+		/*
+		 * A file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored):
+		 * the same as a full disk for whoever asked.
+		 */
+		err = store_efbig(st, e0) ? -ENOSPC : -EIO;
 		break;
 	case SQLITE_NOMEM:
 		err = -ENOMEM;
@@ -153,7 +193,10 @@ store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 	if (vasprintf(&what, fmt, ap) == -1)
 		fatal("store_fail: vasprintf");
 	va_end(ap);
-	if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
+	if (err == -ENOSPC && (rc & 0xff) == SQLITE_IOERR)
+		msg = "database or disk is full (a file-size limit was "
+		    "reached: EFBIG; see LimitFSIZE= or ulimit -f)";
+	else if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
 		msg = sqlite3_errmsg(st->db);
 	else
 		msg = sqlite3_errstr(rc);

@@ -48,3 +48,45 @@ def test_writable_database_is_refused(daemon):
     assert "run chmod 0644 %s" % db in log
     os.chmod(db, 0o640)
     d.start()
+
+
+def test_file_size_limit_refuses_submits_and_keeps_serving(daemon):
+    import resource
+    limit = 1 << 20
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    d = daemon(preexec=small_files)
+    job = {"image": "example.com/train:1",
+           "accelerator": {"type": "nvidia-tesla-t4", "count": 1},
+           "env": {"PAD%d" % i: "x" * 1000 for i in range(8)}}
+    acked, refusal = [], None
+    with d.connect() as c:
+        for _ in range(2000):
+            r = c.request(submit(job))
+            if not r["ok"]:
+                refusal = r
+                break
+            acked.append(r["id"])
+    assert refusal is not None, "no submit was refused under a 1 MiB limit"
+    assert acked, refusal
+    e = refusal["error"]
+    # Said as a full disk is: the limit is named.
+    assert "the job was not stored: " in e["message"], e
+    assert "database or disk is full (a file-size limit was reached: " \
+        "EFBIG; see LimitFSIZE= or ulimit -f)" in e["message"], e
+    # Still serving; a refused submit is refused again, not a crash.
+    assert d.alive()
+    assert d.request({"op": "ping"})["ok"]
+    r = d.request(submit(job))
+    assert not r["ok"]
+    assert d.alive()
+    jobs = d.all_jobs()
+    assert sorted(jobs) == acked
+    log = d.read_log()
+    assert "not stored" in log
+    assert d.stop() == 0
+    # And after a restart with room, every acknowledged job is there.
+    d.preexec = None
+    d.start()
+    assert sorted(d.all_jobs()) == acked
