@@ -46,7 +46,14 @@
 #define GPUQ_SYSCONFDIR		"/etc"
 #endif
 #define GPUQD_CONF_DEFAULT	GPUQ_SYSCONFDIR "/gpuq/gpuqd.conf"
-#define GPUQD_NOFILE_WANT	65536	/* raise the soft fd limit to this */
+#define GPUQD_NR_OPEN		1048576	/* Linux's cap when the hard is infinite */
+/*
+ * Descriptors kept out of max_connections: the store (database, WAL,
+ * shared memory, lock), the listening sockets, the loop's own, and up
+ * to HTTP_MAX_CONNECTIONS (256) connections to Google. At most half of
+ * the limit, so a small limit still leaves room for clients.
+ */
+#define GPUQD_FD_RESERVE	320
 #define GPUQD_STATUS_MS		1000	/* STATUS= at most this often */
 
 struct gpuqd {
@@ -72,7 +79,10 @@ struct gpuqd {
 	uv_timer_t	 status;	/* throttles STATUS= */
 	int		 notify;	/* NOTIFY_SOCKET is set */
 	int		 stopping;
+	rlim_t		 nofile;	/* soft RLIMIT_NOFILE, once raised */
 };
+
+static void	gpuqd_fit_limits(struct gpuqd *, struct conf *);
 
 static void
 usage(FILE *f)
@@ -272,6 +282,7 @@ gpuqd_reload(struct gpuqd *g)
 		return;
 	}
 	gpuqd_overrides(g, &next);
+	gpuqd_fit_limits(g, &next);
 	n = conf_apply(&g->conf, &next);
 	log_verbosity = g->conf.log_level;
 	server_conf_changed(g->server);
@@ -391,23 +402,67 @@ gpuqd_lock(struct gpuqd *g)
 		log_warn("cannot write pid to %s", path);
 }
 
-/* Many clients need many fds: raise the soft limit toward the hard. */
+/*
+ * Many clients need many fds: raise the soft open-file limit to the
+ * hard one, saying so. The limit in force ends up in g->nofile.
+ */
 static void
-gpuqd_nofile(void)
+gpuqd_nofile(struct gpuqd *g)
 {
 	struct rlimit	rl;
-	rlim_t		want = GPUQD_NOFILE_WANT;
+	rlim_t		was, want;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("getrlimit(RLIMIT_NOFILE)");
+		g->nofile = 1024;
 		return;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
-		want = rl.rlim_max;
-	if (want <= rl.rlim_cur)
+	}
+	was = rl.rlim_cur;
+	want = rl.rlim_max == RLIM_INFINITY ? GPUQD_NR_OPEN : rl.rlim_max;
+	g->nofile = was;
+	if (want <= was)
 		return;
 	rl.rlim_cur = want;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-		log_debug("cannot raise the open-file limit: %s",
-		    strerror(errno));
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("cannot raise the open-file limit from %llu to %llu",
+		    (unsigned long long)was, (unsigned long long)want);
+		return;
+	}
+	g->nofile = want;
+	log_info("open files: soft limit raised from %llu to %llu (the hard "
+	    "limit)", (unsigned long long)was, (unsigned long long)want);
+}
+
+/*
+ * Clamp C's connection limits to what the open-file limit can hold,
+ * with a warning naming the numbers: a max_connections beyond it would
+ * be accepted and then fail clients at random as descriptors run out.
+ */
+static void
+gpuqd_fit_limits(struct gpuqd *g, struct conf *c)
+{
+	rlim_t	reserve = GPUQD_FD_RESERVE, room;
+
+	if (reserve > g->nofile / 2)
+		reserve = g->nofile / 2;
+	room = g->nofile > reserve ? g->nofile - reserve : 1;
+	if (room < 1)
+		room = 1;
+	if ((rlim_t)c->max_connections > room) {
+		log_warnx("[daemon] max_connections = %d does not fit the "
+		    "open-file limit %llu (less %llu kept for the store and "
+		    "the cloud); using %llu: raise LimitNOFILE= (or ulimit -n) "
+		    "or lower max_connections", c->max_connections,
+		    (unsigned long long)g->nofile,
+		    (unsigned long long)reserve, (unsigned long long)room);
+		c->max_connections = (int)room;
+	}
+	if (c->max_connections_per_uid > c->max_connections) {
+		log_warnx("[daemon] max_connections_per_uid = %d is above "
+		    "max_connections; using %d", c->max_connections_per_uid,
+		    c->max_connections);
+		c->max_connections_per_uid = c->max_connections;
+	}
 }
 
 /*
@@ -542,13 +597,14 @@ main(int argc, char **argv)
 		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
+	gpuqd_nofile(&g);
+	gpuqd_fit_limits(&g, &g.conf);
 	log_info("gpuqd %s starting, configuration %s%s", PACKAGE_VERSION,
 	    g.config, access(g.config, F_OK) == 0 ? "" :
 	    " (absent: defaults)");
 	conf_log(&g.conf);
 
 	gpuqd_lock(&g);
-	gpuqd_nofile();
 	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
 	rc = store_open(dbpath, &g.store, &cause);
 	if (rc != 0) {

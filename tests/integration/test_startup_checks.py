@@ -90,3 +90,68 @@ def test_file_size_limit_refuses_submits_and_keeps_serving(daemon):
     d.preexec = None
     d.start()
     assert sorted(d.all_jobs()) == acked
+
+
+def soft_limit(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise AssertionError("no open-file limit in /proc/%d/limits" % pid)
+
+
+def nofile(soft, hard):
+    import resource
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return set_limit
+
+
+def test_open_file_limit_is_raised_to_the_hard_limit(daemon):
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard == resource.RLIM_INFINITY:
+        hard = 1048576          # what Linux's nr_open allows at most
+    d = daemon(preexec=nofile(256, hard))
+    assert soft_limit(d.pid) == hard
+    log = d.read_log()
+    assert "open files: soft limit raised from 256 to %d (the hard " \
+        "limit)" % hard in log
+    assert "does not fit" not in log
+    assert d.stop() == 0
+
+
+def test_connection_limits_beyond_the_open_file_limit_are_clamped(daemon):
+    import signal
+    import socket
+    d = daemon("[daemon]\nmax_connections = 100000\n"
+               "max_connections_per_uid = 100000\n",
+               preexec=nofile(300, 600))
+    assert soft_limit(d.pid) == 600
+    log = d.read_log()
+    assert "[daemon] max_connections = 100000 does not fit the open-file " \
+        "limit 600 (less 300 kept for the store and the cloud); using " \
+        "300" in log
+    assert "[daemon] max_connections_per_uid = 100000 is above " \
+        "max_connections; using 300" in log
+    assert "max_connections=300 max_connections_per_uid=300" in log
+    # The clamped limit is the one enforced: the 301st client is told.
+    conns = []
+    try:
+        for _ in range(300):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(d.socket)
+            conns.append(s)
+        assert d.request({"op": "ping"}, timeout=10).get("ok") is False
+    except ConnectionError:
+        pass                    # told busy and closed: also refused
+    finally:
+        for s in conns:
+            s.close()
+    # A reload of the same file clamps again, and changes nothing.
+    n = len(d.read_log())
+    d.signal(signal.SIGHUP)
+    log = d.wait_log("reload: done")[n:]
+    assert "does not fit" in log and "0 key(s) changed" in log
+    assert d.stop() == 0
