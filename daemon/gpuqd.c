@@ -103,6 +103,9 @@ usage(FILE *f)
 "  -f, --foreground       accepted for compatibility; gpuqd never forks\n"
 "  -l, --log-level LEVEL  error, warning, info or debug\n"
 "                         ([daemon] log_level, default info)\n"
+"      --check            check the queue database with SQLite's full\n"
+"                         integrity_check, print what it finds and exit:\n"
+"                         0 sound, 1 damaged or not checkable\n"
 "  -V, --version          print the version and exit\n"
 "  -h, --help             print this help and exit\n"
 "\n"
@@ -466,6 +469,71 @@ gpuqd_fit_limits(struct gpuqd *g, struct conf *c)
 }
 
 /*
+ * gpuqd --check: SQLite's full integrity_check of the queue, its
+ * findings on stdout. The exit status: 0 sound, 1 damaged or not
+ * checkable.
+ */
+static int
+gpuqd_check(const char *dbpath)
+{
+	char	*report = NULL, *cause = NULL;
+	int	 rc;
+
+	rc = store_verify(dbpath, 1, 0, &report, &cause);
+	if (rc == 0) {
+		printf("%s: ok (PRAGMA integrity_check)\n", dbpath);
+		return 0;
+	}
+	if (rc == -EBADMSG) {
+		printf("%s: damaged; PRAGMA integrity_check found:\n%s\n",
+		    dbpath, report);
+		free(report);
+		return 1;
+	}
+	fprintf(stderr, "gpuqd: cannot check %s: %s\n", dbpath,
+	    cause != NULL ? cause : strerror(-rc));
+	free(cause);
+	return 1;
+}
+
+/*
+ * Refuse to start on a damaged queue: SQLite's quick_check (the
+ * integrity_check without its index cross-checks) before the store is
+ * opened, so nothing is migrated or written on top of the damage. A
+ * queue not yet made is fine.
+ */
+static void
+gpuqd_quick_check(const char *dbpath)
+{
+	char		*report = NULL, *cause = NULL, *line, *last;
+	uint64_t	 t0 = uv_hrtime();
+	int		 rc;
+
+	rc = store_verify(dbpath, 0, 10, &report, &cause);
+	if (rc == -ENOENT) {
+		free(cause);
+		return;
+	}
+	if (rc == -EBADMSG) {
+		log_warnx("the queue %s is damaged; SQLite's quick_check "
+		    "found:", dbpath);
+		for (line = strtok_r(report, "\n", &last); line != NULL;
+		    line = strtok_r(NULL, "\n", &last))
+			log_warnx("  %s", line);
+		free(report);
+		fatalx("refusing to start on a damaged queue %s: stop here, "
+		    "copy the state directory aside, run 'gpuqd --check' for "
+		    "the full report, then put back gpuq.db from a backup, or "
+		    "save what SQLite can read ('sqlite3 gpuq.db .recover | "
+		    "sqlite3 gpuq-recovered.db') and start on that", dbpath);
+	}
+	if (rc != 0)
+		gpuqd_die(cause, "cannot check the queue");
+	log_info("store: quick_check of %s: ok in %.1f ms", dbpath,
+	    (double)(uv_hrtime() - t0) / 1e6);
+}
+
+/*
  * Listen: sockets passed by systemd (gpuqd.socket) first; else create
  * [daemon] socket ourselves.
  */
@@ -524,6 +592,7 @@ main(int argc, char **argv)
 		{ "socket",	required_argument,	NULL, 's' },
 		{ "foreground",	no_argument,		NULL, 'f' },
 		{ "log-level",	required_argument,	NULL, 'l' },
+		{ "check",	no_argument,		NULL, 'C' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
@@ -532,7 +601,7 @@ main(int argc, char **argv)
 	struct api_hooks hooks;
 	uint64_t	 usec;
 	char		*cause = NULL, *status, *dbpath;
-	int		 ch, level, rc;
+	int		 ch, level, rc, check = 0;
 
 	memset(&g, 0, sizeof g);
 	g.config = GPUQD_CONF_DEFAULT;
@@ -551,6 +620,9 @@ main(int argc, char **argv)
 			g.opt_socket = optarg;
 			break;
 		case 'f':
+			break;
+		case 'C':
+			check = 1;
 			break;
 		case 'l':
 			if (log_level_parse(optarg) < 0) {
@@ -597,6 +669,13 @@ main(int argc, char **argv)
 		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
+	if (check) {
+		dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
+		rc = gpuqd_check(dbpath);
+		free(dbpath);
+		conf_done(&g.conf);
+		return rc;
+	}
 	gpuqd_nofile(&g);
 	gpuqd_fit_limits(&g, &g.conf);
 	log_info("gpuqd %s starting, configuration %s%s", PACKAGE_VERSION,
@@ -604,8 +683,9 @@ main(int argc, char **argv)
 	    " (absent: defaults)");
 	conf_log(&g.conf);
 
-	gpuqd_lock(&g);
 	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
+	gpuqd_lock(&g);
+	gpuqd_quick_check(dbpath);
 	rc = store_open(dbpath, &g.store, &cause);
 	if (rc != 0) {
 		char	what[1024];

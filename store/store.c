@@ -506,6 +506,82 @@ fail:
 	return rc;
 }
 
+int
+store_verify(const char *path, int full, int max_lines, char **ret_report,
+    char **cause)
+{
+	struct store	 st;
+	sqlite3_stmt	*s = NULL;
+	const char	*text;
+	char		*report = NULL, *t;
+	int		 rc, n = 0, ok = 0;
+
+	memset(&st, 0, sizeof st);
+	st.path = (char *)path;
+	if (access(path, F_OK) == -1) {
+		rc = -errno;
+		if (cause != NULL)
+			*cause = xprintf("%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = sqlite3_open_v2(path, &st.db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st.db, full ? "PRAGMA integrity_check" :
+		    "PRAGMA quick_check", -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		rc = (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) ==
+		    SQLITE_NOTADB ? -EBADMSG : store_fail(&st, rc, cause,
+		    "check %s", path);
+		if (rc == -EBADMSG)
+			report = xstrdup(st.db != NULL ? sqlite3_errmsg(st.db) :
+			    sqlite3_errstr(rc));
+		goto out;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		text = (const char *)sqlite3_column_text(s, 0);
+		if (text == NULL)
+			continue;
+		if (strcmp(text, "ok") == 0) {
+			ok = 1;
+			continue;
+		}
+		if (max_lines > 0 && n >= max_lines)
+			continue;
+		t = xprintf("%s%s%s", report ? report : "", report ? "\n" : "",
+		    text);
+		free(report);
+		report = t;
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		/* The check itself may stop on damage. */
+		if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) ==
+		    SQLITE_NOTADB) {
+			t = xprintf("%s%s%s", report ? report : "",
+			    report ? "\n" : "", sqlite3_errmsg(st.db));
+			free(report);
+			report = t;
+			rc = -EBADMSG;
+		} else
+			rc = store_fail(&st, rc, cause, "check %s", path);
+		goto out;
+	}
+	rc = ok && report == NULL ? 0 : -EBADMSG;
+	if (rc == -EBADMSG && report == NULL)
+		report = xstrdup("the check reported nothing but \"ok\" was "
+		    "missing");
+out:
+	sqlite3_finalize(s);
+	if (st.db != NULL)
+		(void)sqlite3_close(st.db);
+	if (rc == -EBADMSG && ret_report != NULL)
+		*ret_report = report;
+	else
+		free(report);
+	return rc;
+}
+
 /* Finalize every statement and close. Accepts NULL. */
 void
 store_close(struct store *st)

@@ -155,3 +155,49 @@ def test_connection_limits_beyond_the_open_file_limit_are_clamped(daemon):
     log = d.wait_log("reload: done")[n:]
     assert "does not fit" in log and "0 key(s) changed" in log
     assert d.stop() == 0
+
+
+def gpuqd_check(d):
+    import subprocess
+    p = subprocess.run([d.bin, "--check", "--state-dir", d.state_dir,
+                        "--config", d.conf], capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_damaged_database_is_refused_and_check_reports_it(daemon):
+    d = daemon()
+    with d.connect() as c:
+        replies = c.pipeline([submit() for _ in range(3000)])
+    assert all(r["ok"] for r in replies)
+    assert d.stop() == 0
+    db = os.path.join(d.state_dir, "gpuq.db")
+    assert not os.path.exists(db + "-wal") or \
+        os.path.getsize(db + "-wal") == 0
+    rc, out, err = gpuqd_check(d)
+    assert rc == 0, out + err
+    assert out == "%s: ok (PRAGMA integrity_check)\n" % db
+
+    # Overwrite one page deep inside the file (SQLite's page size is in
+    # the header, bytes 16-17).
+    with open(db, "r+b") as f:
+        head = f.read(100)
+        page = int.from_bytes(head[16:18], "big")
+        pages = os.path.getsize(db) // page
+        assert pages > 20, pages
+        f.seek(page * (pages // 2))
+        f.write(bytes((i * 37 + 11) % 256 for i in range(page)))
+
+    log = fails_to_start(d)
+    assert "the queue %s is damaged; SQLite's quick_check found:" % db \
+        in log
+    assert "refusing to start on a damaged queue %s: stop here, copy the " \
+        "state directory aside, run 'gpuqd --check' for the full report" \
+        % db in log
+    assert "ready:" not in log.split("--- start")[-1]
+
+    rc, out, err = gpuqd_check(d)
+    assert rc == 1, out + err
+    assert out.startswith("%s: damaged; PRAGMA integrity_check found:\n"
+                          % db), out
+    assert len(out.splitlines()) >= 2
