@@ -30,6 +30,7 @@ struct conf {
 	/* [daemon] */
 	char	*socket;		/* control socket path */
 	char	*state_dir;		/* gpuq.db, gpuqd.lock */
+	char	*socket_group;		/* may connect (a socket we make) */
 	char	*admin_group;		/* may act on every job */
 	int	 log_level;		/* LOG_LEVEL_* */
 	int	 log_submits;		/* bool: audit each submit */

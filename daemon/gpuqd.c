@@ -568,7 +568,7 @@ gpuqd_listen(struct gpuqd *g)
 	}
 	if (n > 0)
 		return;
-	if (server_socket_open(g->conf.socket, g->conf.admin_group, &fd,
+	if (server_socket_open(g->conf.socket, g->conf.socket_group, &fd,
 	    &cause) != 0 ||
 	    server_listen(g->server, fd, g->conf.socket, &cause) != 0)
 		gpuqd_die(cause, NULL);

@@ -3,6 +3,7 @@ a restart are named in one warning that says so, and are not applied;
 reloadable keys take effect at once (gpuqd.conf(5), "Reload")."""
 
 import signal
+import time
 
 from daemonutil import daemon, submit  # noqa: F401
 
@@ -49,9 +50,21 @@ RUNNING = ("[daemon]\nadmin_group = nogroup\nmax_connections = 50\n"
            "max_connections_per_uid = 5\n[gcp]\nproviders = gce\n")
 
 
+def log_after(d, before, text, timeout=5):
+    """The log past BEFORE (a length) once TEXT is in it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = d.read_log()[before:]
+        if text in log:
+            return log
+        time.sleep(0.02)
+    raise AssertionError("%r not logged within %ss:\n%s" % (
+        text, timeout, d.read_log()))
+
+
 def refused(d, before):
     """The reload after BEFORE (log length) was refused: its line."""
-    log = d.wait_log("keeping the running configuration")[before:]
+    log = log_after(d, before, "keeping the running configuration")
     lines = [ln for ln in log.splitlines() if "reload: refused" in ln or
              "keeping the running" in ln]
     assert len(lines) == 1, log
@@ -92,7 +105,7 @@ def test_reload_refuses_an_empty_or_cut_file(daemon):
     d.write_conf(RUNNING.replace("max_connections = 50",
                                  "max_connections = 60"))
     d.signal(signal.SIGHUP)
-    log = d.wait_log("reload: done")[n:]
+    log = log_after(d, n, "reload: done")
     assert 'reload: [daemon] max_connections: "50" -> "60"' in log
     assert "admin_group" not in log
     assert "1 key(s) changed" in log

@@ -40,11 +40,13 @@ root_only = pytest.mark.skipif(os.getuid() != 0, reason="needs root to "
 def daemon(request, tmp_path):
     made = []
 
-    def make(conf="[daemon]\nlog_level = debug\n"):
+    def make(conf="[daemon]\nlog_level = debug\n", world=True):
+        """A started gpuqd; WORLD opens its socket to every uid."""
         d = Gpuqd(conf, prefix="gpuq-it-")
         made.append(d)
         d.start()
-        os.chmod(d.socket, 0o666)
+        if world:
+            os.chmod(d.socket, 0o666)
         return d
     yield make
     bad = any(getattr(request.node, "rep_" + w, None) is not None and
@@ -164,3 +166,47 @@ def test_secret_env_reaches_the_container(cloud, provider):
                 "HF_TOKEN is %r" % env.get("HF_TOKEN"), jid)
     else:
         c.check("HF_TOKEN" not in env, "HF_TOKEN set on %s" % provider, jid)
+
+
+@root_only
+def test_default_groups_two_users_in_the_socket_group(daemon):
+    # The shipped defaults, but for the socket's group: "gpuq" does not
+    # exist on a test machine, "users" (gid 100) does on Debian.
+    import grp
+    import stat
+    users = grp.getgrnam("users").gr_gid
+    d = daemon("[daemon]\nsocket_group = users\n", world=False)
+    st = os.stat(d.socket)
+    assert st.st_gid == users and stat.S_IMODE(st.st_mode) == 0o660
+    log = d.read_log()
+    assert "admin_group=gpuq-admin" in log
+    assert 'admin group "gpuq-admin" does not exist; only owners and root ' \
+        'may change jobs' in log
+
+    alice, bob, eve = 4501, 4502, 4503
+    rc, out, err = as_user(d, alice, alice, "submit", "-q", "-", input=JOB,
+                           groups=(users,))
+    assert rc == 0, err
+    jid = int(out.strip())
+
+    # Bob may connect and look, but not change Alice's job or read it.
+    rc, out, err = as_user(d, bob, bob, "show", "--json", jid,
+                           groups=(users,))
+    assert rc == 0, err
+    assert SECRET not in out
+    assert json.loads(out)["job"]["spec"]["env"]["HF_TOKEN"] == WITHHELD
+    for op in ("cancel", "hold"):
+        rc, out, err = as_user(d, bob, bob, op, jid, groups=(users,))
+        assert rc == 1, (op, out, err)
+        assert "belongs to uid %d; only its owner, root or members of " \
+            "group \"gpuq-admin\" may %s it" % (alice, op) in err, err
+    # Alice may; and she sees her values.
+    rc, out, err = as_user(d, alice, alice, "hold", jid, groups=(users,))
+    assert rc == 0, err
+    rc, out, err = as_user(d, alice, alice, "show", "--json", jid,
+                           groups=(users,))
+    assert json.loads(out)["job"]["spec"]["env"]["HF_TOKEN"] == SECRET
+    # Outside the socket's group: no connection at all.
+    rc, out, err = as_user(d, eve, eve, "ping")
+    assert rc == 3, (out, err)
+    assert d.request({"op": "show", "id": jid})["job"]["state"] == "held"

@@ -88,7 +88,8 @@ test_conf_defaults(void **state)
 	assert_int_equal(conf_init(&c), 0);
 	assert_string_equal(c.socket, "/run/gpuq/gpuq.sock");
 	assert_string_equal(c.state_dir, "/var/lib/gpuq");
-	assert_string_equal(c.admin_group, "gpuq");
+	assert_string_equal(c.socket_group, "gpuq");
+	assert_string_equal(c.admin_group, "gpuq-admin");
 	assert_int_equal(c.log_level, LOG_LEVEL_INFO);
 	assert_int_equal(c.log_submits, 0);
 	assert_int_equal(c.max_connections, 256);
@@ -266,7 +267,7 @@ test_conf_unknown_key(void **state)
 	    "sockett = /tmp/y.sock\n", -EINVAL, 4);
 	assert_non_null(strstr(cause, "unknown key \"sockett\" in [daemon]"));
 	/* It lists what the section knows. */
-	assert_non_null(strstr(cause, "socket, state_dir, admin_group"));
+	assert_non_null(strstr(cause, "socket, state_dir, socket_group, admin_group"));
 	assert_non_null(strstr(cause, "max_pending_output"));
 	assert_null(strstr(cause, "poll_interval"));
 	free(cause);
