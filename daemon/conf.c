@@ -524,10 +524,43 @@ conf_init(struct conf *c)
 	return 0;
 }
 
+/*
+ * Does S look like a Google Cloud region, [a-z]+-[a-z]+[0-9]+? Region
+ * names go into API paths and hosts ({region}-aiplatform...): nothing
+ * else may.
+ */
+static int
+conf_region_ok(const char *s)
+{
+	size_t	n;
+
+	n = strspn(s, "abcdefghijklmnopqrstuvwxyz");
+	if (n == 0 || s[n] != '-' || strlen(s) > 63)
+		return 0;
+	s += n + 1;
+	n = strspn(s, "abcdefghijklmnopqrstuvwxyz");
+	if (n == 0)
+		return 0;
+	s += n;
+	n = strspn(s, "0123456789");
+	return n > 0 && s[n] == '\0';
+}
+
 /* Rules that span keys. */
 static int
 conf_check(const struct conf *c, char **cause)
 {
+	size_t	i;
+
+	for (i = 0; i < c->regions.n; i++)
+		if (!conf_region_ok(c->regions.v[i])) {
+			if (cause != NULL)
+				*cause = xprintf("[gcp] regions: \"%s\" is not "
+				    "a region name; regions look like "
+				    "us-central1 (a zone such as us-central1-a "
+				    "is not one)", c->regions.v[i]);
+			return -EINVAL;
+		}
 	if (c->backoff_base > c->backoff_max) {
 		if (cause != NULL)
 			*cause = xprintf("[scheduler] backoff_base (%llds) is "

@@ -416,6 +416,18 @@ test_conf_cross_checks(void **state)
 	assert_non_null(strstr(cause, "backoff_base (3600s) is longer than "
 	    "backoff_max (1800s)"));
 	free(cause);
+	/* Region names reach API paths and host names: only regions. */
+	cause = load_fails(fx, "[gcp]\nregions = us-central1, us-east1-b\n",
+	    -EINVAL, 0);
+	assert_non_null(strstr(cause, "[gcp] regions: \"us-east1-b\" is not "
+	    "a region name; regions look like us-central1"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nregions = ../x/y1\n", -EINVAL, 0);
+	assert_non_null(strstr(cause, "\"../x/y1\" is not a region name"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nregions = us-central1?a=1\n",
+	    -EINVAL, 0);
+	free(cause);
 }
 
 static void
