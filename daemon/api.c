@@ -68,7 +68,7 @@
 #define API_BATCH_MAX		1024
 #define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
 #define API_NONE		((size_t)-1)	/* no string */
-#define API_WITHHELD		"<withheld>"	/* a value others may not see */
+#define API_WITHHELD		"<withheld>"	/* shown for a secret */
 
 /*
  * One submit waiting for the group commit. The normalized spec is

@@ -30,7 +30,7 @@ struct conf {
 	/* [daemon] */
 	char	*socket;		/* control socket path */
 	char	*state_dir;		/* gpuq.db, gpuqd.lock */
-	char	*socket_group;		/* may connect (a socket we make) */
+	char	*socket_group;		/* may connect to our socket */
 	char	*admin_group;		/* may act on every job */
 	int	 log_level;		/* LOG_LEVEL_* */
 	int	 log_submits;		/* bool: audit each submit */
@@ -67,8 +67,8 @@ struct conf {
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */
 	int64_t	 stockout_cooldown_max;	/* s, longest cool-down */
 	/* What conf_load saw of the file, for conf_reload_check. */
-	uint64_t given;			/* bit i: key i of the table set */
-	int	 open_line;		/* last line, if it has no newline */
+	uint64_t given;			/* bit i: table key i was set */
+	int	 open_line;		/* last line if unterminated */
 	int	 from_file;		/* the file existed */
 };
 

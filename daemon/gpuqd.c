@@ -46,7 +46,7 @@
 #define GPUQ_SYSCONFDIR		"/etc"
 #endif
 #define GPUQD_CONF_DEFAULT	GPUQ_SYSCONFDIR "/gpuq/gpuqd.conf"
-#define GPUQD_NR_OPEN		1048576	/* Linux's cap when the hard is infinite */
+#define GPUQD_NR_OPEN		1048576	/* Linux's cap for an infinite hard */
 /*
  * Descriptors kept out of max_connections: the store (database, WAL,
  * shared memory, lock), the listening sockets, the loop's own, and up
@@ -79,7 +79,7 @@ struct gpuqd {
 	uv_timer_t	 status;	/* throttles STATUS= */
 	int		 notify;	/* NOTIFY_SOCKET is set */
 	int		 stopping;
-	rlim_t		 nofile;	/* soft RLIMIT_NOFILE, once raised */
+	rlim_t		 nofile;	/* soft RLIMIT_NOFILE, raised */
 };
 
 static void	gpuqd_fit_limits(struct gpuqd *, struct conf *);

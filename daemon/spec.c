@@ -1192,7 +1192,8 @@ spec_check_labels(struct spec_ctx *c, const char *field, json_t *v)
  */
 #define SPEC_IMAGE_NAME_MAX	255
 #define SPEC_IMAGE_TAG_MAX	128
-#define SPEC_IMAGE_EXAMPLE	"us-docker.pkg.dev/my-project/train/resnet:1.0"
+#define SPEC_IMAGE_EXAMPLE \
+	"us-docker.pkg.dev/my-project/train/resnet:1.0"
 
 /* Is [S, E) a host name label list with an optional :port? */
 static int
@@ -1210,7 +1211,7 @@ spec_image_domain_ok(const char *s, const char *e)
 	}
 	for (p = s; p < end; p++) {
 		if (!spec_is_ascii_alnum(*p))
-			return 0;		/* a host starts alphanumeric */
+			return 0;	/* a host starts alphanumeric */
 		while (p < end && (spec_is_ascii_alnum(*p) || *p == '-'))
 			p++;
 		if (p[-1] == '-')
@@ -1340,9 +1341,9 @@ spec_check_image_ref(struct spec_ctx *c, const char *field, const char *s)
 		if (e == NULL)
 			e = end;
 		if (!spec_image_component_ok(p, e)) {
-			r = spec_image_fail(c, field, q, "each part of the path "
-			    "is lowercase letters and digits, joined by '.', "
-			    "'_', '__' or dashes");
+			r = spec_image_fail(c, field, q, "each part of the "
+			    "path is lowercase letters and digits, joined by "
+			    "'.', '_', '__' or dashes");
 			goto out;
 		}
 		if (e == end)
@@ -1434,9 +1435,9 @@ spec_check_secret_env(struct spec_ctx *c, const char *field, json_t *v)
 		f = xprintf("%s.%s", field, k);
 		if (*key == '\0' || spec_is_digit(*key) ||
 		    !spec_chars_ok(key, spec_is_ascii_alnum, "_"))
-			r = spec_fail(c, f, "\"%s\" is not a variable name: use "
-			    "letters, digits and '_', not starting with a "
-			    "digit", k);
+			r = spec_fail(c, f, "\"%s\" is not a variable name: "
+			    "use letters, digits and '_', not starting with "
+			    "a digit", k);
 		else if (strncmp(key, "GPUQ_", 5) == 0 ||
 		    strncmp(key, "AIP_", 4) == 0)
 			r = spec_fail(c, f, "names starting with GPUQ_ or AIP_ "

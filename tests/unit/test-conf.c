@@ -267,7 +267,8 @@ test_conf_unknown_key(void **state)
 	    "sockett = /tmp/y.sock\n", -EINVAL, 4);
 	assert_non_null(strstr(cause, "unknown key \"sockett\" in [daemon]"));
 	/* It lists what the section knows. */
-	assert_non_null(strstr(cause, "socket, state_dir, socket_group, admin_group"));
+	assert_non_null(strstr(cause,
+	    "socket, state_dir, socket_group, admin_group"));
 	assert_non_null(strstr(cause, "max_pending_output"));
 	assert_null(strstr(cause, "poll_interval"));
 	free(cause);
