@@ -6,7 +6,9 @@
  * API_OWNER act on one job: the table finds it by "id" and lets only
  * its owner, root or a member of [daemon] admin_group through. Ops
  * flagged API_CLOUD need a provider and answer "unavailable" without
- * one.
+ * one. Anyone who can connect may look (list, show), but only those
+ * who may change a job see its secrets: show gives everyone else the
+ * spec with env values, command and args withheld (api_spec_withhold).
  *
  * submit is answered later: its validated job joins the batch, and
  * api_on_check() (once per turn of the loop) writes the whole batch
@@ -66,6 +68,7 @@
 #define API_BATCH_MAX		1024
 #define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
 #define API_NONE		((size_t)-1)	/* no string */
+#define API_WITHHELD		"<withheld>"	/* shown for a secret */
 
 /*
  * One submit waiting for the group commit. The normalized spec is
@@ -267,6 +270,41 @@ api_may_change(struct api_req *r, const struct store_job *j)
 		return 1;
 	return r->api->admin_ok &&
 	    server_client_in_group(r->client, r->api->admin_gid);
+}
+
+/*
+ * May the client see job J's secrets (env values, command and args)?
+ * The same people as may change it: owner, root and the admin group.
+ */
+static int
+api_may_see(struct api_req *r, const struct store_job *j)
+{
+	return api_may_change(r, j);
+}
+
+/*
+ * What another user sees of SPEC: the env names with their values
+ * withheld, and command and args with every item withheld (a command
+ * line often carries a token too). Everything else (image, GPUs,
+ * regions, labels, secret_env's resource names) stays.
+ */
+static void
+api_spec_withhold(json_t *spec)
+{
+	static const char *const	 lists[] = { "command", "args" };
+	json_t				*o, *v;
+	const char			*k;
+	size_t				 i, n;
+
+	o = json_object_get(spec, "env");
+	json_object_foreach(o, k, v)
+		(void)json_object_set_new(o, k, json_string(API_WITHHELD));
+	for (i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+		o = json_object_get(spec, lists[i]);
+		for (n = 0; n < json_array_size(o); n++)
+			(void)json_array_set_new(o, n,
+			    json_string(API_WITHHELD));
+	}
 }
 
 /* Required "id": 1 and *ret, else replied and -1. */
@@ -1095,6 +1133,8 @@ api_op_show(struct api_req *r, struct store_job *unused)
 		jsonw_null(&out);
 	JSONW_KEY(&out, "spec");
 	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	if (spec != NULL && !api_may_see(r, j))
+		api_spec_withhold(spec);
 	jsonw_json(&out, spec);
 	json_decref(spec);
 	JSONW_KEY(&out, "attempts_list");

@@ -350,8 +350,9 @@ cloud_env_set(json_t *obj, const char *key, const char *v)
 json_t *
 cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 {
-	json_t		*env, *user;
-	char		 num[32], *dir;
+	json_t		*env, *user, *v;
+	const char	*k;
+	char		 num[32], *dir, *name;
 
 	user = json_object_get(spec, "env");
 	env = json_is_object(user) ? json_deep_copy(user) : json_object();
@@ -367,6 +368,12 @@ cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 	}
 	if (a->resumed_from != NULL && *a->resumed_from != '\0')
 		cloud_env_set(env, CLOUD_ENV_RESUME, a->resumed_from);
+	user = json_object_get(spec, "secret_env");
+	json_object_foreach(user, k, v) {
+		name = xprintf("%s%s", CLOUD_ENV_SECRET, k);
+		cloud_env_set(env, name, json_string_value(v));
+		free(name);
+	}
 	return env;
 }
 
@@ -415,6 +422,8 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.output_dir = place;
 	env = cloud_env(c, spec, a);
 	l.env = env;
+	v = json_object_get(spec, "secret_env");
+	l.secret_env = json_object_size(v) > 0 ? v : NULL;
 	rc = p->launch(c->gcp, &l, cb, arg);
 	if (rc != 0 && cause != NULL)
 		*cause = xprintf("%s launch of %s: %s", p->name, a->resource,

@@ -40,6 +40,8 @@ struct store_attempt;
 #define CLOUD_ENV_ATTEMPT	"GPUQ_ATTEMPT"
 #define CLOUD_ENV_CKPT_DIR	"GPUQ_CHECKPOINT_DIR"
 #define CLOUD_ENV_RESUME	"GPUQ_RESUME_FROM"
+/* GPUQ_SECRET_<NAME>: the Secret Manager version of secret_env NAME. */
+#define CLOUD_ENV_SECRET	"GPUQ_SECRET_"
 
 /*
  * New cloud on LOOP for STORE's install id and CONF ([gcp] and
@@ -112,7 +114,9 @@ char	*cloud_checkpoint_dir(struct cloud *, json_t *spec, int64_t job_id);
  * The container environment of attempt A of the job with SPEC: the
  * job's env, then GPUQ_JOB_ID, GPUQ_ATTEMPT, GPUQ_CHECKPOINT_DIR (when
  * the job has an output place) and, when A resumes from a checkpoint
- * (a->resumed_from), GPUQ_RESUME_FROM. New object.
+ * (a->resumed_from), GPUQ_RESUME_FROM; and for each secret_env NAME,
+ * GPUQ_SECRET_<NAME> = its secret version's resource name (never the
+ * secret's value, which gpuqd does not see). New object.
  */
 json_t	*cloud_env(struct cloud *, json_t *spec, const struct store_attempt *a);
 

@@ -49,9 +49,12 @@ static const struct conf_key conf_table[] = {
 	KEY("daemon", "state_dir", CONF_STRING, "/var/lib/gpuq",
 	    state_dir, CONF_RESTART,
 	    "directory of the queue database gpuq.db and the lock gpuqd.lock"),
-	KEY("daemon", "admin_group", CONF_STRING, "gpuq",
+	KEY("daemon", "socket_group", CONF_STRING, "gpuq",
+	    socket_group, CONF_RESTART,
+	    "group whose members may connect: owns a socket gpuqd makes"),
+	KEY("daemon", "admin_group", CONF_STRING, "gpuq-admin",
 	    admin_group, 0,
-	    "group whose members may act on every job; owns the socket"),
+	    "group whose members may act on every job"),
 	KEY("daemon", "log_level", CONF_LOG_LEVEL, "info",
 	    log_level, 0,
 	    "most verbose level logged: error, warning, info or debug"),
@@ -152,6 +155,7 @@ static const struct conf_key conf_table[] = {
 	    "longest cool-down (doubling per repeated stockout)"),
 };
 #define CONF_NKEYS	(sizeof conf_table / sizeof conf_table[0])
+_Static_assert(CONF_NKEYS <= 64, "struct conf's given has 64 bits");
 
 static const char *conf_sections[] = { "daemon", "gcp", "scheduler" };
 #define CONF_NSECTIONS	(sizeof conf_sections / sizeof conf_sections[0])
@@ -529,10 +533,43 @@ conf_init(struct conf *c)
 	return 0;
 }
 
+/*
+ * Does S look like a Google Cloud region, [a-z]+-[a-z]+[0-9]+? Region
+ * names go into API paths and hosts ({region}-aiplatform...): nothing
+ * else may.
+ */
+static int
+conf_region_ok(const char *s)
+{
+	size_t	n;
+
+	n = strspn(s, "abcdefghijklmnopqrstuvwxyz");
+	if (n == 0 || s[n] != '-' || strlen(s) > 63)
+		return 0;
+	s += n + 1;
+	n = strspn(s, "abcdefghijklmnopqrstuvwxyz");
+	if (n == 0)
+		return 0;
+	s += n;
+	n = strspn(s, "0123456789");
+	return n > 0 && s[n] == '\0';
+}
+
 /* Rules that span keys. */
 static int
 conf_check(const struct conf *c, char **cause)
 {
+	size_t	i;
+
+	for (i = 0; i < c->regions.n; i++)
+		if (!conf_region_ok(c->regions.v[i])) {
+			if (cause != NULL)
+				*cause = xprintf("[gcp] regions: \"%s\" is not "
+				    "a region name; regions look like "
+				    "us-central1 (a zone such as us-central1-a "
+				    "is not one)", c->regions.v[i]);
+			return -EINVAL;
+		}
 	if (c->backoff_base > c->backoff_max) {
 		if (cause != NULL)
 			*cause = xprintf("[scheduler] backoff_base (%llds) is "
@@ -598,8 +635,12 @@ conf_on_read(char *str, int num, void *arg)
 	if (n > 0 && str[n - 1] == '\n')
 		return str;
 	ch = getc(p->f);
-	if (ch == EOF || ch == '\n')
-		return str;		/* last line, or exactly full */
+	if (ch == EOF) {
+		p->c->open_line = p->line;	/* no newline at the end */
+		return str;
+	}
+	if (ch == '\n')
+		return str;		/* exactly full */
 	conf_parse_error(p, xprintf("line longer than %d characters",
 	    num - 2));
 	return NULL;
@@ -634,6 +675,7 @@ conf_on_key(void *arg, const char *section, const char *name,
 		conf_parse_error(p, cause);
 		return 0;
 	}
+	p->c->given |= (uint64_t)1 << (r - conf_table);
 	return 1;
 }
 
@@ -657,6 +699,7 @@ conf_load(struct conf *c, const char *path, int must_exist, char **cause)
 		conf_done(c);
 		return rc;
 	}
+	c->from_file = 1;
 	rc = ini_parse_stream(conf_on_read, &p, conf_on_key, &p);
 	if (rc == 0 && ferror(p.f))
 		conf_parse_error(&p, xprintf("read error"));
@@ -843,6 +886,53 @@ next:
 		    "(systemctl restart gpuqd) and keep their running values "
 		    "until then", restart);
 	free(restart);
+	cur->given = next->given;
+	cur->from_file = next->from_file;
 	conf_done(next);
 	return changed;
+}
+
+int
+conf_reload_check(const struct conf *cur, const struct conf *next,
+    const char *path, char **cause)
+{
+	char	*missing = NULL, *t;
+	size_t	 i, n = 0;
+
+	if (cur->from_file && !next->from_file) {
+		if (cause != NULL)
+			*cause = xprintf("%s: the file is gone; the running "
+			    "configuration came from it", path);
+		return -EINVAL;
+	}
+	if (next->open_line > 0) {
+		if (cause != NULL)
+			*cause = xprintf("%s:%d: the last line does not end "
+			    "with a newline: the file may be half-written; "
+			    "finish it (with a newline) and reload again",
+			    path, next->open_line);
+		return -EINVAL;
+	}
+	for (i = 0; i < CONF_NKEYS; i++) {
+		if (!(cur->given & ((uint64_t)1 << i)) ||
+		    (next->given & ((uint64_t)1 << i)))
+			continue;
+		t = xprintf("%s%s[%s] %s", missing ? missing : "",
+		    missing ? ", " : "", conf_table[i].section,
+		    conf_table[i].name);
+		free(missing);
+		missing = t;
+		n++;
+	}
+	if (missing == NULL)
+		return 0;
+	if (cause != NULL)
+		*cause = xprintf("%s: %s %s set in the running configuration "
+		    "but missing from the file (empty or cut short?); write "
+		    "%s again (with the default value to go back to the "
+		    "default), or restart gpuqd to start from this file",
+		    path, missing, n == 1 ? "is" : "are", n == 1 ? "it" :
+		    "them");
+	free(missing);
+	return -EINVAL;
 }

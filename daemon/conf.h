@@ -30,6 +30,7 @@ struct conf {
 	/* [daemon] */
 	char	*socket;		/* control socket path */
 	char	*state_dir;		/* gpuq.db, gpuqd.lock */
+	char	*socket_group;		/* may connect to our socket */
 	char	*admin_group;		/* may act on every job */
 	int	 log_level;		/* LOG_LEVEL_* */
 	int	 log_submits;		/* bool: audit each submit */
@@ -66,6 +67,10 @@ struct conf {
 	int64_t	 backoff_max;		/* s, longest retry delay */
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */
 	int64_t	 stockout_cooldown_max;	/* s, longest cool-down */
+	/* What conf_load saw of the file, for conf_reload_check. */
+	uint64_t given;			/* bit i: table key i was set */
+	int	 open_line;		/* last line if unterminated */
+	int	 from_file;		/* the file existed */
 };
 
 enum conf_type {
@@ -126,9 +131,19 @@ void		 conf_log(const struct conf *c);
 /*
  * Move the reloadable values of NEW into CUR, logging each change;
  * keys flagged CONF_RESTART keep their value in CUR, and one warning
- * names every such key that differs and says a restart is needed. Takes NEW's contents (NEW is left zeroed). Returns
- * the number of keys that changed.
+ * names every such key that differs and says a restart is needed.
+ * Takes NEW's contents (NEW is left zeroed). Returns the number of
+ * keys that changed.
  */
 int		 conf_apply(struct conf *cur, struct conf *next);
+/*
+ * May NEXT, just loaded from PATH, replace the running CUR on a reload?
+ * Refused (-EINVAL, *cause saying why, naming PATH) when PATH is gone
+ * or lacks a key that CUR's file set (an empty or truncated file must
+ * not reset admin_group or the limits to their defaults), or when its
+ * last line has no newline (a file still being written). 0 if fine.
+ */
+int		 conf_reload_check(const struct conf *cur,
+		    const struct conf *next, const char *path, char **cause);
 
 #endif

@@ -49,7 +49,14 @@
 #define GPUQ_SYSCONFDIR		"/etc"
 #endif
 #define GPUQD_CONF_DEFAULT	GPUQ_SYSCONFDIR "/gpuq/gpuqd.conf"
-#define GPUQD_NOFILE_WANT	65536	/* raise the soft fd limit to this */
+#define GPUQD_NR_OPEN		1048576	/* Linux's cap for an infinite hard */
+/*
+ * Descriptors kept out of max_connections: the store (database, WAL,
+ * shared memory, lock), the listening sockets, the loop's own, and up
+ * to HTTP_MAX_CONNECTIONS (256) connections to Google. At most half of
+ * the limit, so a small limit still leaves room for clients.
+ */
+#define GPUQD_FD_RESERVE	320
 #define GPUQD_STATUS_MS		1000	/* STATUS= at most this often */
 
 struct gpuqd {
@@ -76,7 +83,10 @@ struct gpuqd {
 	uv_timer_t	 status;	/* throttles STATUS= */
 	int		 notify;	/* NOTIFY_SOCKET is set */
 	int		 stopping;
+	rlim_t		 nofile;	/* soft RLIMIT_NOFILE, raised */
 };
+
+static void	gpuqd_fit_limits(struct gpuqd *, struct conf *);
 
 static void
 usage(FILE *f)
@@ -97,6 +107,9 @@ usage(FILE *f)
 "  -f, --foreground       accepted for compatibility; gpuqd never forks\n"
 "  -l, --log-level LEVEL  error, warning, info or debug\n"
 "                         ([daemon] log_level, default info)\n"
+"      --check            check the queue database with SQLite's full\n"
+"                         integrity_check, print what it finds and exit:\n"
+"                         0 sound, 1 damaged or not checkable\n"
 "  -V, --version          print the version and exit\n"
 "  -h, --help             print this help and exit\n"
 "\n"
@@ -307,7 +320,15 @@ gpuqd_reload(struct gpuqd *g)
 		free(cause);
 		return;
 	}
+	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0) {
+		log_warnx("reload: refused: %s; keeping the running "
+		    "configuration", cause);
+		free(cause);
+		conf_done(&next);
+		return;
+	}
 	gpuqd_overrides(g, &next);
+	gpuqd_fit_limits(g, &next);
 	n = conf_apply(&g->conf, &next);
 	log_verbosity = g->conf.log_level;
 	server_conf_changed(g->server);
@@ -362,6 +383,34 @@ gpuqd_on_signal(uv_signal_t *h, int signum)
 }
 
 /*
+ * Refuse PATH (WHAT: "state directory", "queue database") if its group
+ * or others may write it, as sshd's StrictModes does: whoever can write
+ * there can replace the queue. Only the directory itself and gpuq.db
+ * are checked, not the directories above. A missing PATH is fine.
+ */
+static void
+gpuqd_strict_mode(const char *path, const char *what)
+{
+	struct stat	st;
+	mode_t		mode;
+
+	if (stat(path, &st) == -1) {
+		if (errno == ENOENT)
+			return;
+		fatal("cannot stat %s %s", what, path);
+	}
+	mode = st.st_mode & 07777;
+	if ((mode & (S_IWGRP | S_IWOTH)) == 0)
+		return;
+	fatalx("%s %s is writable by %s (mode %04o): anyone there could "
+	    "change or replace the queue; run chmod %04o %s and start again",
+	    what, path, (mode & S_IWOTH) ? ((mode & S_IWGRP) ?
+	    "its group and everyone" : "everyone") : "its group",
+	    (unsigned)mode, (unsigned)(mode & ~(mode_t)(S_IWGRP | S_IWOTH)),
+	    path);
+}
+
+/*
  * Lock DIR/gpuqd.lock for the life of the process: one gpuqd per state
  * directory. The lock file holds our pid, for the next one's message.
  */
@@ -374,6 +423,10 @@ gpuqd_lock(struct gpuqd *g)
 
 	if (mkdir(dir, 0750) == -1 && errno != EEXIST)
 		fatal("cannot create state directory %s", dir);
+	gpuqd_strict_mode(dir, "state directory");
+	path = xprintf("%s/gpuq.db", dir);
+	gpuqd_strict_mode(path, "queue database");
+	free(path);
 	path = g->lock_path = xprintf("%s/gpuqd.lock", dir);
 	g->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (g->lock_fd == -1)
@@ -395,23 +448,132 @@ gpuqd_lock(struct gpuqd *g)
 		log_warn("cannot write pid to %s", path);
 }
 
-/* Many clients need many fds: raise the soft limit toward the hard. */
+/*
+ * Many clients need many fds: raise the soft open-file limit to the
+ * hard one, saying so. The limit in force ends up in g->nofile.
+ */
 static void
-gpuqd_nofile(void)
+gpuqd_nofile(struct gpuqd *g)
 {
 	struct rlimit	rl;
-	rlim_t		want = GPUQD_NOFILE_WANT;
+	rlim_t		was, want;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("getrlimit(RLIMIT_NOFILE)");
+		g->nofile = 1024;
 		return;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
-		want = rl.rlim_max;
-	if (want <= rl.rlim_cur)
+	}
+	was = rl.rlim_cur;
+	want = rl.rlim_max == RLIM_INFINITY ? GPUQD_NR_OPEN : rl.rlim_max;
+	g->nofile = was;
+	if (want <= was)
 		return;
 	rl.rlim_cur = want;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-		log_debug("cannot raise the open-file limit: %s",
-		    strerror(errno));
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("cannot raise the open-file limit from %llu to %llu",
+		    (unsigned long long)was, (unsigned long long)want);
+		return;
+	}
+	g->nofile = want;
+	log_info("open files: soft limit raised from %llu to %llu (the hard "
+	    "limit)", (unsigned long long)was, (unsigned long long)want);
+}
+
+/*
+ * Clamp C's connection limits to what the open-file limit can hold,
+ * with a warning naming the numbers: a max_connections beyond it would
+ * be accepted and then fail clients at random as descriptors run out.
+ */
+static void
+gpuqd_fit_limits(struct gpuqd *g, struct conf *c)
+{
+	rlim_t	reserve = GPUQD_FD_RESERVE, room;
+
+	if (reserve > g->nofile / 2)
+		reserve = g->nofile / 2;
+	room = g->nofile > reserve ? g->nofile - reserve : 1;
+	if (room < 1)
+		room = 1;
+	if ((rlim_t)c->max_connections > room) {
+		log_warnx("[daemon] max_connections = %d does not fit the "
+		    "open-file limit %llu (less %llu kept for the store and "
+		    "the cloud); using %llu: raise LimitNOFILE= (or ulimit -n) "
+		    "or lower max_connections", c->max_connections,
+		    (unsigned long long)g->nofile,
+		    (unsigned long long)reserve, (unsigned long long)room);
+		c->max_connections = (int)room;
+	}
+	if (c->max_connections_per_uid > c->max_connections) {
+		log_warnx("[daemon] max_connections_per_uid = %d is above "
+		    "max_connections; using %d", c->max_connections_per_uid,
+		    c->max_connections);
+		c->max_connections_per_uid = c->max_connections;
+	}
+}
+
+/*
+ * gpuqd --check: SQLite's full integrity_check of the queue, its
+ * findings on stdout. The exit status: 0 sound, 1 damaged or not
+ * checkable.
+ */
+static int
+gpuqd_check(const char *dbpath)
+{
+	char	*report = NULL, *cause = NULL;
+	int	 rc;
+
+	rc = store_verify(dbpath, 1, 0, &report, &cause);
+	if (rc == 0) {
+		printf("%s: ok (PRAGMA integrity_check)\n", dbpath);
+		return 0;
+	}
+	if (rc == -EBADMSG) {
+		printf("%s: damaged; PRAGMA integrity_check found:\n%s\n",
+		    dbpath, report);
+		free(report);
+		return 1;
+	}
+	fprintf(stderr, "gpuqd: cannot check %s: %s\n", dbpath,
+	    cause != NULL ? cause : strerror(-rc));
+	free(cause);
+	return 1;
+}
+
+/*
+ * Refuse to start on a damaged queue: SQLite's quick_check (the
+ * integrity_check without its index cross-checks) before the store is
+ * opened, so nothing is migrated or written on top of the damage. A
+ * queue not yet made is fine.
+ */
+static void
+gpuqd_quick_check(const char *dbpath)
+{
+	char		*report = NULL, *cause = NULL, *line, *last;
+	uint64_t	 t0 = uv_hrtime();
+	int		 rc;
+
+	rc = store_verify(dbpath, 0, 10, &report, &cause);
+	if (rc == -ENOENT) {
+		free(cause);
+		return;
+	}
+	if (rc == -EBADMSG) {
+		log_warnx("the queue %s is damaged; SQLite's quick_check "
+		    "found:", dbpath);
+		for (line = strtok_r(report, "\n", &last); line != NULL;
+		    line = strtok_r(NULL, "\n", &last))
+			log_warnx("  %s", line);
+		free(report);
+		fatalx("refusing to start on a damaged queue %s: stop here, "
+		    "copy the state directory aside, run 'gpuqd --check' for "
+		    "the full report, then put back gpuq.db from a backup, or "
+		    "save what SQLite can read ('sqlite3 gpuq.db .recover | "
+		    "sqlite3 gpuq-recovered.db') and start on that", dbpath);
+	}
+	if (rc != 0)
+		gpuqd_die(cause, "cannot check the queue");
+	log_info("store: quick_check of %s: ok in %.1f ms", dbpath,
+	    (double)(uv_hrtime() - t0) / 1e6);
 }
 
 /*
@@ -449,7 +611,7 @@ gpuqd_listen(struct gpuqd *g)
 	}
 	if (n > 0)
 		return;
-	if (server_socket_open(g->conf.socket, g->conf.admin_group, &fd,
+	if (server_socket_open(g->conf.socket, g->conf.socket_group, &fd,
 	    &cause) != 0 ||
 	    server_listen(g->server, fd, g->conf.socket, &cause) != 0)
 		gpuqd_die(cause, NULL);
@@ -473,6 +635,7 @@ main(int argc, char **argv)
 		{ "socket",	required_argument,	NULL, 's' },
 		{ "foreground",	no_argument,		NULL, 'f' },
 		{ "log-level",	required_argument,	NULL, 'l' },
+		{ "check",	no_argument,		NULL, 'C' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
@@ -481,7 +644,7 @@ main(int argc, char **argv)
 	struct api_hooks hooks;
 	uint64_t	 usec;
 	char		*cause = NULL, *status, *dbpath;
-	int		 ch, level, rc;
+	int		 ch, level, rc, check = 0;
 
 	memset(&g, 0, sizeof g);
 	g.config = GPUQD_CONF_DEFAULT;
@@ -500,6 +663,9 @@ main(int argc, char **argv)
 			g.opt_socket = optarg;
 			break;
 		case 'f':
+			break;
+		case 'C':
+			check = 1;
 			break;
 		case 'l':
 			if (log_level_parse(optarg) < 0) {
@@ -532,6 +698,12 @@ main(int argc, char **argv)
 	    LOG_LEVEL_INFO;
 	log_init("gpuqd", level, 0);
 	(void)signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Past a file-size limit (ulimit -f, LimitFSIZE=) a write fails
+	 * with EFBIG instead of killing us: the store treats it as a full
+	 * disk, refusing what it cannot write and serving on.
+	 */
+	(void)signal(SIGXFSZ, SIG_IGN);
 	/* Never looser than 0027, and tighter if systemd says so. */
 	(void)umask(umask(0) | 0027);
 	g.notify = getenv("NOTIFY_SOCKET") != NULL;
@@ -540,15 +712,24 @@ main(int argc, char **argv)
 		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
+	if (check) {
+		dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
+		rc = gpuqd_check(dbpath);
+		free(dbpath);
+		conf_done(&g.conf);
+		return rc;
+	}
+	gpuqd_nofile(&g);
+	gpuqd_fit_limits(&g, &g.conf);
 	log_info("gpuqd %s starting, configuration %s%s", PACKAGE_VERSION,
 	    g.config, access(g.config, F_OK) == 0 ? "" :
 	    " (absent: defaults)");
 	conf_log(&g.conf);
 	gpuqd_regions(&g);
 
-	gpuqd_lock(&g);
-	gpuqd_nofile();
 	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
+	gpuqd_lock(&g);
+	gpuqd_quick_check(dbpath);
 	rc = store_open(dbpath, &g.store, &cause);
 	if (rc != 0) {
 		char	what[1024];

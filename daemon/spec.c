@@ -66,6 +66,12 @@ static struct {
 	size_t	  n;
 } spec_catalog;
 
+struct spec_ctx;
+static int	spec_check_image_ref(struct spec_ctx *, const char *,
+		    const char *);
+static int	spec_check_secret_env(struct spec_ctx *, const char *,
+		    json_t *);
+
 /* What the checkers share while one spec is validated. */
 struct spec_ctx {
 	json_t			*out;	/* the normalized spec being built */
@@ -428,6 +434,8 @@ spec_check_image(struct spec_ctx *c, const char *field, json_t *v)
 			return spec_fail(c, field, "must not contain "
 			    "whitespace; it is one image URI such as "
 			    "gcr.io/my-project/train:latest");
+	if ((r = spec_check_image_ref(c, field, s)) != 0)
+		return r;
 	spec_put(c->out, "image", json_string(s));
 	return 0;
 }
@@ -1221,6 +1229,300 @@ spec_check_labels(struct spec_ctx *c, const char *field, json_t *v)
 }
 
 /*
+ * The container image reference grammar (the one docker and every
+ * registry use):
+ *
+ *	reference := name [ ":" tag ] [ "@" digest ]
+ *	name      := [ domain "/" ] component ( "/" component )*
+ *	domain    := host ( "." host )* [ ":" port ]
+ *	host      := [A-Za-z0-9] ( [A-Za-z0-9-]* [A-Za-z0-9] )?
+ *	component := [a-z0-9]+ ( ( "." | "_" | "__" | "-"+ ) [a-z0-9]+ )*
+ *	tag       := [A-Za-z0-9_] [A-Za-z0-9_.-]{0,127}
+ *	digest    := "sha256:" [0-9a-f]{64}
+ *
+ * The first part of the name is a domain when it holds '.' or ':' or
+ * is "localhost". The name is at most 255 characters. Nothing that
+ * starts with '-' can match, so an image never reads as an option of
+ * the docker run that gce-startup.sh builds.
+ */
+#define SPEC_IMAGE_NAME_MAX	255
+#define SPEC_IMAGE_TAG_MAX	128
+#define SPEC_IMAGE_EXAMPLE \
+	"us-docker.pkg.dev/my-project/train/resnet:1.0"
+
+/* Is [S, E) a host name label list with an optional :port? */
+static int
+spec_image_domain_ok(const char *s, const char *e)
+{
+	const char	*colon = memchr(s, ':', (size_t)(e - s)), *p, *end;
+
+	end = colon != NULL ? colon : e;
+	if (colon != NULL) {
+		if (colon + 1 == e || e - colon - 1 > 5)
+			return 0;
+		for (p = colon + 1; p < e; p++)
+			if (!spec_is_digit(*p))
+				return 0;
+	}
+	for (p = s; p < end; p++) {
+		if (!spec_is_ascii_alnum(*p))
+			return 0;	/* a host starts alphanumeric */
+		while (p < end && (spec_is_ascii_alnum(*p) || *p == '-'))
+			p++;
+		if (p[-1] == '-')
+			return 0;		/* ... and ends so */
+		if (p < end && (*p != '.' || p + 1 == end))
+			return 0;
+	}
+	return end > s;
+}
+
+/* Is [S, E) one lowercase path component? */
+static int
+spec_image_component_ok(const char *s, const char *e)
+{
+	const char	*p = s;
+	size_t		 n;
+
+	for (;;) {
+		if (p == e || !spec_is_lower_digit(*p))
+			return 0;
+		while (p < e && spec_is_lower_digit(*p))
+			p++;
+		if (p == e)
+			return 1;
+		n = strspn(p, "-");
+		if (n > 0)
+			p += n;
+		else if (p[0] == '_' && p + 1 < e && p[1] == '_')
+			p += 2;
+		else if (*p == '.' || *p == '_')
+			p++;
+		else
+			return 0;
+	}
+}
+
+/* Fail for image S (quoted as Q) breaking RULE. */
+static int
+spec_image_fail(struct spec_ctx *c, const char *field, const char *q,
+    const char *rule)
+{
+	return spec_fail(c, field, "\"%s\" is not an image reference: %s; "
+	    "write registry/path[:tag][@sha256:digest], e.g. %s", q, rule,
+	    SPEC_IMAGE_EXAMPLE);
+}
+
+/* image S against the reference grammar above: 0, else -EINVAL. */
+static int
+spec_check_image_ref(struct spec_ctx *c, const char *field, const char *s)
+{
+	const char	*at, *end, *slash, *colon, *p, *e, *first_end;
+	char		*q = spec_clean(s);
+	size_t		 i;
+	int		 r = 0;
+
+	if (*s == '-') {
+		r = spec_fail(c, field, "\"%s\" starts with '-': an image is "
+		    "a name such as %s, never an option", q,
+		    SPEC_IMAGE_EXAMPLE);
+		goto out;
+	}
+	end = s + strlen(s);
+	if ((at = strchr(s, '@')) != NULL) {
+		if (strncmp(at + 1, "sha256:", 7) != 0 ||
+		    strlen(at + 8) != 64) {
+			r = spec_image_fail(c, field, q, "a digest is "
+			    "@sha256: and 64 hexadecimal digits");
+			goto out;
+		}
+		for (i = 0; i < 64; i++)
+			if (!spec_is_digit(at[8 + i]) &&
+			    (at[8 + i] < 'a' || at[8 + i] > 'f')) {
+				r = spec_image_fail(c, field, q, "a digest is "
+				    "@sha256: and 64 lowercase hexadecimal "
+				    "digits");
+				goto out;
+			}
+		end = at;
+	}
+	slash = NULL;
+	for (p = s; p < end; p++)
+		if (*p == '/')
+			slash = p;
+	colon = NULL;
+	for (p = slash != NULL ? slash : s; p < end; p++)
+		if (*p == ':')
+			colon = p;
+	if (colon != NULL) {
+		/* The tag. */
+		p = colon + 1;
+		if (p == end || end - p > SPEC_IMAGE_TAG_MAX ||
+		    !(spec_is_ascii_alnum(*p) || *p == '_')) {
+			r = spec_image_fail(c, field, q, "a tag is 1 to 128 "
+			    "letters, digits, '_', '.' and '-', not starting "
+			    "with '.' or '-'");
+			goto out;
+		}
+		for (; p < end; p++)
+			if (!spec_is_ascii_alnum(*p) && strchr("_.-", *p) ==
+			    NULL) {
+				r = spec_image_fail(c, field, q, "a tag holds "
+				    "only letters, digits, '_', '.' and '-'");
+				goto out;
+			}
+		end = colon;
+	}
+	if (end - s > SPEC_IMAGE_NAME_MAX) {
+		r = spec_image_fail(c, field, q, "the name before the tag is "
+		    "at most 255 characters");
+		goto out;
+	}
+	p = s;
+	first_end = memchr(s, '/', (size_t)(end - s));
+	if (first_end != NULL && (memchr(s, '.', (size_t)(first_end - s)) !=
+	    NULL || memchr(s, ':', (size_t)(first_end - s)) != NULL ||
+	    (first_end - s == 9 && strncmp(s, "localhost", 9) == 0))) {
+		if (!spec_image_domain_ok(s, first_end)) {
+			r = spec_image_fail(c, field, q, "the registry is a "
+			    "host name (letters, digits, '-' and '.') with an "
+			    "optional :port");
+			goto out;
+		}
+		p = first_end + 1;
+	}
+	for (;;) {
+		e = memchr(p, '/', (size_t)(end - p));
+		if (e == NULL)
+			e = end;
+		if (!spec_image_component_ok(p, e)) {
+			r = spec_image_fail(c, field, q, "each part of the "
+			    "path is lowercase letters and digits, joined by "
+			    "'.', '_', '__' or dashes");
+			goto out;
+		}
+		if (e == end)
+			break;
+		p = e + 1;
+	}
+out:
+	free(q);
+	return r;
+}
+
+/*
+ * A Secret Manager secret version: projects/P/secrets/S/versions/V,
+ * P a project id (6-30 of [a-z0-9-], starting with a letter) or
+ * number, S 1-255 of [A-Za-z0-9_-], V "latest" or a version number.
+ */
+static int
+spec_secret_name_ok(const char *s)
+{
+	const char	*p, *e;
+	size_t		 n;
+
+	if (strncmp(s, "projects/", 9) != 0)
+		return 0;
+	p = s + 9;
+	if ((e = strchr(p, '/')) == NULL)
+		return 0;
+	n = (size_t)(e - p);
+	if (n == 0 || n > 30)
+		return 0;
+	if (spec_is_lower(*p)) {
+		if (n < 6 || e[-1] == '-')
+			return 0;
+		for (; p < e; p++)
+			if (!spec_is_lower_digit(*p) && *p != '-')
+				return 0;
+	} else
+		for (; p < e; p++)
+			if (!spec_is_digit(*p))
+				return 0;
+	if (strncmp(e, "/secrets/", 9) != 0)
+		return 0;
+	p = e + 9;
+	if ((e = strchr(p, '/')) == NULL || e == p || e - p > 255)
+		return 0;
+	for (; p < e; p++)
+		if (!spec_is_ascii_alnum(*p) && *p != '_' && *p != '-')
+			return 0;
+	if (strncmp(e, "/versions/", 10) != 0)
+		return 0;
+	p = e + 10;
+	if (strcmp(p, "latest") == 0)
+		return 1;
+	if (*p == '\0' || *p == '0' || strlen(p) > 18)
+		return 0;
+	for (; *p != '\0'; p++)
+		if (!spec_is_digit(*p))
+			return 0;
+	return 1;
+}
+
+/*
+ * secret_env: NAME -> Secret Manager version. Names follow env's rules
+ * and must not repeat one of env (checked before this). The value that
+ * reaches the container never enters the queue: only its name does.
+ */
+static int
+spec_check_secret_env(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*key, *s = NULL;
+	json_t		*out, *val, *env = json_object_get(c->out, "env");
+	char		*k, *f, *q;
+	int		 r = 0;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v, "an object of NAME: "
+		    "projects/P/secrets/S/versions/V pairs");
+	if (json_object_size(v) + json_object_size(env) > SPEC_ENV_MAX)
+		return spec_fail(c, field, "env and secret_env have %zu "
+		    "variables together; at most %d are allowed",
+		    json_object_size(v) + json_object_size(env), SPEC_ENV_MAX);
+	out = json_object();
+	if (out == NULL)
+		fatalx("spec: out of memory");
+	json_object_foreach(v, key, val) {
+		k = spec_clean(key);
+		f = xprintf("%s.%s", field, k);
+		if (*key == '\0' || spec_is_digit(*key) ||
+		    !spec_chars_ok(key, spec_is_ascii_alnum, "_"))
+			r = spec_fail(c, f, "\"%s\" is not a variable name: "
+			    "use letters, digits and '_', not starting with "
+			    "a digit", k);
+		else if (strncmp(key, "GPUQ_", 5) == 0 ||
+		    strncmp(key, "AIP_", 4) == 0)
+			r = spec_fail(c, f, "names starting with GPUQ_ or AIP_ "
+			    "are reserved: gpuq and Vertex AI set them (see "
+			    "gpuq-job(5))");
+		else if (json_object_get(env, key) != NULL)
+			r = spec_fail(c, f, "is also set in env; give it in "
+			    "one of them");
+		else if ((r = spec_string(c, f, val, &s)) != 0)
+			;
+		else if (!spec_secret_name_ok(s)) {
+			q = spec_clean(s);
+			r = spec_fail(c, f, "\"%s\" is not a secret version; "
+			    "write projects/PROJECT/secrets/SECRET/versions/"
+			    "VERSION (VERSION a number or latest)", q);
+			free(q);
+		}
+		free(f);
+		free(k);
+		if (r != 0) {
+			json_decref(out);
+			return r;
+		}
+		spec_put(out, key, json_string(s));
+	}
+	spec_put(c->out, "secret_env", out);
+	return 0;
+}
+
+/*
  * The fields of a job, in the order gpuq-job(5) documents them, which
  * is also the order of checking and of the normalized object.
  * machine_type follows accelerator because it depends on it.
@@ -1231,6 +1533,7 @@ static const struct spec_field spec_fields[] = {
 	{ "command",		spec_check_command },
 	{ "args",		spec_check_args },
 	{ "env",		spec_check_env },
+	{ "secret_env",		spec_check_secret_env },
 	{ "accelerator",	spec_check_accelerator },
 	{ "machine_type",	spec_check_machine_type },
 	{ "regions",		spec_check_regions },

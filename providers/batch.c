@@ -151,6 +151,10 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	runnable = prov_checked(json_pack("{s:o, s:{s:o}}",
 	    "container", batch_container(l),
 	    "environment", "variables", vars));
+	/* Batch reads the secrets on the VM: their values never pass us. */
+	if (l->secret_env != NULL)
+		prov_set(json_object_get(runnable, "environment"),
+		    "secretVariables", json_deep_copy(l->secret_env));
 
 	task = prov_checked(json_pack("{s:[o], s:i}",
 	    "runnables", runnable, "maxRetryCount", 0));

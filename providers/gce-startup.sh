@@ -5,7 +5,7 @@
 # It runs the job in the instance metadata key gpuq-job, a JSON object
 #   {"image": "...", "command": [...], "args": [...], "env": {...},
 #    "max_runtime": seconds (0: none)}
-# as `docker run --rm --gpus all IMAGE [COMMAND ARGS]`, reports how it went
+# as `docker run --rm --gpus all -- IMAGE [COMMAND ARGS]`, reports how it went
 # as guest attributes in the namespace gpuq, and powers the VM off:
 #   gpuq/exit-code  the container's exit status (docker's 125-127 when the
 #                   container could not start at all)
@@ -19,7 +19,9 @@
 # User strings are never shell code: python3 (on every Deep Learning VM
 # image) parses the JSON and starts docker with an argument vector, and
 # hands the job's environment to docker through its own environment
-# (`-e NAME` without a value), so values may hold any character.
+# (`--env=NAME` without a value), so values may hold any character.
+# Every option is written as one word (--entrypoint=X) and "--" comes
+# before the image, so no user string can become an option of docker.
 #
 # Compute Engine runs startup scripts at every boot. A job runs once: if
 # gpuq/exit-code is already set, the VM just powers off again.
@@ -131,10 +133,12 @@ def main():
     argv = ["docker", "run", "--rm", "--name", NAME, "--gpus", "all",
             "--ipc", "host"]
     for k in env:
-        argv += ["-e", k]
+        argv += ["--env=" + k]
     if command:
-        argv += ["--entrypoint", command[0]]
-    argv.append(image)
+        argv += ["--entrypoint=" + command[0]]
+    # "--" ends docker's options: the image is never read as one, even
+    # if it started with '-' (gpuqd refuses such an image at submit).
+    argv += ["--", image]
     argv += command[1:] + args
     denv = dict(os.environ)
     denv.update(env)

@@ -36,6 +36,10 @@ struct prov_launch {
 	json_t		*args;		/* array of strings or NULL; borrowed */
 	json_t		*env;		/* object: the user's env + GPUQ_*;
 					 * borrowed */
+	json_t		*secret_env;	/* object NAME: Secret Manager
+					 * version, or NULL; borrowed.
+					 * Batch sets NAME from it;
+					 * env has GPUQ_SECRET_NAME */
 	const char	*output_dir;	/* gs://b/p/<job>/ (Vertex base dir) */
 	int64_t		 max_runtime;	/* seconds */
 	json_t		*labels;	/* user labels object; borrowed */

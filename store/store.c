@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -122,13 +124,44 @@ static const char *const store_sql[STMT_COUNT] = {
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
+/*
+ * Did an I/O error come from the file-size limit? SQLite reports a
+ * write refused with EFBIG as SQLITE_IOERR_WRITE, and its system errno
+ * is not always kept: so ERRNO (as the failed call left it), SQLite's,
+ * or the database or its WAL having reached RLIMIT_FSIZE all say yes.
+ */
+static int
+store_efbig(struct store *st, int errno_then)
+{
+	struct rlimit	 rl;
+	struct stat	 sb;
+	char		*wal;
+	int		 full = 0;
+
+	if (errno_then == EFBIG || (st->db != NULL &&
+	    sqlite3_system_errno(st->db) == EFBIG))
+		return 1;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	if (st->path == NULL)
+		return 0;
+	if (stat(st->path, &sb) == 0 && (rlim_t)sb.st_size + 65536 >=
+	    rl.rlim_cur)
+		full = 1;
+	wal = xprintf("%s-wal", st->path);
+	if (stat(wal, &sb) == 0 && (rlim_t)sb.st_size + 65536 >= rl.rlim_cur)
+		full = 1;
+	free(wal);
+	return full;
+}
+
 int
 store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 {
 	const char	*msg;
 	char		*what;
 	va_list		 ap;
-	int		 err, sys;
+	int		 err, sys, e0 = errno;	/* the failed call's */
 
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
@@ -137,6 +170,13 @@ store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 		break;
 	case SQLITE_FULL:
 		err = -ENOSPC;
+		break;
+	case SQLITE_IOERR:
+		/*
+		 * A file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored):
+		 * the same as a full disk for whoever asked.
+		 */
+		err = store_efbig(st, e0) ? -ENOSPC : -EIO;
 		break;
 	case SQLITE_NOMEM:
 		err = -ENOMEM;
@@ -153,7 +193,10 @@ store_fail(struct store *st, int rc, char **cause, const char *fmt, ...)
 	if (vasprintf(&what, fmt, ap) == -1)
 		fatal("store_fail: vasprintf");
 	va_end(ap);
-	if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
+	if (err == -ENOSPC && (rc & 0xff) == SQLITE_IOERR)
+		msg = "database or disk is full (a file-size limit was "
+		    "reached: EFBIG; see LimitFSIZE= or ulimit -f)";
+	else if (st->db != NULL && sqlite3_extended_errcode(st->db) == rc)
 		msg = sqlite3_errmsg(st->db);
 	else
 		msg = sqlite3_errstr(rc);
@@ -460,6 +503,82 @@ store_open(const char *path, struct store **ret, char **cause)
 
 fail:
 	store_close(st);
+	return rc;
+}
+
+int
+store_verify(const char *path, int full, int max_lines, char **ret_report,
+    char **cause)
+{
+	struct store	 st;
+	sqlite3_stmt	*s = NULL;
+	const char	*text;
+	char		*report = NULL, *t;
+	int		 rc, n = 0, ok = 0;
+
+	memset(&st, 0, sizeof st);
+	st.path = (char *)path;
+	if (access(path, F_OK) == -1) {
+		rc = -errno;
+		if (cause != NULL)
+			*cause = xprintf("%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = sqlite3_open_v2(path, &st.db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st.db, full ? "PRAGMA integrity_check" :
+		    "PRAGMA quick_check", -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		rc = (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) ==
+		    SQLITE_NOTADB ? -EBADMSG : store_fail(&st, rc, cause,
+		    "check %s", path);
+		if (rc == -EBADMSG)
+			report = xstrdup(st.db != NULL ? sqlite3_errmsg(st.db) :
+			    sqlite3_errstr(rc));
+		goto out;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		text = (const char *)sqlite3_column_text(s, 0);
+		if (text == NULL)
+			continue;
+		if (strcmp(text, "ok") == 0) {
+			ok = 1;
+			continue;
+		}
+		if (max_lines > 0 && n >= max_lines)
+			continue;
+		t = xprintf("%s%s%s", report ? report : "", report ? "\n" : "",
+		    text);
+		free(report);
+		report = t;
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		/* The check itself may stop on damage. */
+		if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) ==
+		    SQLITE_NOTADB) {
+			t = xprintf("%s%s%s", report ? report : "",
+			    report ? "\n" : "", sqlite3_errmsg(st.db));
+			free(report);
+			report = t;
+			rc = -EBADMSG;
+		} else
+			rc = store_fail(&st, rc, cause, "check %s", path);
+		goto out;
+	}
+	rc = ok && report == NULL ? 0 : -EBADMSG;
+	if (rc == -EBADMSG && report == NULL)
+		report = xstrdup("the check reported nothing but \"ok\" was "
+		    "missing");
+out:
+	sqlite3_finalize(s);
+	if (st.db != NULL)
+		(void)sqlite3_close(st.db);
+	if (rc == -EBADMSG && ret_report != NULL)
+		*ret_report = report;
+	else
+		free(report);
 	return rc;
 }
 

@@ -186,6 +186,15 @@ typedef int (*store_event_cb)(const struct store_event *, void *);
  * file was written by a newer gpuqd (schema version above ours). */
 int	 store_open(const char *path, struct store **ret, char **cause);
 void	 store_close(struct store *);
+/*
+ * Check the database PATH without changing it (no creation, no
+ * migration): SQLite's PRAGMA quick_check, or integrity_check if FULL.
+ * 0 if it reports ok; -EBADMSG if it found damage, with *ret_report
+ * (new) holding its findings, one a line, at most MAX_LINES of them
+ * (0: all); -ENOENT if PATH does not exist; else -errno and *cause.
+ */
+int	 store_verify(const char *path, int full, int max_lines,
+	    char **ret_report, char **cause);
 /* Schema version this code writes (PRAGMA user_version). */
 int	 store_schema_version(void);
 /* Install id: 8 lowercase hex chars made at creation. Borrowed. */

@@ -28,6 +28,10 @@ RESERVED_EXIT = {
 }
 
 
+# What a secretVariables entry reads as in the task: this and its name.
+SECRET_VALUE = "fake-secret-value-of:"
+
+
 class BatchJob(Resource):
     """A Cloud Batch job with one task group "group0" (API-NOTES D):
     QUEUED -> SCHEDULED -> RUNNING -> SUCCEEDED/FAILED, task exit codes and
@@ -59,6 +63,11 @@ class BatchJob(Resource):
         env = dict(((ts.get("environment") or {}).get("variables")) or {})
         rn = (ts.get("runnables") or [{}])[0]
         env.update(((rn.get("environment") or {}).get("variables")) or {})
+        # The VM reads each secret from Secret Manager: the fake's value
+        # of a secret is its resource name behind a marker.
+        self.secrets = dict(((rn.get("environment") or {}).get(
+            "secretVariables")) or {})
+        env.update({k: SECRET_VALUE + v for k, v in self.secrets.items()})
         self.env = env
         ap = body.get("allocationPolicy") or {}
         inst = (ap.get("instances") or [{}])[0]

@@ -201,7 +201,8 @@ class Run:
                 "resume_missing": self.resume_missing,
                 "checkpoint_dir": self.ckpt_dir,
                 "checkpoints": list(self.checkpoints),
-                "started": self.started_at, "ended": self.ended_at}
+                "started": self.started_at, "ended": self.ended_at,
+                "env": dict(self.env)}
 
 
 class Resource:

@@ -184,8 +184,13 @@ def test_socket_matches_client_default():
 def test_sysusers_tmpfiles_match_service():
     users = [l.split() for l in open(src("systemd", "gpuq.sysusers"))
              if l.strip() and not l.startswith("#")]
-    assert [u[:3] for u in users] == [["u", "gpuq", "-"]]
+    # The daemon's user (and group gpuq, the socket's), and gpuq-admin,
+    # the default admin_group: a group of its own, not the socket's.
+    assert [u[:3] for u in users] == [["u", "gpuq", "-"],
+                                      ["g", "gpuq-admin", "-"]]
     assert users[0][-1] == "/var/lib/gpuq"
+    sock = read_unit(src("systemd", "gpuqd.socket"))
+    assert one(sock, "Socket", "SocketGroup") == "gpuq"
     dirs = {l.split()[1]: l.split() for l in open(src("systemd",
                                                       "gpuq.tmpfiles"))
             if l.strip() and not l.startswith("#")}
@@ -211,8 +216,11 @@ def test_sysusers_tmpfiles_apply(tmp_path):
     m = re.search(r"^gpuq:x:(\d+):(\d+):gpuq daemon:/var/lib/gpuq:", passwd,
                   re.M)
     assert m, passwd
-    assert re.search(rf"^gpuq:x:{m.group(2)}:", (root / "etc" / "group")
-                     .read_text(), re.M)
+    group = (root / "etc" / "group").read_text()
+    assert re.search(rf"^gpuq:x:{m.group(2)}:", group, re.M)
+    # gpuq-admin exists, apart from gpuq, and nobody is in it.
+    a = re.search(r"^gpuq-admin:x:(\d+):(.*)$", group, re.M)
+    assert a and a.group(1) != m.group(2) and a.group(2) == "", group
     subprocess.run(["systemd-tmpfiles", f"--root={root}", "--create",
                     src("systemd", "gpuq.tmpfiles")],
                    check=True, capture_output=True, timeout=60)

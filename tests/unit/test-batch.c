@@ -61,6 +61,7 @@ test_batch_body_fields(void **state)
 	assert_true(json_equal(provtest_at(ts,
 	    "runnables.0.environment.variables"),
 	    f->env));
+	assert_null(provtest_at(ts, "runnables.0.environment.secretVariables"));
 	assert_string_equal(provtest_str(ts,
 	    "computeResource.cpuMilli"), "8000");
 	/* n1-highmem-8: 52 GB = 53248 MiB, asked for nine tenths. */
@@ -136,6 +137,27 @@ test_batch_body_zone_standard_implicit_gpu(void **state)
 	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
 	c = provtest_at(b, "taskGroups.0.taskSpec.runnables.0.container");
 	assert_null(json_object_get(c, "commands"));
+	json_decref(b);
+}
+
+/* secret_env goes to secretVariables: Batch reads the values itself. */
+static void
+test_batch_body_secret_env(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *sec;
+	char		*cause = NULL;
+
+	sec = json_pack("{s:s}", "HF_TOKEN",
+	    "projects/my-project/secrets/hf/versions/latest");
+	f->l.secret_env = sec;
+	assert_int_equal(batch_job_body(&f->l, &b, &cause), 0);
+	assert_true(json_equal(provtest_at(b, "taskGroups.0.taskSpec."
+	    "runnables.0.environment.secretVariables"), sec));
+	assert_true(json_equal(provtest_at(b, "taskGroups.0.taskSpec."
+	    "runnables.0.environment.variables"), f->env));
+	f->l.secret_env = NULL;
+	json_decref(sec);
 	json_decref(b);
 }
 
@@ -447,6 +469,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		BODY(test_batch_body_fields),
 		BODY(test_batch_body_zone_standard_implicit_gpu),
+		BODY(test_batch_body_secret_env),
 		BODY(test_batch_body_invalid),
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),

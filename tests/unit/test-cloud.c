@@ -231,6 +231,17 @@ test_cloud_env(void **state)
 	assert_string_equal(env_get(json_object_get(spec, "env"),
 	    CLOUD_ENV_JOB_ID), "mine");
 	json_decref(spec);
+
+	/* secret_env: the version's name, never a value. */
+	spec = json_pack("{s:{s:s}, s:{s:s}}", "env", "LR", "0.1",
+	    "secret_env", "HF_TOKEN", "projects/my-project/secrets/hf/"
+	    "versions/3");
+	env = cloud_env(t->cloud, spec, &a);
+	assert_string_equal(env_get(env, "GPUQ_SECRET_HF_TOKEN"),
+	    "projects/my-project/secrets/hf/versions/3");
+	assert_null(json_object_get(env, "HF_TOKEN"));
+	json_decref(env);
+	json_decref(spec);
 }
 
 static void

@@ -90,7 +90,8 @@ test_conf_defaults(void **state)
 	assert_int_equal(conf_init(&c), 0);
 	assert_string_equal(c.socket, "/run/gpuq/gpuq.sock");
 	assert_string_equal(c.state_dir, "/var/lib/gpuq");
-	assert_string_equal(c.admin_group, "gpuq");
+	assert_string_equal(c.socket_group, "gpuq");
+	assert_string_equal(c.admin_group, "gpuq-admin");
 	assert_int_equal(c.log_level, LOG_LEVEL_INFO);
 	assert_int_equal(c.log_submits, 0);
 	assert_int_equal(c.max_connections, 256);
@@ -268,7 +269,8 @@ test_conf_unknown_key(void **state)
 	    "sockett = /tmp/y.sock\n", -EINVAL, 4);
 	assert_non_null(strstr(cause, "unknown key \"sockett\" in [daemon]"));
 	/* It lists what the section knows. */
-	assert_non_null(strstr(cause, "socket, state_dir, admin_group"));
+	assert_non_null(strstr(cause,
+	    "socket, state_dir, socket_group, admin_group"));
 	assert_non_null(strstr(cause, "max_pending_output"));
 	assert_null(strstr(cause, "poll_interval"));
 	free(cause);
@@ -417,6 +419,18 @@ test_conf_cross_checks(void **state)
 	assert_non_null(strstr(cause, "backoff_base (3600s) is longer than "
 	    "backoff_max (1800s)"));
 	free(cause);
+	/* Region names reach API paths and host names: only regions. */
+	cause = load_fails(fx, "[gcp]\nregions = us-central1, us-east1-b\n",
+	    -EINVAL, 0);
+	assert_non_null(strstr(cause, "[gcp] regions: \"us-east1-b\" is not "
+	    "a region name; regions look like us-central1"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nregions = ../x/y1\n", -EINVAL, 0);
+	assert_non_null(strstr(cause, "\"../x/y1\" is not a region name"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nregions = us-central1?a=1\n",
+	    -EINVAL, 0);
+	free(cause);
 }
 
 static void
@@ -498,6 +512,92 @@ test_conf_apply(void **state)
 	/* The socket needs a restart: kept. */
 	assert_string_equal(cur.socket, "/run/gpuq/gpuq.sock");
 	assert_null(next.socket);		/* NEXT was emptied */
+	conf_done(&cur);
+}
+
+/* Load TEXT into *C (must parse). */
+static void
+load_ok(struct fixture *fx, const char *text, struct conf *c)
+{
+	char	*cause = NULL;
+
+	write_conf(fx, text);
+	if (conf_load(c, fx->path, 1, &cause) != 0)
+		fail_msg("%s", cause);
+}
+
+/*
+ * A reload may not drop a key the running file set (an empty or cut
+ * file), nor read a file whose last line is unfinished.
+ */
+static void
+test_conf_reload_check(void **state)
+{
+	struct fixture	*fx = *state;
+	struct conf	 cur, next;
+	char		*cause = NULL, *want;
+
+	load_ok(fx, "[daemon]\nadmin_group = wheel\nmax_connections = 99\n"
+	    "[gcp]\nproject = p-1\n", &cur);
+
+	load_ok(fx, "", &next);
+	assert_int_equal(conf_reload_check(&cur, &next, fx->path, &cause),
+	    -EINVAL);
+	want = xprintf("%s: [daemon] admin_group, [daemon] max_connections, "
+	    "[gcp] project are set in the running configuration but missing "
+	    "from the file (empty or cut short?); write them again (with the "
+	    "default value to go back to the default), or restart gpuqd to "
+	    "start from this file", fx->path);
+	assert_string_equal(cause, want);
+	free(want);
+	free(cause);
+	cause = NULL;
+	conf_done(&next);
+
+	/* Cut short: the last line lacks its newline. */
+	load_ok(fx, "[daemon]\nadmin_group = wheel\nmax_connections = 99\n"
+	    "[gcp]\nproject = p", &next);
+	assert_int_equal(conf_reload_check(&cur, &next, fx->path, &cause),
+	    -EINVAL);
+	want = xprintf("%s:5: the last line does not end with a newline: "
+	    "the file may be half-written; finish it (with a newline) and "
+	    "reload again", fx->path);
+	assert_string_equal(cause, want);
+	free(want);
+	free(cause);
+	cause = NULL;
+	conf_done(&next);
+
+	/* Every key there again, with new values, and more: fine. */
+	load_ok(fx, "[daemon]\nadmin_group = gpuq\nmax_connections = 256\n"
+	    "log_level = debug\n[gcp]\nproject = p-1\n", &next);
+	assert_int_equal(conf_reload_check(&cur, &next, fx->path, &cause), 0);
+	assert_null(cause);
+	log_init("test-conf", LOG_LEVEL_ERR, 0);	/* quiet */
+	(void)conf_apply(&cur, &next);
+	assert_string_equal(cur.admin_group, "gpuq");
+	/* The file now running sets log_level too: it must stay. */
+	load_ok(fx, "[daemon]\nadmin_group = gpuq\nmax_connections = 256\n"
+	    "[gcp]\nproject = p-1\n", &next);
+	assert_int_equal(conf_reload_check(&cur, &next, fx->path, &cause),
+	    -EINVAL);
+	assert_non_null(strstr(cause, ": [daemon] log_level is set in the "
+	    "running configuration"));
+	free(cause);
+	cause = NULL;
+	conf_done(&next);
+
+	/* The file gone. */
+	assert_int_equal(unlink(fx->path), 0);
+	assert_int_equal(conf_load(&next, fx->path, 0, &cause), 0);
+	assert_int_equal(conf_reload_check(&cur, &next, fx->path, &cause),
+	    -EINVAL);
+	want = xprintf("%s: the file is gone; the running configuration came "
+	    "from it", fx->path);
+	assert_string_equal(cause, want);
+	free(want);
+	free(cause);
+	conf_done(&next);
 	conf_done(&cur);
 }
 
@@ -734,6 +834,8 @@ main(void)
 		cmocka_unit_test(test_conf_set_unknown),
 		cmocka_unit_test(test_conf_text_round_trip),
 		cmocka_unit_test(test_conf_apply),
+		cmocka_unit_test_setup_teardown(test_conf_reload_check, setup,
+		    teardown),
 		cmocka_unit_test(test_conf_man_page_lists_every_key),
 		cmocka_unit_test(test_conf_man_page_marks_reload),
 		cmocka_unit_test(test_conf_man_page_defaults),

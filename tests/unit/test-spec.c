@@ -29,7 +29,7 @@
 		"\"accelerator\": {\"type\": \"nvidia-tesla-t4\", \"count\": 1}"
 #define WITH(extra)	"{" BASE ", " extra "}"
 
-#define KNOWN	"name, image, command, args, env, accelerator, " \
+#define KNOWN	"name, image, command, args, env, secret_env, accelerator, " \
 		"machine_type, regions, providers, spot, max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"max_interruptions, max_failures, checkpoint, priority, labels"
@@ -307,7 +307,7 @@ test_spec_bad_image(void **state)
 static void
 test_spec_image_too_long(void **state)
 {
-	char	*long_image, *text;
+	char	*long_image, *text, *name, *image;
 	json_t	*out;
 
 	long_image = xmalloc(1026);
@@ -316,15 +316,137 @@ test_spec_image_too_long(void **state)
 	text = xprintf("{\"image\": \"%s\"}", long_image);
 	bad(text, "image", "must be at most 1024 characters long");
 	free(text);
-	long_image[1024] = '\0';
+	/* The name (before the tag) is at most 255 characters. */
+	long_image[256] = '\0';
+	text = xprintf("{\"image\": \"%s\"}", long_image);
+	bad(text, "image", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "...\" is not an image reference: the name before the tag is at "
+	    "most 255 characters; write registry/path[:tag][@sha256:digest], "
+	    "e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
+	free(text);
+	/* The longest reference: a 255 name, a 128 tag and a digest. */
+	long_image[255] = '\0';
+	name = xstrdup(long_image);
+	long_image[128] = '\0';
+	image = xprintf("%s:%s@sha256:%064d", name, long_image, 0);
 	text = xprintf("{\"image\": \"%s\", \"accelerator\": {\"type\": "
-	    "\"nvidia-l4\", \"count\": 1}}", long_image);
+	    "\"nvidia-l4\", \"count\": 1}}", image);
 	out = ok(text);
 	assert_string_equal(json_string_value(json_object_get(out, "image")),
-	    long_image);
+	    image);
 	json_decref(out);
 	free(text);
+	free(image);
+	free(name);
 	free(long_image);
+}
+
+/* IMAGE must be accepted as it is. */
+static void
+image_ok(const char *image)
+{
+	char	*text;
+	json_t	*out;
+
+	text = xprintf("{\"image\": \"%s\", \"accelerator\": {\"type\": "
+	    "\"nvidia-tesla-t4\", \"count\": 1}}", image);
+	out = ok(text);
+	assert_string_equal(json_string_value(json_object_get(out, "image")),
+	    image);
+	json_decref(out);
+	free(text);
+}
+
+/* IMAGE must be refused with the rule RULE (the middle of the message). */
+static void
+image_bad(const char *image, const char *rule)
+{
+	char	*text, *want;
+
+	text = xprintf("{\"image\": \"%s\"}", image);
+	want = xprintf("\"%s\" is not an image reference: %s; write "
+	    "registry/path[:tag][@sha256:digest], e.g. "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0", image, rule);
+	bad(text, "image", want);
+	free(want);
+	free(text);
+}
+
+static void
+test_spec_image_reference(void **state)
+{
+	const char	*path = "each part of the path is lowercase letters "
+	    "and digits, joined by '.', '_', '__' or dashes";
+	const char	*tag = "a tag holds only letters, digits, '_', '.' "
+	    "and '-'";
+	const char	*tag1 = "a tag is 1 to 128 letters, digits, '_', '.' "
+	    "and '-', not starting with '.' or '-'";
+	const char	*reg = "the registry is a host name (letters, digits, "
+	    "'-' and '.') with an optional :port";
+	const char	*dig = "a digest is @sha256: and 64 hexadecimal digits";
+	char		*s;
+
+	image_ok("img");
+	image_ok("ubuntu:22.04");
+	image_ok("library/ubuntu");
+	image_ok("us-docker.pkg.dev/my-project/train/resnet:1.0");
+	image_ok("gcr.io/p/a__b/c.d/e---f_g:V1_x.y-z");
+	image_ok("localhost:5000/train:latest");
+	image_ok("localhost/train");
+	image_ok("Registry.Example.com:443/x");
+	s = xprintf("gcr.io/p/t@sha256:%s", "0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef");
+	image_ok(s);
+	free(s);
+	s = xprintf("gcr.io/p/t:1@sha256:%064d", 7);
+	image_ok(s);
+	free(s);
+
+	bad("{\"image\": \"--privileged\"}", "image", "\"--privileged\" "
+	    "starts with '-': an image is a name such as "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0, never an option");
+	bad("{\"image\": \"-v/:/host\"}", "image", "\"-v/:/host\" starts "
+	    "with '-': an image is a name such as "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0, never an option");
+	bad("{\"image\": \"-e\"}", "image", "\"-e\" starts with '-': an "
+	    "image is a name such as "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0, never an option");
+	bad("{\"image\": \"--network=host\"}", "image", "\"--network=host\" "
+	    "starts with '-': an image is a name such as "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0, never an option");
+	image_bad("gcr.io/p/Train:1", path);
+	image_bad("gcr.io/p/-x", path);
+	image_bad("gcr.io/p/x-", path);
+	image_bad("gcr.io/p/a___b", path);
+	image_bad("gcr.io/p//x", path);
+	image_bad("gcr.io/", path);
+	image_bad("a/$(id)", path);
+	image_bad("a;b", path);
+	image_bad("x:1:2", path);	/* "2" is the tag, "x:1" the path */
+	image_bad("x:a$b", tag);
+	image_bad("x:", tag1);
+	image_bad("x:.a", tag1);
+	image_bad("x:-a", tag1);
+	image_bad("ex-.com/x", reg);
+	image_bad("ex..com/x", reg);
+	image_bad("ex.com:80x/x", reg);
+	image_bad("ex.com:/x", reg);
+	image_bad("x@sha256:abc", dig);
+	image_bad("x@md5:0123456789abcdef0123456789abcdef", dig);
+	bad("{\"image\": \"x@sha256:0123456789ABCDEF0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef\"}", "image",
+	    "\"x@sha256:0123456789ABCDEF0123456789abcdef0123456...\" is not "
+	    "an image reference: a digest is @sha256: and 64 lowercase "
+	    "hexadecimal digits; write registry/path[:tag][@sha256:digest], "
+	    "e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
+	/* A 129-character tag (the message quotes 48 bytes of it). */
+	s = xprintf("{\"image\": \"x:%0129d\"}", 0);
+	bad(s, "image", "\"x:0000000000000000000000000000000000000000000000"
+	    "...\" is not an image reference: a tag is 1 to 128 letters, "
+	    "digits, '_', '.' and '-', not starting with '.' or '-'; write "
+	    "registry/path[:tag][@sha256:digest], e.g. "
+	    "us-docker.pkg.dev/my-project/train/resnet:1.0");
+	free(s);
 }
 
 static void
@@ -517,6 +639,61 @@ test_spec_env_too_many(void **state)
 	bad(t, "env", "has 101 variables; at most 100 are allowed");
 	free(t);
 	free(text);
+}
+
+static void
+test_spec_secret_env(void **state)
+{
+	const char	*want = "is not a secret version; write "
+	    "projects/PROJECT/secrets/SECRET/versions/VERSION (VERSION a "
+	    "number or latest)";
+	const char	*bads[] = {
+		"hf_abc",
+		"projects/my-project/secrets/hf",
+		"projects/my-project/secrets/hf/versions/",
+		"projects/my-project/secrets/hf/versions/0",
+		"projects/my-project/secrets/hf/versions/v1",
+		"projects/p/secrets/hf/versions/1",		/* too short */
+		"projects/My-project/secrets/hf/versions/1",
+		"projects/my-project-/secrets/hf/versions/1",
+		"projects/my-project/secrets/h.f/versions/1",
+		"projects/my-project/secrets//versions/1",
+		"projects/my-project/secrets/hf/versions/1/x",
+		"projects/my-project/secrets/hf/versions/1 ",
+		"projects//secrets/hf/versions/1",
+	};
+	char		*text, *msg;
+	size_t		 i;
+
+	ok_absent(WITH("\"env\": {}"), "secret_env");
+	ok_field(WITH("\"secret_env\": {\"HF_TOKEN\": "
+	    "\"projects/my-project/secrets/hf/versions/latest\", \"K\": "
+	    "\"projects/123456789/secrets/Wandb_key-2/versions/17\"}"),
+	    "secret_env", "{\"HF_TOKEN\":\"projects/my-project/secrets/hf/"
+	    "versions/latest\",\"K\":\"projects/123456789/secrets/"
+	    "Wandb_key-2/versions/17\"}");
+	for (i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+		text = xprintf(WITH("\"secret_env\": {\"T\": \"%s\"}"),
+		    bads[i]);
+		msg = xprintf("\"%s\" %s", bads[i], want);
+		bad(text, "secret_env.T", msg);
+		free(msg);
+		free(text);
+	}
+	bad(WITH("\"secret_env\": [\"x\"]"), "secret_env",
+	    "must be an object of NAME: projects/P/secrets/S/versions/V "
+	    "pairs, not a list");
+	bad(WITH("\"secret_env\": {\"1X\": \"x\"}"), "secret_env.1X",
+	    "\"1X\" is not a variable name: use letters, digits and '_', "
+	    "not starting with a digit");
+	bad(WITH("\"secret_env\": {\"GPUQ_X\": \"x\"}"),
+	    "secret_env.GPUQ_X", "names starting with GPUQ_ or AIP_ are "
+	    "reserved: gpuq and Vertex AI set them (see gpuq-job(5))");
+	bad(WITH("\"env\": {\"T\": \"v\"}, \"secret_env\": {\"T\": "
+	    "\"projects/my-project/secrets/hf/versions/1\"}"),
+	    "secret_env.T", "is also set in env; give it in one of them");
+	bad(WITH("\"secret_env\": {\"T\": 5}"), "secret_env.T",
+	    "must be a string; quote it");
 }
 
 static void
@@ -1061,6 +1238,7 @@ main(void)
 		cmocka_unit_test(test_spec_missing_image),
 		cmocka_unit_test(test_spec_bad_image),
 		cmocka_unit_test(test_spec_image_too_long),
+		cmocka_unit_test(test_spec_image_reference),
 		cmocka_unit_test(test_spec_missing_accelerator),
 		cmocka_unit_test(test_spec_accelerator_wrong_type),
 		cmocka_unit_test(test_spec_unknown_gpu),
@@ -1075,6 +1253,7 @@ main(void)
 		cmocka_unit_test(test_spec_env_bad_names),
 		cmocka_unit_test(test_spec_env_values_are_strings),
 		cmocka_unit_test(test_spec_env_too_many),
+		cmocka_unit_test(test_spec_secret_env),
 		cmocka_unit_test(test_spec_machine_type_default),
 		cmocka_unit_test(test_spec_machine_type_given),
 		cmocka_unit_test(test_spec_machine_type_family),

@@ -1,0 +1,111 @@
+"""providers/gce-startup.sh, run for real: the metadata server is a local
+HTTP proxy (curl and Python's urllib both honour http_proxy), and docker,
+nvidia-smi and poweroff are stand-ins on PATH that record what they were
+given (gcloud does nothing). No user string may become an option of docker or shell code.
+"""
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from gpuqdtest import TOP_SRCDIR
+
+SCRIPT = os.path.join(TOP_SRCDIR, "providers", "gce-startup.sh")
+PREFIX = "http://metadata.google.internal/computeMetadata/v1/instance/"
+
+DOCKER = """#!%s
+import json, os, sys
+with open(os.environ["FAKE_DOCKER_LOG"], "a") as f:
+    f.write(json.dumps({"argv": sys.argv[1:],
+                        "env": {k: os.environ.get(k) for k in
+                                ("A", "B")}}) + "\\n")
+""" % sys.executable
+
+
+class Metadata(http.server.BaseHTTPRequestHandler):
+    """The metadata server, as a proxy sees requests: absolute URIs."""
+
+    def log_message(self, *a):
+        pass
+
+    def _path(self):
+        assert self.path.startswith(PREFIX), self.path
+        assert self.headers.get("Metadata-Flavor") == "Google"
+        return self.path[len(PREFIX):]
+
+    def _reply(self, code, body=b""):
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        v = self.server.items.get(self._path())
+        if v is None:
+            self._reply(404)
+        else:
+            self._reply(200, v.encode())
+
+    def do_PUT(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        self.server.items[self._path()] = self.rfile.read(n).decode()
+        self._reply(200)
+
+
+def run_script(tmp_path, job):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "docker").write_text(DOCKER)
+    for name in ("nvidia-smi", "poweroff", "shutdown", "gcloud"):
+        (bindir / name).write_text("#!/bin/sh\nexit 0\n")
+    for p in bindir.iterdir():
+        p.chmod(0o755)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metadata)
+    srv.items = {"attributes/gpuq-job": json.dumps(job)}
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    log = tmp_path / "docker.log"
+    proxy = "http://127.0.0.1:%d" % srv.server_address[1]
+    env = {"PATH": "%s:/usr/bin:/bin" % bindir, "http_proxy": proxy,
+           "HTTP_PROXY": proxy, "FAKE_DOCKER_LOG": str(log),
+           "HOME": str(tmp_path)}
+    try:
+        p = subprocess.run(["bash", SCRIPT], env=env, capture_output=True,
+                           text=True, timeout=60)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    calls = [json.loads(x) for x in log.read_text().splitlines()] \
+        if log.exists() else []
+    return p, [c for c in calls if c["argv"][:1] == ["run"]], srv.items
+
+
+def test_user_strings_never_become_docker_options(tmp_path):
+    job = {"image": "gcr.io/p/t:1", "command": ["--privileged"],
+           "args": ["-v", "/:/host", "$(touch /tmp/pwned)"],
+           "env": {"A": "x y; $(id)", "B": "--network=host"},
+           "max_runtime": 0}
+    p, calls, items = run_script(tmp_path, job)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(calls) == 1, (calls, p.stdout, p.stderr)
+    assert calls[0]["argv"] == [
+        "run", "--rm", "--name", "gpuq-job", "--gpus", "all",
+        "--ipc", "host", "--env=A", "--env=B",
+        "--entrypoint=--privileged", "--", "gcr.io/p/t:1",
+        "-v", "/:/host", "$(touch /tmp/pwned)"]
+    # Values reach docker through its environment, untouched.
+    assert calls[0]["env"] == {"A": "x y; $(id)", "B": "--network=host"}
+    assert items["guest-attributes/gpuq/exit-code"] == "0"
+
+
+def test_an_image_that_looks_like_an_option_stays_the_image(tmp_path):
+    # gpuqd refuses such an image at submit; the script holds anyway.
+    job = {"image": "--privileged", "max_runtime": 0}
+    p, calls, items = run_script(tmp_path, job)
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = calls[0]["argv"]
+    assert argv[-2:] == ["--", "--privileged"], argv
+    assert "--privileged" not in argv[:-1]
