@@ -814,6 +814,12 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 					quota_chain_start(q, QR_REGION_LIST,
 					    NULL);
 			}
+		}
+		/*
+		 * Where each GPU is offered, for every service: Vertex AI
+		 * alone needs it too, to know its regions.
+		 */
+		if (compute || vertex) {
 			if (force || q->acc_fetched == 0 ||
 			    now >= q->acc_fetched + zttl)
 				quota_chain_start(q, QR_ACCEL, NULL);
