@@ -85,6 +85,9 @@
 
 #define ATT_MISSES		2	/* complete listings without it, then
 					   an attempt is lost */
+#define ATT_RELAUNCH_SETTLE	20	/* seconds an attempt row of a
+					   service without request ids is
+					   left before it is created again */
 #define ATT_CKPT_EVERY		10	/* cycles between checkpoint listings
 					   of one running job */
 #define ATT_CKPT_PER_CYCLE	1	/* running jobs' listings per cycle */
@@ -239,6 +242,8 @@ static void	att_unref(struct attempts *);
 static void	att_entry_unref(struct attempt *);
 static void	att_finish(struct attempt *);
 static void	att_cancel_start(struct attempt *);
+static int	att_delete(struct attempts *, const struct provider *,
+	    const char *, const char *, const char *, const char *);
 
 const struct attempt_rule *
 attempt_rule(int outcome)
@@ -1131,6 +1136,42 @@ att_seen_outcome(const struct attempt *e, int state)
 	}
 }
 
+/*
+ * O carries E's resource label but another cloud id than the one E
+ * knows: a second resource made for one attempt (a create of a service
+ * without request ids that went out twice across a crash). Keep the one
+ * E knows (or, knowing none, the first listed), delete this one, say so.
+ */
+static int
+att_duplicate(struct attempt *e, const struct prov_observed *o)
+{
+	struct attempts	*at = e->at;
+	const char	*known;
+	char		*cause = NULL, *msg, buf[ATT_NAME];
+
+	known = e->a->cloud_id != NULL ? e->a->cloud_id : e->cloud_id;
+	if (e->prov == NULL || !e->prov->names_itself || o->cloud_id == NULL ||
+	    known == NULL || strcmp(known, o->cloud_id) == 0)
+		return 0;
+	if (o->state != PROV_PENDING && o->state != PROV_RUNNING)
+		return 1;		/* ended: costs nothing, ignore */
+	(void)snprintf(buf, sizeof buf, "%s", e->a->region);
+	if (att_delete(at, e->prov, o->cloud_id, o->cloud_id, buf,
+	    o->zone) != 1)
+		return 1;		/* said already, or not sent */
+	msg = xprintf("deleted a duplicate %s of attempt %d", o->cloud_id,
+	    e->a->number);
+	log_warnx("job %" PRId64 ": %s (keeping %s)", e->a->job_id, msg,
+	    known);
+	if (store_event_add(at->store, e->a->job_id, msg, &cause) < 0) {
+		log_warnx("job %" PRId64 ": %s", e->a->job_id, cause);
+		free(cause);
+	}
+	free(msg);
+	at->stats.duplicates++;
+	return 1;
+}
+
 int
 attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 {
@@ -1142,6 +1183,8 @@ attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 	if (at->closing || o->resource == NULL ||
 	    (e = att_find_res(at, o->resource)) == NULL)
 		return -ENOENT;
+	if (att_duplicate(e, o))
+		return 0;
 	e->seen_gen = gen;
 	e->missed = 0;
 	if (e->in_flight || e->ending)
@@ -1193,6 +1236,21 @@ att_missing(struct attempt *e)
 			    "before the cloud had it", time(NULL));
 			return;
 		}
+		/*
+		 * A service that names the resource itself (Vertex AI) has
+		 * no request id: a create still in flight when we died, or
+		 * one its list does not show yet, would be made twice. Wait
+		 * until the row is ATT_RELAUNCH_SETTLE seconds old and
+		 * ATT_MISSES complete listings in a row missed it; the
+		 * launch then looks by label once more before creating.
+		 * A create slower than that is caught as a duplicate
+		 * (att_duplicate()).
+		 */
+		if (e->prov != NULL && e->prov->names_itself &&
+		    (++e->missed < ATT_MISSES ||
+		    time(NULL) - e->a->created < ATT_RELAUNCH_SETTLE))
+			return;
+		e->missed = 0;
 		att_relaunch(e);
 		return;
 	}
@@ -1246,9 +1304,10 @@ att_on_deleted(const struct prov_result *res, void *arg)
 
 /*
  * Cancel or delete resource NAME on P (an orphan, or a finished VM),
- * unless that was done lately.
+ * unless that was done lately: 1 the first time for NAME, 0 a repeat or
+ * skipped, -1 it could not be sent.
  */
-static void
+static int
 att_delete(struct attempts *at, const struct provider *p, const char *name,
     const char *cloud_id, const char *region, const char *zone)
 {
@@ -1260,7 +1319,7 @@ att_delete(struct attempts *at, const struct provider *p, const char *name,
 	if (found != NULL) {
 		o = *found;
 		if (o->in_flight || at->cycle - o->cycle < ATT_ORPHAN_QUIET)
-			return;
+			return 0;
 	} else {
 		o = xcalloc(1, sizeof *o);
 		o->name = xstrdup(name);
@@ -1277,7 +1336,9 @@ att_delete(struct attempts *at, const struct provider *p, const char *name,
 		free(cause);
 		o->in_flight = 0;
 		at->refs--;
+		return -1;
 	}
+	return found == NULL;
 }
 
 /* "us-central1" of "us-central1-a" into BUF. */

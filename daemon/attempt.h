@@ -143,6 +143,8 @@ struct attempt_hold {
 struct attempt_stats {
 	unsigned long	 launches;	/* create calls made */
 	unsigned long	 relaunches;	/* launching attempts re-launched */
+	unsigned long	 duplicates;	/* second resources of one attempt
+					   deleted */
 	unsigned long	 ended;		/* attempts ended */
 	unsigned long	 orphans;	/* orphans cancelled */
 	unsigned long	 checkpoint_lists; /* storage listings made */

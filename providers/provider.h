@@ -118,6 +118,10 @@ struct provider {
 			    const char **ret_service);
 	/* Does this service pick the zone itself (Vertex, Batch)? */
 	int		  picks_zone;
+	/* Does it name the resource itself, with no request id, so that
+	 * a create sent twice makes two (Vertex AI)? attempt.c waits
+	 * before re-creating one after a crash, and deletes duplicates. */
+	int		  names_itself;
 	/* Does one poll list every region at once (Compute Engine's
 	 * aggregatedList)? Then the daemon polls it with REGION NULL. */
 	int		  poll_global;

@@ -749,6 +749,7 @@ const struct provider prov_vertex = {
 	.name = "vertex",
 	.quota_metric = vertex_quota_metric,
 	.picks_zone = 1,
+	.names_itself = 1,
 	.poll_global = 0,
 	.quota_service = GCP_SERVICE_VERTEX,
 	.price_service = GCP_SERVICE_VERTEX,
