@@ -559,17 +559,25 @@ conf_region_ok(const char *s)
 static int
 conf_check(const struct conf *c, char **cause)
 {
-	size_t	i;
+	const char	*r;
+	char		*region;
+	size_t		 i, n;
 
-	for (i = 0; i < c->regions.n; i++)
-		if (!conf_region_ok(c->regions.v[i])) {
-			if (cause != NULL)
-				*cause = xprintf("[gcp] regions: \"%s\" is not "
-				    "a region name; regions look like "
-				    "us-central1 (a zone such as us-central1-a "
-				    "is not one)", c->regions.v[i]);
-			return -EINVAL;
-		}
+	for (i = 0; i < c->regions.n; i++) {
+		r = c->regions.v[i];
+		if (conf_region_ok(r))
+			continue;
+		n = strlen(r);
+		region = n > 2 && r[n - 2] == '-' ? xstrndup(r, n - 2) : NULL;
+		if (cause != NULL && region != NULL && conf_region_ok(region))
+			*cause = xprintf("[gcp] regions: \"%s\" is a zone; "
+			    "list its region %s instead", r, region);
+		else if (cause != NULL)
+			*cause = xprintf("[gcp] regions: \"%s\" is not a region "
+			    "name; regions look like us-central1", r);
+		free(region);
+		return -EINVAL;
+	}
 	if (c->backoff_base > c->backoff_max) {
 		if (cause != NULL)
 			*cause = xprintf("[scheduler] backoff_base (%llds) is "

@@ -422,8 +422,8 @@ test_conf_cross_checks(void **state)
 	/* Region names reach API paths and host names: only regions. */
 	cause = load_fails(fx, "[gcp]\nregions = us-central1, us-east1-b\n",
 	    -EINVAL, 0);
-	assert_non_null(strstr(cause, "[gcp] regions: \"us-east1-b\" is not "
-	    "a region name; regions look like us-central1"));
+	assert_non_null(strstr(cause, "[gcp] regions: \"us-east1-b\" is a "
+	    "zone; list its region us-east1 instead"));
 	free(cause);
 	cause = load_fails(fx, "[gcp]\nregions = ../x/y1\n", -EINVAL, 0);
 	assert_non_null(strstr(cause, "\"../x/y1\" is not a region name"));
