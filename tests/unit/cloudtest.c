@@ -233,24 +233,18 @@ job_pending_2(void *arg)
 	return job_state(t, 2) == JOB_PENDING;
 }
 
-static void
-on_refresh(int error, const char *cause, void *arg)
-{
-	struct t	*t = arg;
-
-	if (error != 0)
-		fail_msg("quota refresh: %s", cause);
-	t->refreshed++;
-}
-
 /* Read quotas and zones now. */
 void
 refresh(struct t *t)
 {
-	t->refreshed = 0;
+	struct gcptest_result	res = { 0, 0, NULL };
+
 	assert_int_equal(quota_refresh(gcp_quota(cloud_gcp(t->cloud)), 1,
-	    on_refresh, t), 0);
-	unittest_run_until(t->ut, &t->refreshed, 1);
+	    gcptest_result_cb, &res), 0);
+	unittest_run_until(t->ut, &res.calls, 1);
+	if (res.error != 0)
+		fail_msg("quota refresh: %s", res.cause);
+	gcptest_result_done(&res);
 }
 
 void

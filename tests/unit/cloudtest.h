@@ -53,7 +53,6 @@ struct t {
 	int			 nscript, next;
 	struct prov_observed	 seen[MAX_SEEN];	/* poll answers */
 	int			 nseen;
-	int			 refreshed;	/* quota refreshes done */
 };
 
 extern struct t	*T;	/* the one under test */

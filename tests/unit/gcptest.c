@@ -490,3 +490,21 @@ gcptest_get(struct unittest *ut, const char *url, struct gcptest_rec *rec)
 
 	gcptest_request(ut, &req, rec);
 }
+
+void
+gcptest_result_cb(int error, const char *cause, void *arg)
+{
+	struct gcptest_result	*res = arg;
+
+	res->calls++;
+	res->error = error;
+	free(res->cause);
+	res->cause = cause != NULL ? xstrdup(cause) : NULL;
+}
+
+void
+gcptest_result_done(struct gcptest_result *res)
+{
+	free(res->cause);
+	memset(res, 0, sizeof *res);
+}

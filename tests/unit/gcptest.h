@@ -66,6 +66,19 @@ void	 gcptest_request(struct unittest *ut, const struct http_req *req,
 void	 gcptest_get(struct unittest *ut, const char *url,
 	    struct gcptest_rec *rec);
 
+/* What a callback taking (int error, const char *cause, void *arg) said:
+ * a quota or price refresh's (quota_cb, price_cb). */
+struct gcptest_result {
+	int		 calls;
+	int		 error;
+	char		*cause;		/* a copy, or NULL */
+};
+
+/* A quota_cb or price_cb filling the struct gcptest_result ARG. */
+void	 gcptest_result_cb(int error, const char *cause, void *arg);
+/* Free what RES holds and zero it. */
+void	 gcptest_result_done(struct gcptest_result *res);
+
 /* 1 if tests/fakegcp/fakegcp.py and /usr/bin/python3 exist. */
 int	 fake_available(void);
 /* The fake started with its state in DIR (kept by fake_stop()), its URL
