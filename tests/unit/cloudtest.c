@@ -66,7 +66,7 @@ later(struct call *c)
 	    (uint64_t)T->launch_ms : 1;
 
 	c->timer.data = c;
-	assert_int_equal(uv_timer_init(&T->loop, &c->timer), 0);
+	assert_int_equal(uv_timer_init(T->ut->loop, &c->timer), 0);
 	assert_int_equal(uv_timer_start(&c->timer, on_call, ms, 0), 0);
 }
 
@@ -138,11 +138,11 @@ static const struct provider tp_vertex = {
 	.launch = tp_launch, .poll = tp_poll, .cancel = tp_cancel,
 };
 
-static void
-on_tick(uv_timer_t *h)
-{
-}
-
+/*
+ * cmocka setup: the fixture (unittest.h) with the simulated cloud, the
+ * store and the daemon's configuration for it. Without the fake the
+ * test fails at NEED_FAKE().
+ */
 int
 setup(void **state)
 {
@@ -150,15 +150,15 @@ setup(void **state)
 	char		*cause = NULL;
 
 	*state = T = t;
-	if (!fake_available())
-		return 0;
-	assert_int_equal(fake_start(&t->fake), 0);
-	test_clean_env(t->fake.dir);
-	setenv("GPUQ_PRICE_TABLE", TOP_SRCDIR "/data/prices.csv", 1);
+	t->ut = unittest_new("cloudtest");
+	gcptest_fake(t->ut);
 	assert_int_equal(conf_init(&t->conf), 0);
+	if (t->ut->fake.pid <= 0)
+		return 0;
+	setenv("GPUQ_PRICE_TABLE", TOP_SRCDIR "/data/prices.csv", 1);
 #define SET(s, k, v) assert_int_equal(conf_set(&t->conf, s, k, v, &cause), 0)
 	SET("gcp", "project", "gpuq-demo");
-	SET("gcp", "endpoint", t->fake.url);
+	SET("gcp", "endpoint", t->ut->fake.url);
 	SET("gcp", "regions", "us-central1, us-east1");
 	SET("gcp", "checkpoint_root", "gs://gpuq-test-ckpt/gpuq/");
 	SET("scheduler", "backoff_base", "1s");
@@ -166,11 +166,7 @@ setup(void **state)
 	SET("scheduler", "stockout_cooldown", "60s");
 	SET("scheduler", "poll_interval", "1s");
 #undef SET
-	t->ut = unittest_new("cloudtest");
 	t->store = unittest_store(t->ut);
-	assert_int_equal(uv_loop_init(&t->loop), 0);
-	assert_int_equal(uv_timer_init(&t->loop, &t->tick), 0);
-	assert_int_equal(uv_timer_start(&t->tick, on_tick, 5, 5), 0);
 	return 0;
 }
 
@@ -192,7 +188,7 @@ start(struct t *t, int rec)
 	    &tp_vertex };
 	char	*cause = NULL;
 
-	if (cloud_new(&t->loop, t->store, &t->conf, &t->cloud, &cause) != 0)
+	if (cloud_new(t->ut->loop, t->store, &t->conf, &t->cloud, &cause) != 0)
 		fail_msg("cloud_new: %s", cause);
 	cloud_set_providers(t->cloud, v, 3);
 	t->att = attempt_new(t->cloud);
@@ -202,95 +198,59 @@ start(struct t *t, int rec)
 		t->rec = reconcile_new(t->cloud, t->att, on_reconciled, t);
 }
 
+/* cmocka teardown: what start() made, then the fixture, which fails
+ * the test if a handle was left on the loop. */
 int
 teardown(void **state)
 {
 	struct t	*t = *state;
-	int		 closed = 0;
 
-	if (t->fake.pid > 0) {
-		if (t->sched != NULL)
-			sched_close(t->sched);
-		if (t->rec != NULL)
-			reconcile_close(t->rec);
-		attempt_close(t->att);
-		cloud_free(t->cloud);
-		uv_close((uv_handle_t *)&t->tick, NULL);
-		uv_run(&t->loop, UV_RUN_DEFAULT);
-		closed = uv_loop_close(&t->loop);
-		unittest_free(t->ut);
-		conf_done(&t->conf);
-		fake_stop(&t->fake);
-	}
+	sched_close(t->sched);
+	reconcile_close(t->rec);
+	attempt_close(t->att);
+	cloud_free(t->cloud);
+	unittest_free(t->ut);		/* runs the test providers' calls */
+	conf_done(&t->conf);
 	json_decref(t->env);
 	free(t);
 	T = NULL;
-	assert_int_equal(closed, 0);
-	return 0;
-}
-
-/* Run the loop until COND() holds or MS pass; 1 if it held. */
-int
-run_until(struct t *t, int ms, int (*cond)(void))
-{
-	uint64_t	end = uv_hrtime() + (uint64_t)ms * 1000000;
-
-	while (!cond()) {
-		if (uv_hrtime() > end)
-			return 0;
-		(void)uv_run(&t->loop, UV_RUN_ONCE);
-	}
-	return 1;
-}
-
-int
-never(void)
-{
 	return 0;
 }
 
 int
-cancelled_once(void)
-{
-	return T->cancels >= 1;
-}
-
-int
-job_pending_2(void)
-{
-	return job_state(T, 2) == JOB_PENDING;
-}
-
-static void
-on_refresh(int error, const char *cause, void *arg)
+cancelled_once(void *arg)
 {
 	struct t	*t = arg;
 
-	if (error != 0)
-		fail_msg("quota refresh: %s", cause);
-	t->refreshed = 1;
+	return t->cancels >= 1;
 }
 
-static int
-refreshed(void)
+int
+job_pending_2(void *arg)
 {
-	return T->refreshed;
+	struct t	*t = arg;
+
+	return job_state(t, 2) == JOB_PENDING;
 }
 
 /* Read quotas and zones now. */
 void
 refresh(struct t *t)
 {
-	t->refreshed = 0;
+	struct gcptest_result	res = { 0, 0, NULL };
+
 	assert_int_equal(quota_refresh(gcp_quota(cloud_gcp(t->cloud)), 1,
-	    on_refresh, t), 0);
-	assert_true(run_until(t, 20000, refreshed));
+	    gcptest_result_cb, &res), 0);
+	unittest_run_until(t->ut, &res.calls, 1);
+	if (res.error != 0)
+		fail_msg("quota refresh: %s", res.cause);
+	gcptest_result_done(&res);
 }
 
 void
 quota(struct t *t, const char *region, const char *metric, int limit)
 {
-	json_decref(fake_post(&t->fake, "/_fake/quota", "{\"region\":\"%s\","
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":\"%s\","
 	    "\"metric\":\"%s\",\"limit\":%d}", region, metric, limit));
 }
 
@@ -367,33 +327,51 @@ plan(struct t *t, const char *text)
 
 
 int
-job_pending_1(void)
+job_running_1(void *arg)
 {
-	return job_state(T, 1) == JOB_PENDING;
+	struct t	*t = arg;
+
+	return job_state(t, 1) == JOB_RUNNING;
 }
 
 int
-job_failed_1(void)
+job_pending_1(void *arg)
 {
-	return job_state(T, 1) == JOB_FAILED;
+	struct t	*t = arg;
+
+	return job_state(t, 1) == JOB_PENDING;
 }
 
 int
-job_cancelled_1(void)
+job_failed_1(void *arg)
 {
-	return job_state(T, 1) == JOB_CANCELLED;
+	struct t	*t = arg;
+
+	return job_state(t, 1) == JOB_FAILED;
 }
 
 int
-first_launch(void)
+job_cancelled_1(void *arg)
 {
-	return T->launches >= 1;
+	struct t	*t = arg;
+
+	return job_state(t, 1) == JOB_CANCELLED;
 }
 
 int
-launched_twice(void)
+first_launch(void *arg)
 {
-	return T->launches >= 2;
+	struct t	*t = arg;
+
+	return t->launches >= 1;
+}
+
+int
+launched_twice(void *arg)
+{
+	struct t	*t = arg;
+
+	return t->launches >= 2;
 }
 
 /* An observation with nothing known yet. */
@@ -404,23 +382,55 @@ seen_init(struct prov_observed *o)
 	o->exit_code = -1;
 }
 
-/*
- * Job 1 of JOB (JSON text) with attempt 1 left running since STARTED by
- * a previous gpuqd and listed running; the cloud, attempts, reconciler
- * and scheduler started over it. NAME gets the resource name.
- */
-void
-left_running(struct t *t, const char *text, int64_t started, char *name)
+/* The cloud, a reconciler and the scheduler started, in that order. */
+static void
+start_all(struct t *t)
 {
-	(void)submit(t, text, 0, 1);
-	left_behind(t, 1, ATTEMPT_RUNNING, started, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
 	start(t, 1);
 	assert_int_equal(reconcile_start(t->rec, NULL), 0);
 	sched_start(t->sched);
+}
+
+/* seen[0], the only resource listed: NAME in STATE. */
+static void
+list_one(struct t *t, char *name, int state)
+{
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name;
+	t->seen[0].state = state;
+	t->nseen = 1;
+}
+
+/*
+ * Job 1 of JOB (JSON text) submitted, everything started over it, its
+ * first launch accepted (the job pending); then listed in STATE, in the
+ * zone it was launched in. NAME gets the resource name.
+ */
+void
+launched_listed(struct t *t, const char *text, int state, char *name)
+{
+	(void)submit(t, text, 0, 1);
+	start_all(t);
+	unittest_run_cond(t->ut, job_pending_1, t);
+	cloud_resource_name(store_install_id(t->store), 1, 1, name);
+	list_one(t, name, state);
+	if (t->zone[0] != '\0')
+		t->seen[0].zone = t->zone;
+}
+
+/*
+ * Job 1 of JOB (JSON text) with attempt 1 as a previous gpuqd left it
+ * (LEFT and STARTED as left_behind() takes them) and listed in STATE;
+ * everything started over it. NAME gets the resource name.
+ */
+void
+left_listed(struct t *t, const char *text, int left, int64_t started,
+    int state, char *name)
+{
+	(void)submit(t, text, 0, 1);
+	left_behind(t, 1, left, started, name);
+	list_one(t, name, state);
+	start_all(t);
 }
 
 /*

@@ -34,12 +34,9 @@ struct call {
 };
 
 struct t {
-	uv_loop_t		 loop;
-	uv_timer_t		 tick;
-	struct fake		 fake;
-	struct unittest		*ut;		/* the store's directory */
-	struct conf		 conf;
-	struct store		*store;
+	struct unittest		*ut;		/* loop, fake (unittest.h) */
+	struct conf		 conf;		/* the daemon's, for the fake */
+	struct store		*store;		/* unittest_store(ut) */
 	struct cloud		*cloud;
 	struct sched		*sched;
 	struct reconcile	*rec;
@@ -56,7 +53,6 @@ struct t {
 	int			 nscript, next;
 	struct prov_observed	 seen[MAX_SEEN];	/* poll answers */
 	int			 nseen;
-	int			 refreshed;
 };
 
 extern struct t	*T;	/* the one under test */
@@ -64,14 +60,14 @@ extern struct t	*T;	/* the one under test */
 #define T4	"\"image\":\"x\",\"accelerator\":{\"type\":"		\
 	"\"nvidia-tesla-t4\",\"count\":1}"
 
-/* cmocka setup and teardown: the fake cloud, conf, store and loop. */
+/* cmocka setup and teardown: the fixture (unittest.h) with the fake
+ * cloud and the store, and the daemon's conf for them; NEED_FAKE(t->ut)
+ * in a test body. */
 int		 setup(void **state);
 int		 teardown(void **state);
 /* The cloud, attempts and scheduler over the test providers; REC: and a
  * reconciler, whose first cycle makes the scheduler ready. */
 void		 start(struct t *, int rec);
-/* Run the loop until COND() holds or MS pass; 1 if it held. */
-int		 run_until(struct t *, int ms, int (*cond)(void));
 /* Read quotas and zones now. */
 void		 refresh(struct t *);
 /* Set a quota of the fake. */
@@ -91,19 +87,24 @@ void		 seen_init(struct prov_observed *);
 #define LEFT_SPLIT	(-1)
 void		 left_behind(struct t *, int64_t id, int state,
 		    int64_t started, char *name);
-/* Job 1 of JOB with attempt 1 left running since STARTED, listed
- * running; everything started over it (a reconciler too). */
-void		 left_running(struct t *, const char *job, int64_t started,
+/* Job 1 of JOB submitted, the cloud, a reconciler and the scheduler
+ * started, its first launch accepted, then listed in STATE (seen[0]).
+ * NAME gets the resource name. */
+void		 launched_listed(struct t *, const char *job, int state,
 		    char *name);
+/* Job 1 of JOB with attempt 1 left_behind() (LEFT, STARTED), listed in
+ * STATE; everything started over it (a reconciler too). */
+void		 left_listed(struct t *, const char *job, int left,
+		    int64_t started, int state, char *name);
 
-/* Conditions for run_until(). */
-int		 never(void);
-int		 cancelled_once(void);
-int		 job_pending_1(void);
-int		 job_pending_2(void);
-int		 job_failed_1(void);
-int		 job_cancelled_1(void);
-int		 first_launch(void);
-int		 launched_twice(void);
+/* Conditions for unittest_run_cond(t->ut, cond, t). */
+int		 cancelled_once(void *t);
+int		 job_pending_1(void *t);
+int		 job_running_1(void *t);
+int		 job_pending_2(void *t);
+int		 job_failed_1(void *t);
+int		 job_cancelled_1(void *t);
+int		 first_launch(void *t);
+int		 launched_twice(void *t);
 
 #endif

@@ -63,57 +63,45 @@ fake_available(void)
 	return ok;
 }
 
-int
-fake_start(struct fake *f)
+/*
+ * Start ARGV (ARGV[0] the program) in F->dir with its stdout on a pipe
+ * and its stderr appended to ERRLOG (NULL: left as ours), and read the
+ * first line it prints, its base URL, into F->url. 0, or -errno with
+ * the child stopped.
+ */
+static int
+fake_spawn(struct fake *f, const char *const argv[], const char *errlog)
 {
-	char	dir[] = "/tmp/gpuq-gcptest.XXXXXX";
-	int	rc;
+	char		buf[256];
+	int		p[2], fd, rc;
+	size_t		len = 0;
+	ssize_t		n;
+	struct pollfd	pfd;
 
-	if (mkdtemp(dir) == NULL)
-		return -errno;
-	rc = fake_start_in(f, dir);
-	f->own_dir = 1;
-	if (rc != 0)
-		fake_stop(f);
-	return rc;
-}
-
-int
-fake_start_in(struct fake *f, const char *dir)
-{
-	char	*script, *log, buf[256];
-	int	 p[2], fd, rc;
-	size_t	 len = 0;
-	ssize_t	 n;
-	struct pollfd pfd;
-
-	memset(f, 0, sizeof *f);
-	if (strlen(dir) >= sizeof f->dir)
-		return -ENAMETOOLONG;
-	memcpy(f->dir, dir, strlen(dir) + 1);
-	script = fake_script();
 	if (pipe(p) < 0)
 		return -errno;
-	if ((f->pid = fork()) < 0)
-		return -errno;
+	if ((f->pid = fork()) < 0) {
+		rc = -errno;
+		f->pid = 0;
+		close(p[0]);
+		close(p[1]);
+		return rc;
+	}
 	if (f->pid == 0) {
 #ifdef __linux__
-		/* A test that crashes takes its fake with it. */
+		/* A test that crashes takes its server with it. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		log = xprintf("%s/fakegcp.stderr", f->dir);
-		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0)
+		if (errlog != NULL && (fd = open(errlog, O_WRONLY | O_CREAT |
+		    O_APPEND, 0600)) >= 0)
 			dup2(fd, 2);
-		execl(PYTHON, PYTHON, script, "--port", "0", "--state-dir",
-		    f->dir, (char *)NULL);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	free(script);
 	close(p[1]);
-	/* The first stdout line is the base URL. */
 	pfd.fd = p[0];
 	pfd.events = POLLIN;
 	while (len < sizeof buf - 1 && memchr(buf, '\n', len) == NULL) {
@@ -127,12 +115,33 @@ fake_start_in(struct fake *f, const char *dir)
 	close(p[0]);
 	buf[len] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
-	if (strncmp(buf, "http://", 7) != 0) {
+	if (strncmp(buf, "http://", 7) != 0 || strlen(buf) >= sizeof f->url) {
 		fake_stop(f);
 		return -EIO;
 	}
-	rc = snprintf(f->url, sizeof f->url, "%s", buf);
-	return rc > 0 ? 0 : -EIO;
+	memcpy(f->url, buf, strlen(buf) + 1);
+	return 0;
+}
+
+int
+fake_start_in(struct fake *f, const char *dir)
+{
+	char		*script, *log;
+	const char	*argv[] = { PYTHON, NULL, "--port", "0", "--state-dir",
+	    NULL, NULL };
+	int		 rc;
+
+	memset(f, 0, sizeof *f);
+	if (strlen(dir) >= sizeof f->dir)
+		return -ENAMETOOLONG;
+	memcpy(f->dir, dir, strlen(dir) + 1);
+	argv[1] = script = fake_script();
+	argv[5] = f->dir;
+	log = xprintf("%s/fakegcp.stderr", f->dir);
+	rc = fake_spawn(f, argv, log);
+	free(log);
+	free(script);
+	return rc;
 }
 
 void
@@ -145,9 +154,6 @@ fake_stop(struct fake *f)
 		(void)waitpid(f->pid, &status, 0);
 		f->pid = 0;
 	}
-	if (f->own_dir && getenv("GPUQ_KEEP_TEST_DIR") == NULL)
-		unittest_rmrf(f->dir);
-	f->own_dir = 0;
 }
 
 struct fake_buf {
@@ -333,16 +339,6 @@ fake_requests_once(struct fake *f, const char *method, const char *regex)
 	return out;
 }
 
-void
-test_clean_env(const char *home)
-{
-	struct unittest	ut;
-
-	memset(&ut, 0, sizeof ut);
-	(void)snprintf(ut.dir, sizeof ut.dir, "%s", home);
-	unittest_clean_env(&ut);
-}
-
 json_t *
 fake_requests(struct fake *f, const char *method, const char *regex,
     size_t want)
@@ -382,45 +378,10 @@ static const char mini_py[] =
 int
 mini_start(struct fake *f, const char *body)
 {
-	char	buf[256];
-	int	p[2];
-	size_t	len = 0;
-	ssize_t	n;
-	struct pollfd pfd;
+	const char	*argv[] = { PYTHON, "-c", mini_py, body, NULL };
 
 	memset(f, 0, sizeof *f);
-	if (pipe(p) < 0)
-		return -errno;
-	if ((f->pid = fork()) < 0)
-		return -errno;
-	if (f->pid == 0) {
-#ifdef __linux__
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		execl(PYTHON, PYTHON, "-c", mini_py, body, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	while (len < sizeof buf - 1 && memchr(buf, '\n', len) == NULL) {
-		if (poll(&pfd, 1, 20000) <= 0)
-			break;
-		n = read(p[0], buf + len, sizeof buf - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(p[0]);
-	buf[len] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (strncmp(buf, "http://", 7) != 0 || strlen(buf) >= sizeof f->url)
-		return -EIO;
-	memcpy(f->url, buf, strlen(buf) + 1);
-	return 0;
+	return fake_spawn(f, argv, NULL);
 }
 
 static void
@@ -528,4 +489,22 @@ gcptest_get(struct unittest *ut, const char *url, struct gcptest_rec *rec)
 	    .api = GCP_API_COMPUTE };
 
 	gcptest_request(ut, &req, rec);
+}
+
+void
+gcptest_result_cb(int error, const char *cause, void *arg)
+{
+	struct gcptest_result	*res = arg;
+
+	res->calls++;
+	res->error = error;
+	free(res->cause);
+	res->cause = cause != NULL ? xstrdup(cause) : NULL;
+}
+
+void
+gcptest_result_done(struct gcptest_result *res)
+{
+	free(res->cause);
+	memset(res, 0, sizeof *res);
 }

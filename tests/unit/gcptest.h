@@ -66,13 +66,25 @@ void	 gcptest_request(struct unittest *ut, const struct http_req *req,
 void	 gcptest_get(struct unittest *ut, const char *url,
 	    struct gcptest_rec *rec);
 
+/* What a callback taking (int error, const char *cause, void *arg) said:
+ * a quota or price refresh's (quota_cb, price_cb). */
+struct gcptest_result {
+	int		 calls;
+	int		 error;
+	char		*cause;		/* a copy, or NULL */
+};
+
+/* A quota_cb or price_cb filling the struct gcptest_result ARG. */
+void	 gcptest_result_cb(int error, const char *cause, void *arg);
+/* Free what RES holds and zero it. */
+void	 gcptest_result_done(struct gcptest_result *res);
+
 /* 1 if tests/fakegcp/fakegcp.py and /usr/bin/python3 exist. */
 int	 fake_available(void);
-/* Temp dir, fake started in it, URL read. 0, or -errno. */
-int	 fake_start(struct fake *);
-/* The fake started with its state in DIR (kept by fake_stop()). */
+/* The fake started with its state in DIR (kept by fake_stop()), its URL
+ * read. 0, or -errno. */
 int	 fake_start_in(struct fake *, const char *dir);
-/* Stop the fake, remove the temp dir it made. */
+/* Stop the fake (or mini_start()'s server). */
 void	 fake_stop(struct fake *);
 /*
  * Control API call (blocking): METHOD PATH with BODY (JSON text or NULL).
@@ -102,17 +114,14 @@ json_t	*fake_requests(struct fake *, const char *method, const char *regex,
 /*
  * A tiny server (Python http.server) answering every request with 200
  * and BODY, for shapes the fake does not produce. Uses F's pid and url;
- * stop with fake_stop() (DIR is left empty and not removed).
+ * stop with fake_stop() (DIR is left empty).
  */
 int	 mini_start(struct fake *f, const char *body);
-/* unittest_clean_env() for a directory not the fixture's (test-sched.c). */
-void	 test_clean_env(const char *home);
 
 /*
  * In a test body: fail, saying why, when the fake did not start in the
  * setup (a missing /usr/bin/python3 or tests/fakegcp is a failure, never
- * a skip). T is the fixture (unittest.h), or has a struct fake named
- * fake.
+ * a skip). T is the fixture (unittest.h).
  */
 #define NEED_FAKE(t) do {						\
 	if ((t)->fake.pid <= 0)						\

@@ -85,9 +85,10 @@ attempt1(struct t *t, int n)
 }
 
 static int
-first_ended(void)
+first_ended(void *arg)
 {
-	struct store_attempt	*a = attempt1(T, 1);
+	struct t		*t = arg;
+	struct store_attempt	*a = attempt1(t, 1);
 	int			 ended = a != NULL && a->state == ATTEMPT_ENDED;
 
 	store_attempt_free(a);
@@ -95,15 +96,11 @@ first_ended(void)
 }
 
 static int
-job_running_1(void)
+job_succeeded_1(void *arg)
 {
-	return job_state(T, 1) == JOB_RUNNING;
-}
+	struct t	*t = arg;
 
-static int
-job_succeeded_1(void)
-{
-	return job_state(T, 1) == JOB_SUCCEEDED;
+	return job_state(t, 1) == JOB_SUCCEEDED;
 }
 
 static int	has_event(struct t *, int64_t, const char *);
@@ -117,19 +114,9 @@ running(struct t *t, const char *extra, char *name)
 {
 	char	*text = xprintf("{" T4 GCE "%s}", extra);
 
-	(void)submit(t, text, 0, 1);
+	launched_listed(t, text, PROV_RUNNING, name);
 	free(text);
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
-	cloud_resource_name(store_install_id(t->store), 1, 1, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].zone = t->zone;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
-	assert_true(run_until(t, 10000, job_running_1));
+	unittest_run_cond(t->ut, job_running_1, t);
 }
 
 /* The listing now says STATE (exit code EXIT, MESSAGE); wait for the
@@ -140,7 +127,7 @@ listed(struct t *t, int state, int exit_code, const char *message)
 	t->seen[0].state = state;
 	t->seen[0].exit_code = exit_code;
 	t->seen[0].message = message;
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	t->nseen = 0;
 }
 
@@ -257,7 +244,7 @@ test_attempt_backoff(void **state)
 	int64_t		 d;
 	int		 i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	for (i = 0; i < 50; i++) {
 		d = attempt_backoff(t->att, 0);
@@ -278,11 +265,11 @@ test_attempt_accepted(void **state)
 	struct store_attempt	*a;
 	struct attempt_stats	 st;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].cloud_id = "vm-7";
 	t->nscript = 1;
 	scheduled(t, 1);
-	assert_true(run_until(t, 10000, job_pending_1));
+	unittest_run_cond(t->ut, job_pending_1, t);
 	a = attempt1(t, 1);
 	assert_int_equal(a->state, ATTEMPT_PENDING);
 	assert_string_equal(a->cloud_id, "vm-7");
@@ -301,9 +288,9 @@ test_attempt_launch_quota(void **state)
 	struct store_attempt	*a;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	refused(t, PROV_FAIL_QUOTA, "Quota 'NVIDIA_T4_GPUS' exceeded.");
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	j = job(t, 1);
 	assert_int_equal(j->state, JOB_QUEUED);
 	assert_int_equal(j->failures, 0);
@@ -327,9 +314,9 @@ test_attempt_launch_stockout(void **state)
 	struct t		*t = *state;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	refused(t, PROV_FAIL_STOCKOUT, "ZONE_RESOURCE_POOL_EXHAUSTED");
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	assert_int_equal(cooldowns(t), 1);
 	j = job(t, 1);
 	assert_int_equal(j->interruptions, 0);
@@ -345,9 +332,9 @@ test_attempt_launch_transient(void **state)
 	struct t		*t = *state;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	refused(t, PROV_FAIL_TRANSIENT, "HTTP 503");
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	j = job(t, 1);
 	assert_int_equal(j->state, JOB_QUEUED);
 	assert_true(j->not_before >= time(NULL));
@@ -366,18 +353,18 @@ test_attempt_launch_place(void **state)
 	static char		 msg[128];
 	char			 first[64];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_INVALID;
 	t->script[0].message = msg;
 	t->nscript = 1;
 	t->launch_ms = 300;
 	scheduled(t, 1);
-	assert_true(run_until(t, 10000, first_launch));
+	unittest_run_cond(t->ut, first_launch, t);
 	/* Read when the answer comes, a loop turn later. */
 	(void)snprintf(msg, sizeof msg, "Machine type is not available in "
 	    "zone %s", t->zone);
 	(void)snprintf(first, sizeof first, "%s", t->region);
-	assert_true(run_until(t, 10000, launched_twice));
+	unittest_run_cond(t->ut, launched_twice, t);
 	assert_string_not_equal(t->region, first);
 	a = attempt1(t, 1);
 	assert_int_equal(a->end_reason, END_LAUNCH_ERROR);
@@ -393,9 +380,9 @@ test_attempt_launch_invalid(void **state)
 	struct store_job	*j;
 	struct store_attempt	*a;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	refused(t, PROV_FAIL_AUTH, "Permission denied");
-	assert_true(run_until(t, 10000, job_failed_1));
+	unittest_run_cond(t->ut, job_failed_1, t);
 	j = job(t, 1);
 	assert_non_null(strstr(j->message, "Permission denied"));
 	store_job_free(j);
@@ -413,18 +400,18 @@ test_attempt_launch_refused_cancelled(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_TRANSIENT;
 	t->script[0].message = "HTTP 503";
 	t->nscript = 1;
 	t->launch_ms = 300;
 	scheduled(t, 1);
-	assert_true(run_until(t, 10000, first_launch));
+	unittest_run_cond(t->ut, first_launch, t);
 	assert_int_equal(store_job_transition(t->store, 1,
 	    JOB_MASK(JOB_LAUNCHING), JOB_CANCELLING, "cancel requested", NULL,
 	    NULL), 0);
-	assert_true(run_until(t, 10000, job_cancelled_1));
-	assert_true(first_ended());
+	unittest_run_cond(t->ut, job_cancelled_1, t);
+	assert_true(first_ended(t));
 }
 
 /* ---------------------------------------------------------------- */
@@ -437,17 +424,10 @@ test_attempt_adopted(void **state)
 	struct t	*t = *state;
 	char		 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
-	(void)submit(t, "{" T4 GCE "}", 0, 1);
-	left_behind(t, 1, ATTEMPT_LAUNCHING, 0, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_PENDING;
-	t->nseen = 1;
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
+	NEED_FAKE(t->ut);
+	left_listed(t, "{" T4 GCE "}", ATTEMPT_LAUNCHING, 0, PROV_PENDING,
+	    name);
+	unittest_run_cond(t->ut, job_pending_1, t);
 	assert_int_equal(t->launches, 0);
 	assert_true(has_event(t, 1, "found on gce/us-central1-a after a "
 	    "restart"));
@@ -462,14 +442,14 @@ test_attempt_running_succeeded(void **state)
 	struct store_attempt	*a;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, "", name);
 	a = attempt1(t, 1);
 	assert_int_equal(a->state, ATTEMPT_RUNNING);
 	assert_true(a->started > 0);
 	store_attempt_free(a);
 	listed(t, PROV_SUCCEEDED, 0, NULL);
-	assert_true(run_until(t, 5000, job_succeeded_1));
+	unittest_run_cond(t->ut, job_succeeded_1, t);
 	assert_true(has_event(t, 1, "attempt 1 ended: succeeded"));
 }
 
@@ -481,7 +461,7 @@ test_attempt_failed(void **state)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, ",\"max_failures\":1", name);
 	listed(t, PROV_FAILED, 3, "exit 3");
 	j = job(t, 1);
@@ -502,10 +482,10 @@ test_attempt_failed_last(void **state)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, "", name);
 	listed(t, PROV_FAILED, 3, NULL);
-	assert_true(run_until(t, 5000, job_failed_1));
+	unittest_run_cond(t->ut, job_failed_1, t);
 	j = job(t, 1);
 	assert_int_equal(j->failures, 1);
 	assert_int_equal(j->exit_code, 3);
@@ -523,7 +503,7 @@ interrupted(void **state, int kind, int end)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, ",\"max_interruptions\":3", name);
 	listed(t, kind, -1, "gone");
 	j = job(t, 1);
@@ -572,10 +552,10 @@ test_attempt_lost_unlisted(void **state)
 	struct store_attempt	*a;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, ",\"max_interruptions\":3", name);
 	t->nseen = 0;
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	a = attempt1(t, 1);
 	assert_int_equal(a->end_reason, END_LOST);
 	assert_string_equal(a->message, "the cloud no longer lists it");
@@ -590,10 +570,10 @@ test_attempt_interrupted_last(void **state)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	running(t, ",\"max_interruptions\":0", name);
 	listed(t, PROV_PREEMPTED, -1, NULL);
-	assert_true(run_until(t, 5000, job_failed_1));
+	unittest_run_cond(t->ut, job_failed_1, t);
 	j = job(t, 1);
 	assert_int_equal(j->interruptions, 1);
 	store_job_free(j);
@@ -615,21 +595,12 @@ test_attempt_quota(void **state)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX], region[64];
 
-	NEED_FAKE(t);
-	(void)submit(t, "{" T4 ",\"providers\":[\"batch\"],\"spot\":"
-	    "\"never\",\"max_interruptions\":0}", 0, 1);
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
+	NEED_FAKE(t->ut);
+	launched_listed(t, "{" T4 ",\"providers\":[\"batch\"],\"spot\":"
+	    "\"never\",\"max_interruptions\":0}", PROV_QUOTA, name);
 	(void)snprintf(region, sizeof region, "%s", t->region);
-	cloud_resource_name(store_install_id(t->store), 1, 1, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_QUOTA;
 	t->seen[0].message = "Quota 'NVIDIA_T4_GPUS' exceeded.";
-	t->nseen = 1;
-	assert_true(run_until(t, 10000, first_ended));
+	unittest_run_cond(t->ut, first_ended, t);
 	t->nseen = 0;
 	j = job(t, 1);
 	assert_int_equal(j->interruptions, 0);
@@ -643,7 +614,7 @@ test_attempt_quota(void **state)
 	assert_true(has_event(t, 1, "attempt 1 ended: quota: Quota "
 	    "'NVIDIA_T4_GPUS' exceeded."));
 	/* Launched again, in the other region. */
-	assert_true(run_until(t, 10000, launched_twice));
+	unittest_run_cond(t->ut, launched_twice, t);
 	assert_string_not_equal(t->region, region);
 }
 
@@ -656,10 +627,10 @@ test_attempt_limit(void **state)
 	struct store_attempt	*a;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
-	left_running(t, "{" T4 GCE ",\"max_total_usd\":1}", time(NULL) - 3600,
-	    name);
-	assert_true(run_until(t, 10000, job_failed_1));
+	NEED_FAKE(t->ut);
+	left_listed(t, "{" T4 GCE ",\"max_total_usd\":1}", ATTEMPT_RUNNING,
+	    time(NULL) - 3600, PROV_RUNNING, name);
+	unittest_run_cond(t->ut, job_failed_1, t);
 	j = job(t, 1);
 	assert_non_null(strstr(j->message, "max_total_usd"));
 	store_job_free(j);
@@ -675,7 +646,7 @@ test_attempt_cancelled_nothing(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	(void)submit(t, "{" T4 GCE "}", 0, 1);
 	start(t, 0);
 	assert_int_equal(store_job_transition(t->store, 1,
@@ -687,9 +658,11 @@ test_attempt_cancelled_nothing(void **state)
 }
 
 static int
-jobs_failed_2(void)
+jobs_failed_2(void *arg)
 {
-	return job_state(T, 1) == JOB_FAILED && job_state(T, 2) == JOB_FAILED;
+	struct t	*t = arg;
+
+	return job_state(t, 1) == JOB_FAILED && job_state(t, 2) == JOB_FAILED;
 }
 
 /* Events number attempts within the job: job 2's first is "1". */
@@ -698,14 +671,14 @@ test_attempt_numbered_per_job(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_INVALID;
 	t->script[0].message = "bad image";
 	t->script[1].fail = PROV_FAIL_INVALID;
 	t->script[1].message = "bad image";
 	t->nscript = 2;
 	scheduled(t, 2);
-	assert_true(run_until(t, 10000, jobs_failed_2));
+	unittest_run_cond(t->ut, jobs_failed_2, t);
 	assert_true(has_event(t, 2, "attempt 1 ended: launch_error: bad "
 	    "image"));
 }

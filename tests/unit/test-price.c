@@ -38,8 +38,7 @@ struct t {
 	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	struct price	*p;
 	char		*table;
-	int		 calls, error;
-	char		*cause;
+	struct gcptest_result res;	/* the last refresh's */
 };
 
 static char *
@@ -84,31 +83,20 @@ teardown(void **state)
 	gcptest_cancel(t->ut);
 	price_free(t->p);
 	unittest_free(t->ut);
-	free(t->cause);
+	gcptest_result_done(&t->res);
 	free(t->table);
 	free(t);
 	return 0;
 }
 
 static void
-on_refresh(int error, const char *cause, void *arg)
-{
-	struct t	*t = arg;
-
-	t->calls++;
-	t->error = error;
-	free(t->cause);
-	t->cause = cause != NULL ? xstrdup(cause) : NULL;
-}
-
-static void
 refresh(struct t *t)
 {
-	t->calls = 0;
-	assert_int_equal(price_refresh(t->p, on_refresh, t), 0);
-	assert_int_equal(t->calls, 0);
+	t->res.calls = 0;
+	assert_int_equal(price_refresh(t->p, gcptest_result_cb, &t->res), 0);
+	assert_int_equal(t->res.calls, 0);
 	unittest_run(t->ut);
-	assert_int_equal(t->calls, 1);
+	assert_int_equal(t->res.calls, 1);
 }
 
 static double
@@ -211,8 +199,8 @@ test_price_catalog_paged(void **state)
 	t->ut->gcp->page_size = 50;
 	start(t);
 	refresh(t);
-	if (t->error != 0)
-		fail_msg("refresh: %s", t->cause);
+	if (t->res.error != 0)
+		fail_msg("refresh: %s", t->res.cause);
 	assert_true(strncmp(price_source(t->p), "catalog (fetched ", 17) ==
 	    0);
 	assert_non_null(strstr(price_source(t->p), " SKUs)"));
@@ -268,7 +256,7 @@ test_price_override(void **state)
 	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
 	    "nvidia-tesla-t4", 1, 1), 0.1915, 1e-9));
 	refresh(t);
-	assert_int_equal(t->error, 0);
+	assert_int_equal(t->res.error, 0);
 	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
 	    "nvidia-tesla-t4", 4, 1), 4 * 0.0123, 1e-6));
 	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-east1",
@@ -285,8 +273,8 @@ test_price_catalog_failure(void **state)
 	    "\"/skus$\",\"status\":403,\"count\":10}"));
 	start(t);
 	refresh(t);
-	assert_int_equal(t->error, -EIO);
-	assert_non_null(strstr(t->cause, "price catalog failed: HTTP 403 "
+	assert_int_equal(t->res.error, -EIO);
+	assert_non_null(strstr(t->res.cause, "price catalog failed: HTTP 403 "
 	    "PERMISSION_DENIED: Injected fault"));
 	assert_string_equal(price_source(t->p), "bundled table (data of "
 	    "2026-06)");

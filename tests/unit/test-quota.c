@@ -33,8 +33,8 @@ struct t {
 	struct unittest	*ut;		/* fake, conf, loop, http and auth */
 	struct fake	 mini;
 	struct quota	*q;
-	int		 calls, error, listened;
-	char		*cause;
+	struct gcptest_result res;	/* the last refresh's */
+	int		 listened;
 };
 
 static int
@@ -70,20 +70,9 @@ teardown(void **state)
 	unittest_free(t->ut);
 	if (t->mini.pid > 0)
 		fake_stop(&t->mini);
-	free(t->cause);
+	gcptest_result_done(&t->res);
 	free(t);
 	return 0;
-}
-
-static void
-on_refresh(int error, const char *cause, void *arg)
-{
-	struct t	*t = arg;
-
-	t->calls++;
-	t->error = error;
-	free(t->cause);
-	t->cause = cause != NULL ? xstrdup(cause) : NULL;
 }
 
 static void
@@ -98,12 +87,12 @@ on_listen(void *arg)
 static int
 refresh_error(struct t *t, int force)
 {
-	t->calls = 0;
-	assert_int_equal(quota_refresh(t->q, force, on_refresh, t), 0);
-	assert_int_equal(t->calls, 0);
+	t->res.calls = 0;
+	assert_int_equal(quota_refresh(t->q, force, gcptest_result_cb, &t->res), 0);
+	assert_int_equal(t->res.calls, 0);
 	unittest_run(t->ut);
-	assert_int_equal(t->calls, 1);
-	return t->error;
+	assert_int_equal(t->res.calls, 1);
+	return t->res.error;
 }
 
 /* Refresh and run the loop; assert the callback came once with 0. */
@@ -111,7 +100,7 @@ static void
 refresh(struct t *t, int force)
 {
 	if (refresh_error(t, force) != 0)
-		fail_msg("refresh: %s", t->cause);
+		fail_msg("refresh: %s", t->res.cause);
 }
 
 static double
@@ -202,7 +191,7 @@ test_quota_configured_regions(void **state)
 	    "NVIDIA_T4_GPUS", &d), -ENOENT);
 
 	/* Fresh within the TTL: no callback, no request. */
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
+	assert_int_equal(quota_refresh(t->q, 0, gcptest_result_cb, &t->res), 1);
 
 	/* A quota error in one region: that region again, not the other. */
 	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
@@ -246,7 +235,7 @@ test_quota_many_regions(void **state)
 	    "europe-west1", "NVIDIA_T4_GPUS", &d), -ENOENT);
 
 	/* Fresh within the TTL: no request. */
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
+	assert_int_equal(quota_refresh(t->q, 0, gcptest_result_cb, &t->res), 1);
 	/* One region stale: the one list again. */
 	quota_invalidate(t->q, "us-east1");
 	refresh(t, 0);
@@ -265,8 +254,8 @@ test_quota_region_typo(void **state)
 	t->ut->gcp->nregions = 5;
 	start(t);
 	assert_int_not_equal(refresh_error(t, 1), 0);
-	assert_non_null(strstr(t->cause, "region us-centrall is not in"));
-	assert_non_null(strstr(t->cause, "[gcp] regions"));
+	assert_non_null(strstr(t->res.cause, "region us-centrall is not in"));
+	assert_non_null(strstr(t->res.cause, "[gcp] regions"));
 }
 
 static void
@@ -281,7 +270,7 @@ test_quota_ttl_expiry(void **state)
 	t->ut->gcp->quota_ttl = 1;
 	start(t);
 	refresh(t, 0);
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), 1);
+	assert_int_equal(quota_refresh(t->q, 0, gcptest_result_cb, &t->res), 1);
 	/* A second later, the reading is due again. */
 	unittest_run_for(t->ut, 1100);
 	refresh(t, 0);
@@ -496,7 +485,7 @@ test_quota_read_error(void **state)
 	    "\"/regions/us-west1$\",\"status\":403,\"count\":1}"));
 	quota_invalidate(t->q, "us-west1");
 	assert_int_equal(refresh_error(t, 0), -EIO);
-	assert_string_equal(t->cause, "reading Compute Engine region quotas "
+	assert_string_equal(t->res.cause, "reading Compute Engine region quotas "
 	    "for us-west1 failed: HTTP 403 PERMISSION_DENIED: Injected fault");
 	/* The last good reading stays. */
 	assert_true(headroom(t, GCP_SERVICE_GCE, "us-west1",
@@ -505,7 +494,7 @@ test_quota_read_error(void **state)
 	quota_free(t->q);
 	t->ut->gcp->project = NULL;
 	assert_int_equal(quota_new(t->ut->http, t->ut->gcp, &t->q, NULL), 0);
-	assert_int_equal(quota_refresh(t->q, 0, on_refresh, t), -EINVAL);
+	assert_int_equal(quota_refresh(t->q, 0, gcptest_result_cb, &t->res), -EINVAL);
 }
 
 static void

@@ -29,15 +29,10 @@
 #include "tests/unit/cloudtest.h"
 
 static int
-reconciled_running(void)
+requeued(void *arg)
 {
-	return job_state(T, 1) == JOB_RUNNING;
-}
-
-static int
-requeued(void)
-{
-	struct store_job	*j = job(T, 1);
+	struct t		*t = arg;
+	struct store_job	*j = job(t, 1);
 	int			 ok = j->interruptions == 1;
 
 	store_job_free(j);
@@ -57,36 +52,27 @@ test_reconcile_maps_states(void **state)
 	char			 name[CLOUD_NAME_MAX];
 	int			 polls;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].cloud_id = "vm-1";
 	t->nscript = 1;
-	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"],\"spot\":"
-	    "\"require\",\"max_interruptions\":3}", 0, 1);
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
-	cloud_resource_name(store_install_id(t->store), 1, 1, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
-	t->nseen = 1;
-	assert_true(run_until(t, 10000, reconciled_running));
+	launched_listed(t, "{" T4 ",\"providers\":[\"gce\"],\"spot\":"
+	    "\"require\",\"max_interruptions\":3}", PROV_RUNNING, name);
+	unittest_run_cond(t->ut, job_running_1, t);
 	polls = t->polls;
-	(void)run_until(t, 2500, never);
+	unittest_run_for(t->ut, 2500);
 	/* One aggregated listing a cycle, whatever the attempts. */
 	assert_true(t->polls - polls >= 1 && t->polls - polls <= 3);
 
 	t->seen[0].state = PROV_PREEMPTED;
 	t->seen[0].message = "Instance was preempted.";
-	assert_true(run_until(t, 10000, requeued));
+	unittest_run_cond(t->ut, requeued, t);
 	j = job(t, 1);
 	assert_int_equal(j->failures, 0);
 	assert_true(j->state == JOB_QUEUED || j->state == JOB_LAUNCHING ||
 	    j->state == JOB_PENDING);
 	store_job_free(j);
 	/* The finished VM is deleted. */
-	assert_true(run_until(t, 5000, cancelled_once));
+	unittest_run_cond(t->ut, cancelled_once, t);
 	t->nseen = 0;
 }
 
@@ -97,22 +83,15 @@ test_reconcile_orphan(void **state)
 	struct t	*t = *state;
 	char		 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
-	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
-	start(t, 1);
-	assert_int_equal(reconcile_start(t->rec, NULL), 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
-	cloud_resource_name(store_install_id(t->store), 1, 1, name);
-	seen_init(&t->seen[0]);
-	t->seen[0].resource = name;
-	t->seen[0].state = PROV_RUNNING;
+	NEED_FAKE(t->ut);
+	launched_listed(t, "{" T4 ",\"providers\":[\"gce\"]}", PROV_RUNNING,
+	    name);
 	seen_init(&t->seen[1]);
 	t->seen[1].resource = "gpuq-stray-1-1";
 	t->seen[1].zone = "us-central1-a";
 	t->seen[1].state = PROV_RUNNING;
 	t->nseen = 2;
-	assert_true(run_until(t, 10000, cancelled_once));
+	unittest_run_cond(t->ut, cancelled_once, t);
 	assert_int_equal(job_state(t, 1), JOB_RUNNING);
 	t->nseen = 0;
 }
@@ -131,14 +110,14 @@ relaunch_after_crash(void **state, int left)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX], rid[CLOUD_UUID_LEN];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	(void)submit(t, "{" T4 ",\"providers\":[\"gce\"]}", 0, 1);
 	left_behind(t, 1, left, 0, name);
 	start(t, 1);
 	assert_int_equal(reconcile_start(t->rec, NULL), 0);
 	assert_int_equal(job_state(t, 1), JOB_LAUNCHING);
 	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
+	unittest_run_cond(t->ut, job_pending_1, t);
 	assert_int_equal(t->launches, 1);
 	assert_string_equal(t->resource, name);
 	cloud_request_id(name, "", rid);
@@ -168,10 +147,10 @@ test_reconcile_max_runtime(void **state)
 	struct store_job	*j;
 	char			 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
-	left_running(t, "{" T4 ",\"providers\":[\"gce\"],\"max_runtime\":"
-	    "\"2m\"}", time(NULL) - 3600, name);
-	assert_true(run_until(t, 10000, job_failed_1));
+	NEED_FAKE(t->ut);
+	left_listed(t, "{" T4 ",\"providers\":[\"gce\"],\"max_runtime\":"
+	    "\"2m\"}", ATTEMPT_RUNNING, time(NULL) - 3600, PROV_RUNNING, name);
+	unittest_run_cond(t->ut, job_failed_1, t);
 	assert_true(t->cancels >= 1);
 	j = job(t, 1);
 	assert_non_null(j->message);
@@ -189,17 +168,17 @@ test_reconcile_cancel(void **state)
 	struct t	*t = *state;
 	char		 name[CLOUD_NAME_MAX];
 
-	NEED_FAKE(t);
-	left_running(t, "{" T4 ",\"providers\":[\"gce\"]}", time(NULL) - 60,
-	    name);
-	assert_true(run_until(t, 3000, never) == 0);
+	NEED_FAKE(t->ut);
+	left_listed(t, "{" T4 ",\"providers\":[\"gce\"]}", ATTEMPT_RUNNING,
+	    time(NULL) - 60, PROV_RUNNING, name);
+	unittest_run_for(t->ut, 3000);
 	assert_int_equal(job_state(t, 1), JOB_RUNNING);
 	/* What the api does on "cancel", then its hook (gpuqd.c). */
 	assert_int_equal(store_job_transition(t->store, 1,
 	    JOB_MASK(JOB_RUNNING), JOB_CANCELLING, "cancel requested", NULL,
 	    NULL), 0);
 	attempt_cancel(t->att, 1);
-	assert_true(run_until(t, 10000, job_cancelled_1));
+	unittest_run_cond(t->ut, job_cancelled_1, t);
 	assert_int_equal(t->cancels, 1);
 	t->nseen = 0;
 }

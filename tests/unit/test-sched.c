@@ -50,7 +50,7 @@ test_sched_plan_ranks(void **state)
 	double		 last = 0, hourly, exp;
 	int		 spot = 0, standard = 0;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	refresh(t);
 	p = plan(t, "{" T4 ",\"estimated_hours\":2}");
@@ -87,7 +87,7 @@ test_sched_plan_spot_policy(void **state)
 	json_t		*p, *o;
 	size_t		 i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	refresh(t);
 	p = plan(t, "{" T4 ",\"spot\":\"never\"}");
@@ -119,7 +119,7 @@ test_sched_plan_quota_bucket(void **state)
 	int		 excluded = 0;
 	const char	*prov, *reason;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	quota(t, "us-east1", "NVIDIA_T4_GPUS", 0);
 	quota(t, "us-east1", "PREEMPTIBLE_NVIDIA_T4_GPUS", 0);
 	start(t, 0);
@@ -153,7 +153,7 @@ test_sched_plan_gpus_all_regions(void **state)
 	json_t		*p;
 	const char	*why;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	quota(t, "global", "GPUS_ALL_REGIONS", 0);
 	start(t, 0);
 	refresh(t);
@@ -173,7 +173,7 @@ test_sched_plan_limits(void **state)
 	json_t		*p;
 	const char	*why;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	refresh(t);
 	p = plan(t, "{" T4 ",\"max_hourly_usd\":0.01}");
@@ -201,7 +201,7 @@ test_sched_plan_cooldown(void **state)
 	int64_t			 until;
 	int			 n, i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	refresh(t);
 	n = quota_zones(gcp_quota(cloud_gcp(t->cloud)), "us-central1",
@@ -238,7 +238,7 @@ test_sched_plan_lambda_learnt(void **state)
 	int			 k, seen = 0;
 	char			 name[64];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	id = submit(t, "{" T4 "}", 0, 1);
 	for (k = 0; k < 5; k++) {
 		memset(&a, 0, sizeof a);
@@ -289,7 +289,7 @@ test_sched_launch(void **state)
 	int64_t			 id;
 	json_t			*p, *best;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	id = submit(t, "{" T4 ",\"env\":{\"A\":\"b\"}}", 0, 1);
 	assert_int_equal(id, 1);
 	start(t, 0);
@@ -298,7 +298,7 @@ test_sched_launch(void **state)
 	best = json_array_get(json_object_get(p, "offers"), 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
+	unittest_run_cond(t->ut, job_pending_1, t);
 	assert_int_equal(t->launches, 1);
 	assert_string_equal(t->region, json_string_value(json_object_get(best,
 	    "region")));
@@ -325,42 +325,44 @@ test_sched_launch(void **state)
 }
 
 /*
- * The scheduler's states: no launch before the reconciler is done
- * (started, not ready), and the reconciler may be done before the start
- * (ready, then started).
+ * The scheduler's states: no launch before both the start and the
+ * reconciler's "done" (sched_ready()) came, in either order.
  */
 static void
-test_sched_ready_order(void **state)
+ready_order(void **state, int ready_first)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	(void)submit(t, "{" T4 "}", 0, 1);
 	start(t, 0);
 	refresh(t);
-	sched_start(t->sched);
-	assert_false(run_until(t, 300, never));
+	if (ready_first)
+		sched_ready(t->sched);
+	else
+		sched_start(t->sched);
+	unittest_run_for(t->ut, 300);
 	assert_int_equal(t->launches, 0);
-	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
+	if (ready_first)
+		sched_start(t->sched);
+	else
+		sched_ready(t->sched);
+	unittest_run_cond(t->ut, job_pending_1, t);
 	assert_int_equal(t->launches, 1);
 }
 
+/* Started, not ready: no launch until the reconciler is done. */
+static void
+test_sched_ready_order(void **state)
+{
+	ready_order(state, 0);
+}
+
+/* The reconciler may be done before the start. */
 static void
 test_sched_ready_before_start(void **state)
 {
-	struct t	*t = *state;
-
-	NEED_FAKE(t);
-	(void)submit(t, "{" T4 "}", 0, 1);
-	start(t, 0);
-	refresh(t);
-	sched_ready(t->sched);
-	assert_false(run_until(t, 300, never));
-	assert_int_equal(t->launches, 0);
-	sched_start(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
-	assert_int_equal(t->launches, 1);
+	ready_order(state, 1);
 }
 
 /* The request id is a valid, stable UUID, distinct per purpose. */
@@ -381,15 +383,19 @@ test_sched_request_id(void **state)
 }
 
 static int
-launched_twice_pending(void)
+launched_twice_pending(void *arg)
 {
-	return launched_twice() && job_pending_1();
+	struct t	*t = arg;
+
+	return launched_twice(t) && job_pending_1(t);
 }
 
 static int
-first_launch_queued(void)
+first_launch_queued(void *arg)
 {
-	return first_launch() && job_state(T, 1) == JOB_QUEUED;
+	struct t	*t = arg;
+
+	return first_launch(t) && job_state(t, 1) == JOB_QUEUED;
 }
 
 /* A quota refusal ends the attempt, requeues, and the job goes on to
@@ -401,7 +407,7 @@ test_sched_launch_quota_error(void **state)
 	struct store_job	*j;
 	char			 first[64];
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_QUOTA;
 	t->script[0].message = "Quota 'NVIDIA_T4_GPUS' exceeded.";
 	t->nscript = 1;
@@ -410,9 +416,9 @@ test_sched_launch_quota_error(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, first_launch));
+	unittest_run_cond(t->ut, first_launch, t);
 	(void)snprintf(first, sizeof first, "%s", t->region);
-	assert_true(run_until(t, 15000, launched_twice_pending));
+	unittest_run_cond(t->ut, launched_twice_pending, t);
 	assert_string_not_equal(t->region, first);
 	j = job(t, 1);
 	assert_int_equal(j->attempts, 2);
@@ -430,7 +436,7 @@ test_sched_launch_stockout(void **state)
 	char			 first[64];
 	int			 n, i;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	start(t, 0);
 	refresh(t);
 	n = quota_zones(gcp_quota(cloud_gcp(t->cloud)), "us-central1",
@@ -444,9 +450,9 @@ test_sched_launch_stockout(void **state)
 	    "\"regions\":[\"us-central1\"]}", 0, 1);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, first_launch));
+	unittest_run_cond(t->ut, first_launch, t);
 	(void)snprintf(first, sizeof first, "%s", t->zone);
-	assert_true(run_until(t, 15000, launched_twice_pending));
+	unittest_run_cond(t->ut, launched_twice_pending, t);
 	assert_string_equal(t->zone, z[n - 1].zone);
 	for (i = 0; i < n; i++)
 		if (strcmp(z[i].zone, first) == 0)
@@ -462,7 +468,7 @@ test_sched_launch_invalid_fails(void **state)
 	struct t		*t = *state;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_INVALID;
 	t->script[0].message = "Invalid value for field 'image'";
 	t->nscript = 1;
@@ -470,7 +476,7 @@ test_sched_launch_invalid_fails(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_failed_1));
+	unittest_run_cond(t->ut, job_failed_1, t);
 	assert_int_equal(t->launches, 1);
 	j = job(t, 1);
 	assert_non_null(strstr(j->message, "Invalid value for field "
@@ -485,7 +491,7 @@ test_sched_launch_transient_backoff(void **state)
 	struct t		*t = *state;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	t->script[0].fail = PROV_FAIL_TRANSIENT;
 	t->script[0].message = "HTTP 503 UNAVAILABLE";
 	t->nscript = 1;
@@ -493,23 +499,14 @@ test_sched_launch_transient_backoff(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, first_launch_queued));
+	unittest_run_cond(t->ut, first_launch_queued, t);
 	j = job(t, 1);
 	assert_non_null(j->why);
 	assert_non_null(strstr(j->why, "after: HTTP 503 UNAVAILABLE"));
 	assert_true(j->not_before > 0);
 	store_job_free(j);
-	assert_true(run_until(t, 10000, job_pending_1));
+	unittest_run_cond(t->ut, job_pending_1, t);
 	assert_int_equal(t->launches, 2);
-}
-
-static int
-pass_done(void)
-{
-	struct sched_stats	s;
-
-	sched_get_stats(T->sched, &s);
-	return s.passes >= 1 && job_state(T, 2) != JOB_QUEUED;
 }
 
 /*
@@ -524,7 +521,7 @@ test_sched_claim_for_higher_priority(void **state)
 	struct store_job	*big, *small;
 	struct sched_stats	 st;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	quota(t, "us-central1", "NVIDIA_T4_GPUS", 2);
 	quota(t, "us-central1", "PREEMPTIBLE_NVIDIA_T4_GPUS", 0);
 	(void)submit(t, "{\"image\":\"x\",\"accelerator\":{\"type\":"
@@ -535,12 +532,13 @@ test_sched_claim_for_higher_priority(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_false(run_until(t, 3000, pass_done));
+	unittest_run_for(t->ut, 3000);
 	sched_get_stats(t->sched, &st);
 	assert_true(st.passes >= 1);
 	assert_int_equal(t->launches, 0);
 	big = job(t, 1);
 	small = job(t, 2);
+	assert_int_equal(small->state, JOB_QUEUED);
 	assert_non_null(big->why);
 	assert_non_null(strstr(big->why, "no free quota for 4\xc3\x97"
 	    "nvidia-tesla-t4 in us-central1 (2 of 4 free; quota "));
@@ -558,7 +556,7 @@ test_sched_backfill(void **state)
 {
 	struct t	*t = *state;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	quota(t, "us-central1", "NVIDIA_T4_GPUS", 2);
 	quota(t, "us-central1", "PREEMPTIBLE_NVIDIA_T4_GPUS", 0);
 	(void)submit(t, "{\"image\":\"x\",\"accelerator\":{\"type\":"
@@ -569,7 +567,7 @@ test_sched_backfill(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_pending_2));
+	unittest_run_cond(t->ut, job_pending_2, t);
 	assert_int_equal(job_state(t, 1), JOB_QUEUED);
 }
 
@@ -580,7 +578,7 @@ test_sched_no_double_count(void **state)
 	struct t		*t = *state;
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	quota(t, "us-central1", "NVIDIA_T4_GPUS", 2);
 	quota(t, "us-central1", "PREEMPTIBLE_NVIDIA_T4_GPUS", 0);
 	(void)submit(t, "{\"image\":\"x\",\"accelerator\":{\"type\":"
@@ -589,8 +587,8 @@ test_sched_no_double_count(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 10000, job_pending_1));
-	(void)run_until(t, 500, never);
+	unittest_run_cond(t->ut, job_pending_1, t);
+	unittest_run_for(t->ut, 500);
 	assert_int_equal(t->launches, 1);
 	j = job(t, 2);
 	assert_int_equal(j->state, JOB_QUEUED);
@@ -608,7 +606,7 @@ test_sched_why_batch(void **state)
 	const char		*whys[3] = { "a", NULL, "c" };
 	struct store_job	*j;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	(void)submit(t, "{" T4 "}", 0, 2);
 	assert_int_equal(store_jobs_set_why(t->store, ids, whys, 3, NULL), 2);
 	j = job(t, 1);
@@ -621,13 +619,14 @@ test_sched_why_batch(void **state)
 
 /* Two passes done; asks for the second once the first is. */
 static int
-passes_2(void)
+passes_2(void *arg)
 {
+	struct t		*t = arg;
 	struct sched_stats	s;
 
-	sched_get_stats(T->sched, &s);
+	sched_get_stats(t->sched, &s);
 	if (s.passes == 1)
-		sched_wake(T->sched);
+		sched_wake(t->sched);
 	return s.passes >= 2;
 }
 
@@ -645,7 +644,7 @@ test_sched_pass_10000(void **state)
 	const char		*scale = getenv("GPUQ_TEST_TIMEOUT_SCALE");
 	double			 limit = 50;
 
-	NEED_FAKE(t);
+	NEED_FAKE(t->ut);
 	if (scale != NULL && atof(scale) > 0)
 		limit *= atof(scale);
 	quota(t, "global", "GPUS_ALL_REGIONS", 0);
@@ -654,7 +653,7 @@ test_sched_pass_10000(void **state)
 	start(t, 0);
 	sched_start(t->sched);
 	sched_ready(t->sched);
-	assert_true(run_until(t, 60000, passes_2));
+	unittest_run_cond(t->ut, passes_2, t);
 	sched_get_stats(t->sched, &s);
 	print_message("pass over %lu queued jobs (%lu shape): %.1f ms, "
 	    "whys written %lu\n", s.jobs_seen, s.shapes, s.pass_ms,

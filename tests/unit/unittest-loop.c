@@ -102,21 +102,65 @@ unittest_run(struct unittest *ut)
 		    UNITTEST_WAIT_MS);
 }
 
+/* Run the loop until COND(ARG): 0, 1 after UNITTEST_WAIT_MS, or 2 when
+ * the loop had nothing left to do first. */
+static int
+unittest_run_to(struct unittest *ut, int (*cond)(void *), void *arg)
+{
+	struct unittest_watchdog	w;
+	int				alive = 1, held;
+
+	unittest_watchdog_start(ut, &w, UNITTEST_WAIT_MS);
+	while (!(held = cond(arg)) && alive && !w.fired)
+		alive = uv_run(ut->loop, UV_RUN_ONCE);
+	if (unittest_watchdog_stop(ut, &w) && !held)
+		return 1;
+	return held ? 0 : 2;
+}
+
+struct unittest_count {
+	const int	*count;
+	int		 want;
+};
+
+static int
+unittest_counted(void *arg)
+{
+	struct unittest_count	*c = arg;
+
+	return *c->count >= c->want;
+}
+
 void
 unittest_run_until(struct unittest *ut, const int *count, int want)
 {
-	struct unittest_watchdog	w;
-	int				alive = 1;
+	struct unittest_count	c = { count, want };
 
-	unittest_watchdog_start(ut, &w, UNITTEST_WAIT_MS);
-	while (*count < want && alive && !w.fired)
-		alive = uv_run(ut->loop, UV_RUN_ONCE);
-	if (unittest_watchdog_stop(ut, &w) && *count < want)
+	switch (unittest_run_to(ut, unittest_counted, &c)) {
+	case 1:
 		fail_msg("waited %d ms for %d callback(s), got %d",
 		    UNITTEST_WAIT_MS, want, *count);
-	if (*count < want)
+		break;
+	case 2:
 		fail_msg("the loop has nothing left to do, and %d of %d "
 		    "callback(s) came", *count, want);
+		break;
+	}
+}
+
+void
+unittest_run_cond(struct unittest *ut, int (*cond)(void *), void *arg)
+{
+	switch (unittest_run_to(ut, cond, arg)) {
+	case 1:
+		fail_msg("waited %d ms for a condition that did not come",
+		    UNITTEST_WAIT_MS);
+		break;
+	case 2:
+		fail_msg("the loop has nothing left to do, and the condition "
+		    "did not come");
+		break;
+	}
 }
 
 static void

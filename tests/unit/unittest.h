@@ -14,6 +14,7 @@
  *	...
  *	unittest_run(ut);		   the loop until it has nothing to do
  *	unittest_run_until(ut, &n, 1);	   the loop until n >= 1
+ *	unittest_run_cond(ut, f, arg);	   the loop until f(arg) is true
  *	...
  *	gcptest_cancel(ut);		   (a test's own module freed next)
  *	unittest_free(ut);
@@ -27,9 +28,10 @@
  * unittest_free(); one whose objects have requests in ut->http calls
  * gcptest_cancel() first, so their callbacks still find them alive.
  *
- * Running the loop never hangs a test: unittest_run() and
- * unittest_run_until() fail it after UNITTEST_WAIT_MS, and
- * unittest_run_until() as soon as the loop has nothing left to do.
+ * Running the loop never hangs a test: unittest_run(),
+ * unittest_run_until() and unittest_run_cond() fail it after
+ * UNITTEST_WAIT_MS, and the last two as soon as the loop has nothing
+ * left to do.
  *
  * Linked from tests/unit/libunittest.a: the store (unittest-store.c)
  * and the loop (unittest-loop.c) are objects of their own, so a test
@@ -54,7 +56,6 @@ struct fake {
 	pid_t	 pid;		/* 0: not running */
 	char	 url[128];
 	char	 dir[256];	/* its state (the fixture's DIR) */
-	int	 own_dir;	/* fake_stop() removes DIR */
 };
 
 /* How long running the loop may take before the test fails. */
@@ -105,6 +106,10 @@ void			 unittest_run(struct unittest *);
  * UNITTEST_WAIT_MS, or when the loop has nothing left to do first. */
 void			 unittest_run_until(struct unittest *,
 			    const int *count, int want);
+/* Run the loop until COND(ARG) returns nonzero (tested before the first
+ * turn and after each); fails the test as unittest_run_until() does. */
+void			 unittest_run_cond(struct unittest *,
+			    int (*cond)(void *), void *arg);
 /* Run the loop for MS of real time. */
 void			 unittest_run_for(struct unittest *, unsigned int ms);
 
