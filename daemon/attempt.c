@@ -762,6 +762,9 @@ att_refused(struct attempt *e, int out, const struct prov_result *r)
 		    "", buf);
 		why = xprintf("%s out of %s until %s; trying elsewhere", place,
 		    a->gpu, buf);
+		/* The event keeps it once the why has moved on. */
+		msg = xprintf("launch failed: %s; %s out of %s until %s",
+		    words, place, a->gpu, buf);
 		break;
 	case ATTEMPT_OUT_LAUNCH_PLACE:
 		log_warnx("job %" PRId64 ": %s refused the launch: %s; trying "

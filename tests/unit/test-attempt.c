@@ -320,9 +320,12 @@ test_attempt_launch_stockout(void **state)
 	assert_int_equal(cooldowns(t), 1);
 	j = job(t, 1);
 	assert_int_equal(j->interruptions, 0);
-	assert_non_null(j->why);
-	assert_non_null(strstr(j->why, "out of nvidia-tesla-t4 until"));
 	store_job_free(j);
+	/*
+	 * The why said so too, but a pass the requeue woke may already have
+	 * placed the job elsewhere and cleared it: the event stays.
+	 */
+	assert_true(has_event_with(t, 1, "out of nvidia-tesla-t4 until"));
 }
 
 /* launch_transient: backoff from the launch errors in a row. */
