@@ -4,7 +4,7 @@
  * quotas (free GPU quota per region and service) and gpuq prices.
  *
  * The client only shows what the daemon answers; every number here was
- * computed by gpuqd (DESIGN.md "Expected cost").
+ * computed by gpuqd (doc/DESIGN.md "Expected cost").
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /*
  * conn.c: the client end of gpuqd's socket. Blocking I/O with a
- * timeout, one request line out, one reply line in (DESIGN.md "The
+ * timeout, one request line out, one reply line in (doc/DESIGN.md "The
  * wire"). Knows the framing, not what the requests mean.
  */
 #include "config.h"

@@ -41,7 +41,7 @@
 #endif
 
 /*
- * Shapes on the wire (besides DESIGN.md "The wire").
+ * Shapes on the wire (besides doc/DESIGN.md "The wire").
  *
  * A job in list/show replies:
  *   {"id":142, "name":"resnet", "state":"queued", "priority":0,

@@ -1,5 +1,5 @@
 /*
- * api.h: the requests gpuqd answers (DESIGN.md "The wire", proto.h).
+ * api.h: the requests gpuqd answers (doc/DESIGN.md "The wire", proto.h).
  *
  * One const table of ops (name, handler, flags, fields) in api.c turns a
  * request line into a reply. Submits are not answered at once: they join

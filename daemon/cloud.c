@@ -276,7 +276,7 @@ cloud_resource_name(const char *install, int64_t job, int attempt,
 /*
  * SHA-256 rather than a random UUID: the create call after a crash must
  * carry the id the first one carried (Compute Engine requestId, Batch
- * requestId; API-NOTES 0.4), and nothing but the name survives a crash.
+ * requestId; DESIGN G0.4), and nothing but the name survives a crash.
  * The purpose keeps the create and the delete of one resource apart,
  * since Compute Engine would answer a delete carrying the insert's id
  * with the insert's operation.

@@ -6,7 +6,7 @@
  * knows which providers are enabled, and turns a job and one of its
  * attempts into what a provider is handed: the deterministic resource
  * name and request ids, the checkpoint place, the environment of the
- * container (the checkpoint contract, DESIGN.md), labels and limits.
+ * container (the checkpoint contract, doc/DESIGN.md), labels and limits.
  *
  * Knows the store's structs and the provider interface; decides
  * nothing: when and where to launch is sched.c's business, what the

@@ -1,6 +1,6 @@
 /*
  * cost.h: the arithmetic of money and risk the scheduler ranks offers
- * with (DESIGN.md "Expected cost"): the preemption rate λ learnt from
+ * with (doc/DESIGN.md "Expected cost"): the preemption rate λ learnt from
  * the daemon's own history, the expected cost of a run on Spot or
  * standard capacity, the order of two offers, and the billed cost of an
  * attempt.

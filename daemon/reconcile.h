@@ -1,6 +1,6 @@
 /*
  * reconcile.h: the reconciler -- it OBSERVES what the cloud says about
- * our attempts (DESIGN.md "The flow of one job", steps 6-7).
+ * our attempts (doc/DESIGN.md "The flow of one job", steps 6-7).
  *
  * Every [scheduler] poll_interval it lists each (provider, region) that
  * has live attempts with ONE list call (plus pages) -- never one call

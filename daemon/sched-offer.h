@@ -1,6 +1,6 @@
 /*
  * sched-offer.h: what each way of running a job costs -- a job's SHAPE
- * and the offers for it, ranked by expected cost (DESIGN.md "Expected
+ * and the offers for it, ranked by expected cost (doc/DESIGN.md "Expected
  * cost"). The scheduler's internal header; see sched.h for the split:
  * sched.c decides when, sched-offer.c what each way costs, sched-place.c
  * which job gets which room and why the rest wait.

@@ -1,6 +1,6 @@
 /*
  * sched.h: the scheduler -- which queued job runs where, and the launch
- * of the attempt it chose (DESIGN.md "The flow of one job", steps 4-5,
+ * of the attempt it chose (doc/DESIGN.md "The flow of one job", steps 4-5,
  * and "Expected cost").
  *
  * One timer, re-armed to the next due time; sched_wake() re-arms it at

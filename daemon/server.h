@@ -1,5 +1,5 @@
 /*
- * server.h: the control socket of gpuqd (DESIGN.md "The wire").
+ * server.h: the control socket of gpuqd (doc/DESIGN.md "The wire").
  *
  * The server accepts clients on Unix stream sockets, reads their peer
  * credentials, frames their bytes into lines and hands each line to one

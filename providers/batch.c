@@ -1,5 +1,5 @@
 /*
- * batch.c: running a job as a Cloud Batch job of one task (API-NOTES D).
+ * batch.c: running a job as a Cloud Batch job of one task (DESIGN GD).
  *
  * Builds the jobs.create body, maps a Job's state, status events and the
  * task's exit code onto enum prov_state, and drives create / list /
@@ -125,7 +125,7 @@ batch_container(const struct prov_launch *l)
 /*
  * The body of jobs.create; the jobId (our resource name) goes in the
  * URL, which makes a retried create fail with 409 instead of making a
- * second job (API-NOTES 0.4).
+ * second job (DESIGN G0.4).
  *
  * maxRetryCount 0 and no lifecyclePolicies: Batch must not retry on its
  * own, because gpuqd decides retries itself (and where: a preempted job
@@ -214,7 +214,7 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 }
 
 /*
- * Batch's reserved exit codes (API-NOTES D.3, Batch troubleshooting page)
+ * Batch's reserved exit codes (DESIGN GD.3, Batch troubleshooting page)
  * onto prov_state. Each is an interruption gpuqd may retry, except 50005:
  *
  *   50001 Spot VM preempted                         PREEMPTED
@@ -326,7 +326,7 @@ batch_zone_in_text(const char *s, struct prov_text *t)
 /*
  * The task's exit code from the job's status events, newest first: the
  * event's taskExecution.exitCode when Batch gives it, else "exit code N"
- * in its description (API-NOTES D.3). -1 if no event says.
+ * in its description (DESIGN GD.3). -1 if no event says.
  */
 static int
 batch_exit_code(json_t *events)
@@ -509,7 +509,7 @@ batch_quota_metric(struct gcp *g, const char *region,
 }
 
 #define BATCH_PAGE_MAX		100	/* jobs.list pageSize cap */
-/* Only what batch_job_map() reads (API-NOTES 0.1 `fields`). */
+/* Only what batch_job_map() reads (DESIGN G0.1 `fields`). */
 #define BATCH_LIST_FIELDS	"jobs(name,labels,status(state," \
 	"statusEvents),createTime,updateTime),nextPageToken,unreachable"
 

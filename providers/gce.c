@@ -1,5 +1,5 @@
 /*
- * gce.c: running a job on a Compute Engine VM of its own (API-NOTES C),
+ * gce.c: running a job on a Compute Engine VM of its own (DESIGN GC),
  * Spot or standard, which runs the container from a fixed startup script
  * (gce-startup.sh), reports the exit code as a guest attribute and powers
  * itself off.
@@ -56,7 +56,7 @@ const char gce_boot_image[] = "projects/deeplearning-platform-release/"
 /*
  * Accelerator-optimized machine series carry their GPUs: A2 (A100), A3
  * (H100, H200), A4 (B200), A4X, G2 (L4). Only N1 machines take
- * guestAccelerators (API-NOTES C.1; Compute Engine "GPU machine types").
+ * guestAccelerators (DESIGN GC.1; Compute Engine "GPU machine types").
  */
 int
 gce_machine_has_gpus(const char *mt)
@@ -106,7 +106,7 @@ gce_item(json_t *items, const char *key, const char *value)
 
 /*
  * The body of instances.insert; requestId goes in the URL, so a retried
- * insert is the same insert (API-NOTES 0.4).
+ * insert is the same insert (DESIGN G0.4).
  *
  * Scheduling: GPU VMs cannot live-migrate, so onHostMaintenance TERMINATE
  * and no automatic restart: the daemon, not Compute Engine, decides where
@@ -372,7 +372,7 @@ gce_quota_metric(struct gcp *g, const char *region,
 #define GCE_PAGE_MAX	500	/* aggregatedList maxResults cap */
 #define GCE_LINK	"https://www.googleapis.com/compute/v1/"
 /*
- * What a poll asks for (API-NOTES 0.1 `fields`), measured against the
+ * What a poll asks for (DESIGN G0.1 `fields`), measured against the
  * CPU budget of a poll (50 ms at 10,000 VMs): with name, zone, labels,
  * id and creation time a VM costs ~390 bytes and parsing 10,000 of them
  * takes ~54 ms; with only the four fields below, ~95 bytes and ~14 ms
@@ -389,7 +389,7 @@ gce_quota_metric(struct gcp *g, const char *region,
 /*
  * A launch in progress: instances.insert with the attempt's requestId
  * (the HTTP layer may repeat it: Compute ignores a repeat and answers
- * with the first Operation, API-NOTES 0.4), then the zone Operation is
+ * with the first Operation, DESIGN G0.4), then the zone Operation is
  * followed with zoneOperations.wait until DONE (C.3). Quota and capacity
  * errors arrive either at once (HTTP 403 quotaExceeded) or in the DONE
  * Operation (QUOTA_EXCEEDED, ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS]
@@ -703,7 +703,7 @@ gce_follow_fail(struct gce_follow *gf, const char *why)
 }
 
 /*
- * The system operations that stop a VM (API-NOTES C.4), and gpuq's own
+ * The system operations that stop a VM (DESIGN GC.4), and gpuq's own
  * stop and delete. Other operations on the VM (insert, setLabels...) say
  * nothing about why it stopped.
  */

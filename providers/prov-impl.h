@@ -78,7 +78,7 @@ int		 prov_name_parse(const char *resource, int64_t *ret_job,
 char		*prov_strlcpy(char *dst, const char *s, size_t size);
 
 /*
- * Quota metric names (API-NOTES A.2, B.1), new strings or NULL without a
+ * Quota metric names (DESIGN GA.2, B.1), new strings or NULL without a
  * GPU: Compute Engine's NVIDIA_T4_GPUS, PREEMPTIBLE_NVIDIA_T4_GPUS for
  * Spot (Batch VMs are Compute VMs and draw on the same); Vertex AI's
  * custom_model_training_[preemptible_]nvidia_t4_gpus, without the

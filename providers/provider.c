@@ -277,7 +277,7 @@ prov_labels_new(const struct prov_launch *l, int with_resource)
 }
 
 /*
- * The label filter of every poll. Compute Engine (API-NOTES 0.3), Batch
+ * The label filter of every poll. Compute Engine (DESIGN G0.3), Batch
  * and Vertex AI all take `labels.KEY="VALUE"`; a '-' inside a label key
  * needs no quoting there (Google's own filters use labels.goog-... keys the
  * same way), and the value is quoted so any label value is one token.

@@ -1,6 +1,6 @@
 /*
  * provider.h: the one interface the daemon sees of the ways to run a job
- * (DESIGN.md "Providers"). One file per way: vertex.c, batch.c, gce.c,
+ * (doc/DESIGN.md "Providers"). One file per way: vertex.c, batch.c, gce.c,
  * and null.c, which runs nothing, for tests.
  *
  * Providers know Google's APIs and nothing of SQLite: the daemon hands
@@ -126,13 +126,13 @@ struct provider {
 	 * aggregatedList)? Then the daemon polls it with REGION NULL. */
 	int		  poll_global;
 	/* The service whose quota a launch draws on (enum gcp_service):
-	 * GCE for Batch too, whose VMs are Compute VMs (API-NOTES A.2). */
+	 * GCE for Batch too, whose VMs are Compute VMs (DESIGN GA.2). */
 	int		  quota_service;
 	/* The service whose prices a launch pays (enum gcp_service): the
 	 * price table has rows per service (price.h). */
 	int		  price_service;
 	/* Does that quota service report no usage of its own (Vertex AI's,
-	 * read from Cloud Quotas, API-NOTES B.2)? Then the daemon counts
+	 * read from Cloud Quotas, DESIGN GB.2)? Then the daemon counts
 	 * the GPUs its live attempts hold and tells quota.c
 	 * (quota_set_usage()). */
 	int		  quota_usage_ours;

@@ -1,5 +1,5 @@
 /*
- * vertex.c: running a job as a Vertex AI CustomJob (API-NOTES E).
+ * vertex.c: running a job as a Vertex AI CustomJob (DESIGN GE).
  *
  * Builds the customJobs.create body, maps a CustomJob's state and error
  * onto enum prov_state, and drives create / list / cancel through
@@ -26,7 +26,7 @@
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
 
-/* Boot disk of the worker, as Vertex's own default (API-NOTES E.3). */
+/* Boot disk of the worker, as Vertex's own default (DESIGN GE.3). */
 #define VERTEX_DISK_TYPE	"pd-ssd"
 #define VERTEX_DISK_GB		100
 
@@ -53,12 +53,12 @@ vertex_env(json_t *env)
  * The body of customJobs.create. Vertex has no request id and picks the
  * job's id itself, so the deterministic resource name travels twice: as
  * displayName for people, and as the label gpuq-resource, which a retry
- * after an ambiguous failure lists by (API-NOTES 0.4).
+ * after an ambiguous failure lists by (DESIGN G0.4).
  *
  * baseOutputDirectory is the job's output place, so that Vertex's own
  * AIP_CHECKPOINT_DIR ("<outputUriPrefix>/checkpoints/", E.3) names the
  * same place as GPUQ_CHECKPOINT_DIR ("<output place>checkpoints/",
- * DESIGN.md "The checkpoint contract"). The trailing '/' is dropped here
+ * doc/DESIGN.md "The checkpoint contract"). The trailing '/' is dropped here
  * because Vertex adds its own.
  */
 int
@@ -178,7 +178,7 @@ vertex_mentions(const char *msg, const char *word)
  *   8 RESOURCE_EXHAUSTED, quota message      admitted, then starved of
  *                                            quota ("The following quota
  *                                            metrics exceed quota
- *                                            limits", API-NOTES B.1):
+ *                                            limits", DESIGN GB.1):
  *                                            QUOTA
  *   message mentions preemption              Vertex gave up restarting a
  *                                            preempted Spot worker:
@@ -302,14 +302,14 @@ vertex_quota_metric(struct gcp *g, const char *region,
 
 #define VERTEX_CREATE_TRIES	3	/* creates after ambiguous failures */
 #define VERTEX_PAGE_MAX		100	/* customJobs.list pageSize cap */
-/* Only what vertex_job_map() reads (API-NOTES 0.1 `fields`). */
+/* Only what vertex_job_map() reads (DESIGN G0.1 `fields`). */
 #define VERTEX_LIST_FIELDS	"customJobs(name,displayName,labels,state," \
 	"error,createTime,startTime,endTime),nextPageToken"
 
 /*
  * The customJobs.list URL that finds job RESOURCE of PROJECT in REGION
  * by its label gpuq-resource, Vertex AI naming its jobs itself
- * (API-NOTES 0.4). New string.
+ * (DESIGN G0.4). New string.
  */
 static char *
 vertex_find_url(struct gcp *g, const char *project, const char *region,
@@ -346,7 +346,7 @@ vertex_find_in_page(json_t *page, const char *resource, char **found)
 
 /*
  * A launch in progress. Vertex AI has no request id and names the job
- * itself (API-NOTES 0.4), so a create sent twice makes two jobs. The
+ * itself (DESIGN G0.4), so a create sent twice makes two jobs. The
  * launch therefore looks first -- a list filtered on the label
  * gpuq-resource -- and adopts a job that is already there (a daemon that
  * restarted in the middle of a launch, or a launch asked twice); only

@@ -1,5 +1,5 @@
 /*
- * store.h: the durable queue, one SQLite file (DESIGN.md "The store").
+ * store.h: the durable queue, one SQLite file (doc/DESIGN.md "The store").
  *
  * The store knows jobs, attempts, events, cool-downs and meta. It knows
  * nothing of sockets, the loop or the cloud: specs are JSON text to it,
@@ -20,7 +20,7 @@
 struct store;
 
 /*
- * Job states (DESIGN.md "Job states").
+ * Job states (doc/DESIGN.md "Job states").
  *
  *   held ⇄ queued		user hold/release
  *   queued → launching	scheduler picked an offer, attempt row written

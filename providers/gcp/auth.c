@@ -1,7 +1,7 @@
 /*
  * auth.c: Application Default Credentials and the access-token cache.
  *
- * Finds credentials in Google's order (API-NOTES H.1), reads a key file
+ * Finds credentials in Google's order (DESIGN GH.1), reads a key file
  * once at start (refusing one that others can read), and turns it into
  * short-lived access tokens on demand (H.3): a JWT signed RS256 with
  * OpenSSL for a service account, a refresh-token grant for a gcloud

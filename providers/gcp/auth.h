@@ -1,6 +1,6 @@
 /*
  * auth.h: OAuth 2.0 access tokens for Google Cloud, from Application
- * Default Credentials (API-NOTES H.1-H.4).
+ * Default Credentials (DESIGN GH.1-H.4).
  *
  * Where credentials come from, in Google's order: the [gcp] credentials
  * file, else $GOOGLE_APPLICATION_CREDENTIALS; else gcloud's

@@ -10,7 +10,7 @@
 #ifndef GPUQ_GCP_DEFAULTS_H
 #define GPUQ_GCP_DEFAULTS_H
 
-/* Each API's root URL (struct gcp_conf's *_endpoint; API-NOTES 0.1). */
+/* Each API's root URL (struct gcp_conf's *_endpoint; DESIGN G0.1). */
 #define GCP_DEFAULT_COMPUTE_ENDPOINT	"https://compute.googleapis.com"
 #define GCP_DEFAULT_BATCH_ENDPOINT	"https://batch.googleapis.com"
 #define GCP_DEFAULT_VERTEX_ENDPOINT \
@@ -18,9 +18,9 @@
 #define GCP_DEFAULT_BILLING_ENDPOINT	"https://cloudbilling.googleapis.com"
 #define GCP_DEFAULT_STORAGE_ENDPOINT	"https://storage.googleapis.com"
 #define GCP_DEFAULT_QUOTAS_ENDPOINT	"https://cloudquotas.googleapis.com"
-/* The whole token URL, not a root (API-NOTES H.3). */
+/* The whole token URL, not a root (DESIGN GH.3). */
 #define GCP_DEFAULT_TOKEN_ENDPOINT	"https://oauth2.googleapis.com/token"
-/* Unless $GCE_METADATA_HOST names another (API-NOTES H.3). */
+/* Unless $GCE_METADATA_HOST names another (DESIGN GH.3). */
 #define GCP_DEFAULT_METADATA_ENDPOINT	"http://metadata.google.internal"
 
 /* Seconds a quota reading is trusted ([scheduler] quota_ttl). */
@@ -30,7 +30,7 @@
 /*
  * Requests a minute per API ([gcp] request_budget). Under the smallest
  * per-minute rate quota gpuq meets: Vertex AI's resource management,
- * 600 a minute per region (API-NOTES H.6), which one region's polls and
+ * 600 a minute per region (DESIGN GH.6), which one region's polls and
  * launches may all draw on.
  */
 #define GCP_DEFAULT_BUDGET		600

@@ -1,7 +1,7 @@
 /*
  * gcp-error.c: Google's error shapes, parsed into struct gcp_error.
  *
- * Four shapes reach gpuq (API-NOTES H.4, H.5, C.3, E.4):
+ * Four shapes reach gpuq (DESIGN GH.4, H.5, C.3, E.4):
  *   {"error":{"code","message","status","errors":[{reason}],"details":[]}}
  *   {"error":"invalid_grant","error_description":"..."}         (OAuth)
  *   Operation {"error":{"errors":[{code,message,errorDetails}]},
@@ -25,7 +25,7 @@
 #include "common/xmalloc.h"
 #include "providers/gcp/gcp.h"
 
-/* google.rpc.Code names by number (API-NOTES H.5). */
+/* google.rpc.Code names by number (DESIGN GH.5). */
 static const char *const gcp_rpc_names[] = {
 	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
 	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",

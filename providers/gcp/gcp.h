@@ -136,7 +136,7 @@ char	*gcp_base_url(const struct gcp_conf *, enum gcp_api,
 char	*gcp_escape(const char *s);
 
 /*
- * A Google error, parsed from an HTTP error body (API-NOTES H.5), a
+ * A Google error, parsed from an HTTP error body (DESIGN GH.5), a
  * Compute Operation's error (C.3), a google.rpc.Status (Vertex job
  * "error", Batch LRO "error"), an OAuth error (H.4), or a transport
  * failure. Strings are owned by the struct: gcp_error_done() frees them.

@@ -7,7 +7,7 @@
  * CURL_CSELECT_ERR, and curl_multi_info_read drained after every action.
  *
  * On top: retries with full-jitter exponential backoff for answers that
- * may pass (API-NOTES H.6), Retry-After and RetryInfo honoured, a
+ * may pass (DESIGN GH.6), Retry-After and RetryInfo honoured, a
  * request budget per API (sliding 60 s window), bearer tokens from a
  * token source (http.h; auth.c in gpuqd) with one forced refresh on 401,
  * and Google's error bodies parsed into struct gcp_error.

@@ -4,7 +4,7 @@
  * One struct http per daemon. Requests never block the loop; many run at
  * once over reused connections (HTTP/2 where the server offers it).
  * Failures that may pass are retried with full-jitter exponential backoff
- * (API-NOTES H.6), Retry-After and RetryInfo honoured; each API has a
+ * (DESIGN GH.6), Retry-After and RetryInfo honoured; each API has a
  * request budget per minute and requests beyond it wait their turn
  * instead of failing. With a token source attached
  * (http_set_token_source), HTTP_AUTH requests carry a bearer token from
@@ -30,7 +30,7 @@ struct http;
 
 /* struct http_req flags. */
 #define HTTP_IDEMPOTENT	0x01	/* POST/PATCH safe to repeat: requestId,
-				   client-chosen name (API-NOTES 0.4) */
+				   client-chosen name (DESIGN G0.4) */
 #define HTTP_AUTH	0x02	/* add "Authorization: Bearer" */
 #define HTTP_NO_RETRY	0x04	/* one attempt only (401 refresh aside) */
 #define HTTP_SECRET	0x08	/* body or answer holds secrets: wiped on

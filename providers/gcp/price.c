@@ -2,7 +2,7 @@
  * price.c: GPU and host VM prices from the Cloud Billing Catalog, with the
  * bundled table (data/prices.csv) as the fallback.
  *
- * The catalog lists SKUs (API-NOTES F); the ones gpuq needs are recognised
+ * The catalog lists SKUs (DESIGN GF); the ones gpuq needs are recognised
  * by their descriptions, as Google words them:
  *   "Nvidia Tesla T4 GPU running in Americas"                  GPU
  *   "Nvidia Tesla T4 GPU attached to Spot Preemptible VMs ..."  GPU, Spot

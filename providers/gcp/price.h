@@ -2,8 +2,8 @@
  * price.h: what an hour of GPU and host VM costs, per service and region.
  *
  * Prices come from the Cloud Billing Catalog (services.skus.list for
- * Compute Engine 6F81-5844-456A and Vertex AI C7E2-9256-1C43, API-NOTES
- * F), read at gcp_start() and every price_refresh after; until the first
+ * Compute Engine 6F81-5844-456A and Vertex AI C7E2-9256-1C43, DESIGN
+ * GF), read at gcp_start() and every price_refresh after; until the first
  * read succeeds, and for anything the catalog lacks, the bundled table
  * (data/prices.csv, installed in GPUQ_DATADIR) answers.
  *

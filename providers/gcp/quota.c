@@ -9,7 +9,7 @@
  * or regions.list (all pages), acceleratorTypes.aggregatedList and zones.list (all
  * pages, at most hourly: they change slowly), and Cloud Quotas
  * quotaInfos for aiplatform.googleapis.com (all pages). Each asks only
- * for the fields it reads (API-NOTES A.1 recommends field masks). Only
+ * for the fields it reads (DESIGN GA.1 recommends field masks). Only
  * GPU and vCPU metrics are kept. Callers sharing a round get one
  * callback each when the last answer is in.
  *

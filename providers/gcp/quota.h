@@ -4,7 +4,7 @@
  *
  * Compute Engine quotas (used by Compute VMs and by Batch, whose VMs are
  * Compute VMs) come from regions.get/list and projects.get
- * (GPUS_ALL_REGIONS), API-NOTES A.1-A.2; zones and their GPUs from
+ * (GPUS_ALL_REGIONS), DESIGN GA.1-A.2; zones and their GPUs from
  * acceleratorTypes.aggregatedList and zones.list (A.3-A.4). Vertex AI
  * training limits come from Cloud Quotas quotaInfos (B.2), which has no
  * usage: the daemon reports Vertex usage from its own books.

@@ -1,6 +1,6 @@
 /*
  * storage.c: the newest checkpoint under a gs:// directory, from
- * storage.objects.list (API-NOTES G) over every page, asking only for
+ * storage.objects.list (DESIGN GG) over every page, asking only for
  * names and update times.
  *
  * Knows the checkpoint naming rules of storage.h; nothing of jobs or of

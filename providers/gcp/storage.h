@@ -1,5 +1,5 @@
 /*
- * storage.h: Cloud Storage, for the checkpoint contract (DESIGN.md): find
+ * storage.h: Cloud Storage, for the checkpoint contract (doc/DESIGN.md): find
  * the newest checkpoint a job left under its checkpoint directory, so the
  * next attempt gets GPUQ_RESUME_FROM.
  *

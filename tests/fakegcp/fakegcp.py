@@ -4,7 +4,7 @@
 Start:  /usr/bin/python3 tests/fakegcp/fakegcp.py --port 0 --state-dir DIR
         [--speed F] [--project P] [--service-account-pubkey EMAIL=PATH]...
 The first line on stdout is the base URL.  Every API lives under that one
-URL with Google's own paths (DESIGN.md "The simulated Google Cloud"):
+URL with Google's own paths (doc/DESIGN.md "The simulated Google Cloud"):
 
   POST /token                              OAuth token endpoint (H.3)
   GET  /computeMetadata/v1/...             metadata server (H.3)

@@ -1,5 +1,5 @@
 """Cloud Batch (batch v1; discovery document
-https://batch.googleapis.com/$discovery/rest?version=v1, API-NOTES D):
+https://batch.googleapis.com/$discovery/rest?version=v1, DESIGN GD):
 jobs (create, get, list, delete, cancel), their tasks and long-running
 operations, with the simulated job lifecycle QUEUED -> SCHEDULED ->
 RUNNING -> SUCCEEDED/FAILED and the reserved exit codes 50001-50006.
@@ -33,7 +33,7 @@ SECRET_VALUE = "fake-secret-value-of:"
 
 
 class BatchJob(Resource):
-    """A Cloud Batch job with one task group "group0" (API-NOTES D):
+    """A Cloud Batch job with one task group "group0" (DESIGN GD):
     QUEUED -> SCHEDULED -> RUNNING -> SUCCEEDED/FAILED, task exit codes and
     the reserved 5000x codes in statusEvents, lifecyclePolicies and
     maxRetryCount honoured."""
@@ -320,7 +320,7 @@ class BatchJob(Resource):
 
 
 class Batch:
-    """Cloud Batch v1 (API-NOTES D)."""
+    """Cloud Batch v1 (DESIGN GD)."""
 
     def __init__(self, fake):
         self.f = fake

@@ -1,6 +1,5 @@
 """Cloud Billing Catalog (cloudbilling v1; discovery document
-https://cloudbilling.googleapis.com/$discovery/rest?version=v1, API-NOTES
-F): services.list and services.skus.list, SKUs and prices from
+https://cloudbilling.googleapis.com/$discovery/rest?version=v1, DESIGN GF): services.list and services.skus.list, SKUs and prices from
 fakegcp_catalog.py (data/*.csv) with the control API's price overrides.
 """
 import fakegcp_catalog as cat
@@ -10,7 +9,7 @@ from fakegcp_sim import rfc3339
 
 
 class Billing:
-    """Cloud Billing Catalog (API-NOTES F); SKUs from fakegcp_catalog."""
+    """Cloud Billing Catalog (DESIGN GF); SKUs from fakegcp_catalog."""
 
     def __init__(self, fake):
         self.f = fake

@@ -4,13 +4,13 @@ Reads the CSVs copied from /work/shared/data into ``data/`` (see
 data/README.md there for provenance) and derives:
 
 * zones and regions, and which GPU each zone offers with its
-  ``maximumCardsPerInstance`` (Compute ``acceleratorTypes``, API-NOTES A.3);
+  ``maximumCardsPerInstance`` (Compute ``acceleratorTypes``, DESIGN GA.3);
 * GPU naming across APIs: Compute accelerator type (``nvidia-tesla-t4``),
   Vertex enum (``NVIDIA_TESLA_T4``), Compute quota metrics
-  (``NVIDIA_T4_GPUS`` / ``PREEMPTIBLE_NVIDIA_T4_GPUS``, API-NOTES A.2) and
+  (``NVIDIA_T4_GPUS`` / ``PREEMPTIBLE_NVIDIA_T4_GPUS``, DESIGN GA.2) and
   Vertex quota metrics (``custom_model_training_nvidia_t4_gpus``, B.1);
 * machine types (vCPUs, memory) for quota accounting;
-* Cloud Billing Catalog SKUs (API-NOTES F) for Compute Engine and Vertex AI.
+* Cloud Billing Catalog SKUs (DESIGN GF) for Compute Engine and Vertex AI.
 
 How a client prices a VM from these SKUs
 -----------------------------------------
@@ -64,7 +64,7 @@ def _csv(name):
 
 
 # SkyPilot name -> naming in each API.  quota: Compute on-demand metric
-# (None where the Quota.metric enum has none, API-NOTES A.2); pquota: its
+# (None where the Quota.metric enum has none, DESIGN GA.2); pquota: its
 # PREEMPTIBLE_ twin; vq: Vertex quota metric suffix; sku: Compute SKU name.
 GPUS = {
     "T4": dict(type="nvidia-tesla-t4", vertex="NVIDIA_TESLA_T4",

@@ -1,6 +1,5 @@
 """Cloud Quotas (cloudquotas v1; discovery document
-https://cloudquotas.googleapis.com/$discovery/rest?version=v1, API-NOTES
-B.2): quotaInfos list and get for aiplatform.googleapis.com, one
+https://cloudquotas.googleapis.com/$discovery/rest?version=v1, DESIGN GB.2): quotaInfos list and get for aiplatform.googleapis.com, one
 dimensionsInfo per region whose Vertex limit was set plus the default.
 """
 import fakegcp_catalog as cat
@@ -10,7 +9,7 @@ from fakegcp_quota import VERTEX_DEFAULT_LIMIT
 
 
 class CloudQuotas:
-    """Cloud Quotas v1 (API-NOTES B.2); limits from fakegcp_quota."""
+    """Cloud Quotas v1 (DESIGN GB.2); limits from fakegcp_quota."""
 
     def __init__(self, fake):
         self.f = fake

@@ -1,6 +1,5 @@
 """Compute Engine (compute v1; discovery document
-https://compute.googleapis.com/discovery/v1/apis/compute/v1/rest, API-NOTES
-A and C): projects.get, regions, zones, acceleratorTypes, instances
+https://compute.googleapis.com/discovery/v1/apis/compute/v1/rest, DESIGN GA and C): projects.get, regions, zones, acceleratorTypes, instances
 (insert, get, list, aggregatedList, delete, getGuestAttributes) and
 zoneOperations (get, wait, list), with Operations, the simulated VM
 lifecycle and Compute's quota and stockout errors.
@@ -24,7 +23,7 @@ NAME_RE = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 class Operation:
-    """A Compute zonal Operation (API-NOTES C.3).  Status follows the
+    """A Compute zonal Operation (DESIGN GC.3).  Status follows the
     simulated clock: PENDING until ``start``, RUNNING until ``end``, DONE."""
 
     def __init__(self, fake, project, zone, op_type, target, insert, start,
@@ -112,7 +111,7 @@ def implicit_gpu(machine):
 
 
 class Instance(Resource):
-    """A Compute Engine VM (API-NOTES C.1/C.2): PROVISIONING -> STAGING ->
+    """A Compute Engine VM (DESIGN GC.1/C.2): PROVISIONING -> STAGING ->
     RUNNING; the job's container "runs" from RUNNING; when it finishes the
     guest attribute gpuq/exit-code is set and the VM shuts itself down
     (TERMINATED, operation compute.instances.guestTerminate)."""
@@ -311,7 +310,7 @@ def check_max_results(req):
 
 
 class Compute:
-    """Compute Engine v1 (API-NOTES A, C)."""
+    """Compute Engine v1 (DESIGN GA, C)."""
 
     def __init__(self, fake):
         self.f = fake
@@ -354,8 +353,7 @@ class Compute:
         return self._aggregated_out(req, kind, key, page, nxt, down)
 
     def _unreachable(self, req):
-        """Zones an aggregated list skips (cfg unreachable_zones, API-NOTES
-        0.2): fine with returnPartialSuccess=true, else a 503."""
+        """Zones an aggregated list skips (cfg unreachable_zones, DESIGN G0.2): fine with returnPartialSuccess=true, else a 503."""
         down = [z for z in self.f.cfg["unreachable_zones"] if z in
                 cat.ZONE_REGION]
         if down and req.q.get("returnPartialSuccess", "").lower() not in (

@@ -1,7 +1,7 @@
 """Error replies of the fake cloud, in Google's shapes.
 
 Serves no API of its own: every API module raises ApiError (the JSON error
-body of API-NOTES H.5: ``errors[]`` for the older Compute Engine and Cloud
+body of DESIGN GH.5: ``errors[]`` for the older Compute Engine and Cloud
 Storage JSON APIs, ``details[]`` with google.rpc.ErrorInfo for the newer
 ones) and the OAuth token endpoint raises OAuthError (RFC 6749 section
 5.2).  HTML_404 is the page Google's front end answers for an unknown
@@ -27,7 +27,7 @@ LEGACY_APIS = ("compute", "storage")   # errors[] style (H.5)
 
 
 class ApiError(Exception):
-    """An error reply in Google's shape (API-NOTES H.5)."""
+    """An error reply in Google's shape (DESIGN GH.5)."""
 
     def __init__(self, code, message, reason=None, status=None,
                  details=None, headers=None, errors=None):

@@ -1,5 +1,5 @@
 """Partial responses: the ``fields`` standard query parameter of every
-Google API (API-NOTES 0.1; the ``fields`` parameter of each discovery
+Google API (DESIGN G0.1; the ``fields`` parameter of each discovery
 document's common parameters) and Vertex AI's ``readMask``
 (google-fieldmask, aiplatform v1 discovery document,
 customJobs.list).
@@ -8,7 +8,7 @@ import re
 
 
 # -- fields= partial responses ---------------------------------------------------
-# Google's partial-response syntax (API-NOTES 0.1; cloud.google.com/compute/
+# Google's partial-response syntax (DESIGN G0.1; cloud.google.com/compute/
 # docs/api/how-tos/performance#partial):
 #     fields := field { "," field }
 #     field  := path [ "(" fields ")" ]

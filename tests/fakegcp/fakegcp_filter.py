@@ -1,4 +1,4 @@
-"""List filters of the fake cloud (API-NOTES 0.3): AIP-160 expressions
+"""List filters of the fake cloud (DESIGN G0.3): AIP-160 expressions
 (https://google.aip.dev/160) as Compute Engine, Cloud Batch and Vertex AI
 accept them, and Compute's older regular-expression form.
 
@@ -330,7 +330,7 @@ def _equal(have, val, path):
     have = str(have)
     if _wild(val, have):
         return True
-    # links may be given as partial URLs (API-NOTES C.4 targetLink)
+    # links may be given as partial URLs (DESIGN GC.4 targetLink)
     return path[-1].endswith("Link") and "/" in val and have.endswith(
         "/" + val.lstrip("/"))
 

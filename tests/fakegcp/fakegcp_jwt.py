@@ -1,6 +1,6 @@
 """OAuth 2.0 token endpoint helpers: RS256 JWT verification in pure Python.
 
-Imitates https://oauth2.googleapis.com/token (API-NOTES H.3, H.4): the
+Imitates https://oauth2.googleapis.com/token (DESIGN GH.3, H.4): the
 service-account JWT-bearer grant is verified for real (RSASSA-PKCS1-v1_5 with
 SHA-256, checked with pow()), so a client that signs wrongly fails here as it
 would at Google.  Public keys are parsed from PEM "BEGIN PUBLIC KEY"

@@ -1,5 +1,4 @@
-"""Google's OAuth 2.0 token endpoint and the metadata server (API-NOTES
-H.3, H.5): POST /token as https://oauth2.googleapis.com/token answers it
+"""Google's OAuth 2.0 token endpoint and the metadata server (DESIGN GH.3, H.5): POST /token as https://oauth2.googleapis.com/token answers it
 (JWT-bearer grant for service accounts, checked by fakegcp_jwt.py, and
 the refresh_token grant for authorized users), GET /computeMetadata/v1/...
 as the GCE metadata server answers it (default service account's token,

@@ -1,5 +1,5 @@
 """List methods of every API: sorted indexes, page tokens, pages and the
-``filter`` parameter's error wording (API-NOTES 0.2, 0.3).
+``filter`` parameter's error wording (DESIGN G0.2, 0.3).
 
 Serves no API of its own.  Compute Engine (compute v1), Cloud Batch
 (batch v1) and Vertex AI (aiplatform v1) list resources from

@@ -1,4 +1,4 @@
-"""Quota accounting behind Compute Engine and Vertex AI (API-NOTES A.2,
+"""Quota accounting behind Compute Engine and Vertex AI (DESIGN GA.2,
 B.1): limits, usage of live VMs and jobs, and the first quota a new VM
 would exceed.
 
@@ -34,7 +34,7 @@ class QuotaBook:
         return 0.0
 
     def gpu_metric(self, project, region, gpu, spot):
-        """Quota metric a VM with ``gpu`` draws on (API-NOTES A.2): Spot uses
+        """Quota metric a VM with ``gpu`` draws on (DESIGN GA.2): Spot uses
         the PREEMPTIBLE_ twin when that has a non-zero limit."""
         g = cat.BY_TYPE.get(gpu)
         if not g:

@@ -1,6 +1,6 @@
 """Strict request checking against Google's discovery schemas.
 
-Imitates the JSON->proto transcoding front end of Google APIs (API-NOTES 0.1,
+Imitates the JSON->proto transcoding front end of Google APIs (DESIGN G0.1,
 H.5): unknown fields, wrong JSON types and bad enum values are rejected with
 400 INVALID_ARGUMENT before the method runs, and the message names the field
 path, in the same words the real front end uses, e.g.

@@ -1,7 +1,7 @@
 """The simulated workload and the clock of the fake cloud.  Serves no API
 of its own; every API module's resources are ``Resource``s.
 
-``Clock``: simulated time runs ``speed`` x real time (DESIGN.md "The
+``Clock``: simulated time runs ``speed`` x real time (doc/DESIGN.md "The
 simulated Google Cloud"); every timestamp the fake prints is simulated,
 with ``rfc3339`` (Compute's Pacific offset, or UTC "Z") and ``duration``
 (google-duration).
@@ -10,7 +10,7 @@ with ``rfc3339`` (Compute's Pacific offset, or UTC "Z") and ``duration``
 description in /_fake/resources).
 
 ``Run``: one execution of a job's container.  Instead of running the image
-the fake reads its environment (API-NOTES E.3/D.2 give where each API puts
+the fake reads its environment (DESIGN GE.3/D.2 give where each API puts
 it) and pretends to train:
 
   FAKEGCP_WORK_SECONDS  total simulated seconds of work needed (default 600)
@@ -58,7 +58,7 @@ def rfc3339(t, compute=False):
     """Timestamp text for simulated epoch seconds ``t``.
 
     Compute Engine prints local Pacific time with an offset
-    ("2024-06-26T11:42:22.006-07:00", API-NOTES C.1); the newer APIs print
+    ("2024-06-26T11:42:22.006-07:00", DESIGN GC.1); the newer APIs print
     UTC "Z" with fractional seconds (google-datetime)."""
     if compute:
         d = datetime.datetime.fromtimestamp(t, PACIFIC)

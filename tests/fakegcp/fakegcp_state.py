@@ -36,7 +36,7 @@ DEFAULT_CFG = {
     # without `quotas` and with quotaStatusWarning QUOTA_INFO_UNAVAILABLE
     "quota_info_unavailable": [],
     # org policy compute.requireBasicQuotaInResponse enforced: those
-    # regions make regions.get/list fail instead (API-NOTES A.1)
+    # regions make regions.get/list fail instead (DESIGN GA.1)
     "require_basic_quota_in_response": False,
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503

@@ -1,5 +1,5 @@
 """Cloud Storage JSON API (storage v1; discovery document
-https://storage.googleapis.com/$discovery/rest?version=v1, API-NOTES G):
+https://storage.googleapis.com/$discovery/rest?version=v1, DESIGN GG):
 objects list (prefix, delimiter, offsets, paging), get (metadata or
 alt=media), delete and media upload.  Checkpoints the simulated training
 writes (fakegcp_sim.py) are objects here.
@@ -14,7 +14,7 @@ from fakegcp_sim import rfc3339
 
 
 class Storage:
-    """Cloud Storage JSON API objects (API-NOTES G)."""
+    """Cloud Storage JSON API objects (DESIGN GG)."""
 
     def __init__(self, fake):
         self.f = fake

@@ -1,5 +1,5 @@
 """Vertex AI custom training jobs (aiplatform v1; discovery document
-https://aiplatform.googleapis.com/$discovery/rest?version=v1, API-NOTES E):
+https://aiplatform.googleapis.com/$discovery/rest?version=v1, DESIGN GE):
 customJobs (create, get, list, cancel, delete), with the regional host
 check, the simulated job lifecycle QUEUED -> PENDING -> RUNNING ->
 SUCCEEDED/FAILED, worker restarts after Spot preemption and Vertex's quota
@@ -20,7 +20,7 @@ VERTEX_TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
 
 
 class CustomJob(Resource):
-    """A Vertex AI CustomJob (API-NOTES E): QUEUED -> PENDING -> RUNNING ->
+    """A Vertex AI CustomJob (DESIGN GE): QUEUED -> PENDING -> RUNNING ->
     SUCCEEDED/FAILED, or CANCELLING -> CANCELLED."""
     service = "vertex"
 
@@ -94,7 +94,7 @@ class CustomJob(Resource):
         self._set(t, "JOB_STATE_PENDING")
         f = self.fake
         if self.quota_error:
-            # admitted, then starved of quota (API-NOTES B.1)
+            # admitted, then starved of quota (DESIGN GB.1)
             self.error = {"code": 8, "message": "The following quota "
                           "metrics exceed quota limits: aiplatform."
                           "googleapis.com/%s" % self.quota_error}
@@ -203,7 +203,7 @@ def read_mask(req, objs):
 
 
 class Vertex:
-    """Vertex AI customJobs (API-NOTES E)."""
+    """Vertex AI customJobs (DESIGN GE)."""
 
     def __init__(self, fake):
         self.f = fake

@@ -1,4 +1,4 @@
-"""Cloud Batch (API-NOTES D): jobs, tasks, LROs, lifecycle policies,
+"""Cloud Batch (DESIGN GD): jobs, tasks, LROs, lifecycle policies,
 maxRunDuration (50005), stockouts and quota after acceptance."""
 import urllib.parse
 

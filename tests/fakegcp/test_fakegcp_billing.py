@@ -1,4 +1,4 @@
-"""Cloud Billing Catalog (API-NOTES F): services, SKUs, Money and price
+"""Cloud Billing Catalog (DESIGN GF): services, SKUs, Money and price
 overrides."""
 
 

@@ -1,5 +1,5 @@
 """Compute Engine: quotas, zones, accelerator types, instances, operations,
-preemption and the simulated workload (API-NOTES A, C)."""
+preemption and the simulated workload (DESIGN GA, C)."""
 import uuid
 
 from fakegcp_fixtures import CP, instance_body

@@ -1,7 +1,7 @@
 """The control API's events across Compute, Batch and Vertex: host errors
 (compute.instances.hostError, Batch 50002), workload exits with any code
 (Batch 50003/50004...), and the clock plus the preempt-then-resume story
-(API-NOTES H.6)."""
+(DESIGN GH.6)."""
 import json
 import time
 import urllib.error

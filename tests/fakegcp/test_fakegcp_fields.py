@@ -1,4 +1,4 @@
-"""``fields=`` partial responses (API-NOTES 0.1; Google's syntax: a/b,
+"""``fields=`` partial responses (DESIGN G0.1; Google's syntax: a/b,
 a(b,c), * wildcard) in every API, including the scope maps of aggregated
 lists, and Vertex's ``readMask``."""
 import json

@@ -1,4 +1,4 @@
-"""List filters (API-NOTES 0.3): AIP-160 with AND, OR, NOT, -, parentheses
+"""List filters (DESIGN G0.3): AIP-160 with AND, OR, NOT, -, parentheses
 and implicit AND; Compute's regex form; Google's 400 for malformed ones."""
 import urllib.parse
 

@@ -1,4 +1,4 @@
-"""Token endpoint, metadata server and bearer checks (API-NOTES H)."""
+"""Token endpoint, metadata server and bearer checks (DESIGN GH)."""
 import time
 import urllib.parse
 

@@ -1,4 +1,4 @@
-"""Cloud Storage objects (API-NOTES G): upload, list with prefix,
+"""Cloud Storage objects (DESIGN GG): upload, list with prefix,
 delimiter and paging, get, alt=media, delete."""
 import urllib.parse
 

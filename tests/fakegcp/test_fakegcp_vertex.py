@@ -1,4 +1,4 @@
-"""Vertex AI custom jobs (API-NOTES E), with the Cloud Quotas quotaInfos
+"""Vertex AI custom jobs (DESIGN GE), with the Cloud Quotas quotaInfos
 (B.2) that bound them, and quota failures inside the job (code 8)."""
 import urllib.error
 import urllib.parse

@@ -150,7 +150,7 @@ def test_spot_quota_exhausted(cloud, case):
 
 def test_spot_quota_zero_draws_on_the_on_demand_bucket(cloud):
     """With PREEMPTIBLE_NVIDIA_T4_GPUS at limit 0, Compute Engine counts
-    Spot VMs against NVIDIA_T4_GPUS (API-NOTES A.2; the fake does the
+    Spot VMs against NVIDIA_T4_GPUS (DESIGN GA.2; the fake does the
     same). Room for one T4 there: one job runs (Spot or not) and uses it;
     the next waits for quota, and `plan` names NVIDIA_T4_GPUS, the
     bucket really used, for Spot and on-demand offers alike."""

@@ -794,7 +794,7 @@ test_conf_gcp_defaults_agree(void **state)
 	assert_int_equal(g->quota_ttl, c.quota_ttl);
 	assert_int_equal(g->price_refresh, c.price_refresh);
 	assert_int_equal(g->request_budget, c.request_budget);
-	/* Under Vertex AI's 600 a minute per region (API-NOTES H.6). */
+	/* Under Vertex AI's 600 a minute per region (DESIGN GH.6). */
 	assert_int_equal(c.request_budget, 600);
 	gcp_conf_free(g);
 	conf_done(&c);

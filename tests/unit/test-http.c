@@ -591,7 +591,7 @@ test_http_error_answers(void **state)
 	free(u);
 }
 
-/* The Compute insert body of API-NOTES C.1, for GPU in ZONE. */
+/* The Compute insert body of DESIGN GC.1, for GPU in ZONE. */
 static json_t *
 insert_body(const char *name, const char *zone, int spot)
 {
