@@ -135,6 +135,7 @@ static const struct provider tp_vertex = {
 	.name = "vertex", .picks_zone = 1, .poll_global = 0,
 	.quota_service = GCP_SERVICE_VERTEX,
 	.price_service = GCP_SERVICE_VERTEX, .quota_usage_ours = 1,
+	.names_itself = 1,
 	.launch = tp_launch, .poll = tp_poll, .cancel = tp_cancel,
 };
 

@@ -437,6 +437,41 @@ test_attempt_adopted(void **state)
 	t->nseen = 0;
 }
 
+/* The test providers were asked to cancel something. */
+static int
+cancelled_any(void *arg)
+{
+	return ((struct t *)arg)->cancels > 0;
+}
+
+/*
+ * A service that names its jobs itself (Vertex AI) lists two running
+ * jobs with one attempt's label: the one the attempt knows stays, the
+ * other is deleted, and the job's events say so.
+ */
+static void
+test_attempt_duplicate_deleted(void **state)
+{
+	struct t	*t = *state;
+	char		 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t->ut);
+	launched_listed(t, "{" T4 ",\"providers\":[\"vertex\"],"
+	    "\"spot\":\"never\"}", PROV_RUNNING, name);
+	t->seen[0].cloud_id = "projects/p/locations/us-central1/customJobs/1";
+	seen_init(&t->seen[1]);
+	t->seen[1].resource = name;
+	t->seen[1].state = PROV_RUNNING;
+	t->seen[1].cloud_id = "projects/p/locations/us-central1/customJobs/2";
+	t->nseen = 2;
+	unittest_run_cond(t->ut, cancelled_any, t);
+	unittest_run_cond(t->ut, job_running_1, t);
+	assert_true(has_event(t, 1, "deleted a duplicate projects/p/"
+	    "locations/us-central1/customJobs/2 of attempt 1"));
+	assert_int_equal(t->cancels, 1);
+	t->nseen = 0;
+}
+
 /* running, then succeeded: the cost billed, the job done. */
 static void
 test_attempt_running_succeeded(void **state)
@@ -701,6 +736,7 @@ main(void)
 		C(test_attempt_launch_invalid),
 		C(test_attempt_launch_refused_cancelled),
 		C(test_attempt_adopted),
+		C(test_attempt_duplicate_deleted),
 		C(test_attempt_running_succeeded),
 		C(test_attempt_failed),
 		C(test_attempt_failed_last),
