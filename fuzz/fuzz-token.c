@@ -32,6 +32,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct http_resp	 r;
 	json_t			*doc;
 	char			*text;
+	uint64_t		 now;
+	double			 exp;
 
 	if (size < 1)
 		return 0;
@@ -60,6 +62,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gcp_error_from_http(&r.err, r.status, doc, text, size - 1);
 	a->fetching = 1;
 	auth_on_token(&r, a);
+	/*
+	 * A token lives from now to at most a day from now, and a reply
+	 * that says it lives a second or more is not stale at once.
+	 */
+	now = uv_now(uv_default_loop());
+	exp = json_number_value(json_object_get(doc, "expires_in"));
+	if (a->token != NULL && (a->expires < now ||
+	    a->expires > now + 86400 * 1000 || a->margin > a->expires - now ||
+	    (exp >= 1 && a->expires == now)))
+		abort();
 	(void)auth_kind(a);
 	auth_free(a);
 	gcp_error_done(&r.err);
