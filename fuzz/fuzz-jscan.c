@@ -33,10 +33,10 @@ jscan_fuzz_member(const char *key, size_t klen, const char *val,
 	json_t			*want;
 
 	jscan_fuzz_value(val, vlen, f->depth + 1);
-	if (f->doc == NULL || klen < 2 || memchr(key, '\\', klen) != NULL)
+	if (f->doc == NULL || memchr(key, '\\', klen) != NULL)
 		return 0;
-	/* The raw key with its quotes; compare only plain ones. */
-	k = strndup(key + 1, klen - 2);
+	/* The raw key, between its quotes; compare only plain ones. */
+	k = strndup(key, klen);
 	want = json_object_get(f->doc, k);
 	s = cli_jscan_string(val, vlen);
 	if (json_is_string(want) && (s == NULL ||
