@@ -302,6 +302,7 @@ cli_jscan_int(const char *v, size_t vlen, int64_t def)
 {
 	char		 buf[32], *end;
 	long long	 n;
+	double		 d;
 
 	if (vlen == 0 || vlen >= sizeof buf || strchr("-0123456789",
 	    v[0]) == NULL)
@@ -309,8 +310,11 @@ cli_jscan_int(const char *v, size_t vlen, int64_t def)
 	memcpy(buf, v, vlen);
 	buf[vlen] = '\0';
 	n = strtoll(buf, &end, 10);
-	if (*end == '.' || *end == 'e' || *end == 'E')
-		return (int64_t)strtod(buf, NULL);
+	if (*end == '.' || *end == 'e' || *end == 'E') {
+		/* 1e999 and 1e19 have no int64_t: out of range is DEF. */
+		d = strtod(buf, NULL);
+		return d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : def;
+	}
 	return *end == '\0' ? n : def;
 }
 

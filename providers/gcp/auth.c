@@ -404,6 +404,7 @@ auth_on_token(const struct http_resp *r, void *arg)
 	json_t		*tok, *exp;
 	char		*cause, *text;
 	uint64_t	 life;
+	double		 secs;
 
 	a->fetching = 0;
 	tok = json_object_get(r->json, "access_token");
@@ -418,8 +419,10 @@ auth_on_token(const struct http_resp *r, void *arg)
 	    json_string_length(tok) > 0) {
 		auth_clear_token(a);
 		a->token = xstrdup(json_string_value(tok));
-		life = json_is_number(exp) ?
-		    (uint64_t)(json_number_value(exp) * 1000) : 3600 * 1000;
+		secs = json_is_number(exp) ? json_number_value(exp) : 3600;
+		if (!(secs >= 0 && secs <= 86400))
+			secs = 3600;	/* negative, over a day, NaN */
+		life = (uint64_t)(secs * 1000);
 		a->expires = uv_now(http_loop(a->http)) + life;
 		/* 5 minutes early, or half-way for short-lived tokens. */
 		a->margin = life / 2 < AUTH_MARGIN_MS ? life / 2 :

@@ -293,9 +293,10 @@ gcp_error_duration(const char *s)
 	if (s == NULL)
 		return -1;
 	d = strtod(s, &end);
-	if (end == s || d < 0)
+	if (end == s || !(d >= 0))
 		return -1;
-	return (int)ceil(d);
+	/* At most a day, as a Retry-After header (http.c). */
+	return d > 86400 ? 86400 : (int)ceil(d);
 }
 
 /* details[] of a google.rpc.Status (typed by "@type"). */

@@ -320,10 +320,14 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 static int64_t
 quota_json_int(json_t *v)
 {
+	double	d;
+
 	if (json_is_string(v))
 		return strtoll(json_string_value(v), NULL, 10);
-	if (json_is_number(v))
-		return (int64_t)json_number_value(v);
+	if (json_is_number(v)) {
+		d = json_number_value(v);	/* 1e62 is no limit we know */
+		return d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : -1;
+	}
 	return -1;
 }
 

@@ -1,0 +1,273 @@
+/*
+ * fuzz-request.c: the request decoder and the ops behind it
+ * (daemon/api.c api_request), fed lines as the server feeds them: the
+ * stream is framed by common/frame.c, lines that are not UTF-8 are
+ * refused before the api sees them (as server.c does), and each group
+ * commit runs when the api asks to wait (-EAGAIN) and at the end.
+ *
+ * The server's client is played by the small struct below, which checks
+ * that every reply is one JSON object with "ok", and that every
+ * deferred reply is settled. The store is real: a database in a private
+ * directory (on tmpfs when there is one), opened once and replaced
+ * every few thousand inputs so it does not grow without end. The cloud
+ * hooks answer at once, or say they cannot.
+ *
+ * Input: byte 0 bit 0 picks the peer (the owner of the jobs the input
+ * submits, or another user), bit 1 whether the hooks answer; the rest
+ * is the stream.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "common/frame.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "daemon/api.h"
+#include "daemon/conf.h"
+#include "daemon/server.h"
+#include "store/store.h"
+#include "fuzz/fuzz.h"
+
+#define REQUEST_FUZZ_RECYCLE	4096	/* inputs per store */
+
+struct server_client {
+	struct server_peer	peer;
+	int			owed;
+	int			replies;
+};
+
+static struct {
+	uv_loop_t	 loop;
+	struct conf	 conf;
+	struct store	*store;
+	struct api	*api;
+	unsigned	 runs;
+	int		 answer;	/* hooks answer, or fail */
+} rf;
+
+/* -- the server's side, as api.c sees it ------------------------------ */
+
+static void
+request_fuzz_check_reply(const char *json, size_t len)
+{
+	json_t	*v;
+
+	v = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(v) || !json_is_boolean(json_object_get(v, "ok"))) {
+		fprintf(stderr, "bad reply: %.*s\n", (int)len, json);
+		abort();
+	}
+	json_decref(v);
+}
+
+const struct server_peer *
+server_client_peer(const struct server_client *c)
+{
+	return &c->peer;
+}
+
+int
+server_client_in_group(struct server_client *c, gid_t gid)
+{
+	return c->peer.gid == gid;
+}
+
+int
+server_client_owed(const struct server_client *c)
+{
+	return c->owed;
+}
+
+void
+server_client_reply(struct server_client *c, const char *json, size_t len)
+{
+	request_fuzz_check_reply(json, len);
+	c->replies++;
+}
+
+void
+server_client_reply_take(struct server_client *c, char *buf, size_t len,
+    size_t cap)
+{
+	if (len >= cap)
+		abort();
+	server_client_reply(c, buf, len);
+	free(buf);
+}
+
+void
+server_client_reply_json(struct server_client *c, json_t *reply)
+{
+	char	*s;
+
+	if ((s = json_dumps(reply, JSON_COMPACT)) == NULL)
+		abort();
+	server_client_reply(c, s, strlen(s));
+	free(s);
+}
+
+void
+server_client_error(struct server_client *c, const char *code,
+    const char *field, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+	json_t	*err;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	if (code == NULL || msg == NULL)
+		abort();
+	err = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code",
+	    code, "message", msg);
+	if (err == NULL)
+		abort();	/* not UTF-8: jansson refuses it */
+	if (field != NULL)
+		json_object_set_new(json_object_get(err, "error"), "field",
+		    json_string(field));
+	server_client_reply_json(c, err);
+	json_decref(err);
+	free(msg);
+}
+
+void
+server_client_defer(struct server_client *c)
+{
+	c->owed++;
+}
+
+void
+server_client_settle(struct server_client *c)
+{
+	if (c->owed <= 0)
+		abort();
+	c->owed--;
+}
+
+/* -- the cloud, answering at once ------------------------------------ */
+
+static void
+request_fuzz_answer(api_cloud_cb done, void *ctx)
+{
+	if (rf.answer)
+		done(json_pack("{s:[]}", "rows"), NULL, ctx);
+	else
+		done(NULL, xstrdup("the cloud is not there"), ctx);
+}
+
+static void
+request_fuzz_plan(void *arg, json_t *spec, api_cloud_cb done, void *ctx)
+{
+	if (!json_is_object(spec))
+		abort();
+	request_fuzz_answer(done, ctx);
+}
+
+static void
+request_fuzz_table(void *arg, const char *region, const char *gpu,
+    api_cloud_cb done, void *ctx)
+{
+	request_fuzz_answer(done, ctx);
+}
+
+static void
+request_fuzz_open(void)
+{
+	static const struct api_hooks	 hooks = {
+		.plan = request_fuzz_plan,
+		.quotas = request_fuzz_table,
+		.prices = request_fuzz_table,
+	};
+	char				 path[512], *cause = NULL;
+
+	if (rf.api != NULL) {
+		api_close(rf.api);
+		(void)uv_run(&rf.loop, UV_RUN_DEFAULT);
+		store_close(rf.store);
+	} else {
+		fuzz_quiet();
+		if (uv_loop_init(&rf.loop) != 0 || conf_init(&rf.conf) != 0)
+			abort();
+		free(rf.conf.project);
+		rf.conf.project = xstrdup("fuzz-project");
+	}
+	snprintf(path, sizeof path, "%s/gpuq.db", fuzz_tmpdir());
+	(void)unlink(path);
+	snprintf(path, sizeof path, "%s/gpuq.db-wal", fuzz_tmpdir());
+	(void)unlink(path);
+	snprintf(path, sizeof path, "%s/gpuq.db-shm", fuzz_tmpdir());
+	(void)unlink(path);
+	snprintf(path, sizeof path, "%s/gpuq.db", fuzz_tmpdir());
+	if (store_open(path, &rf.store, &cause) != 0) {
+		fprintf(stderr, "store_open: %s\n", cause);
+		abort();
+	}
+	rf.api = api_new(&rf.loop, rf.store, &rf.conf);
+	api_set_hooks(rf.api, &hooks);
+}
+
+/* One line, as server_client_line() offers it. */
+static void
+request_fuzz_line(struct server_client *c, const char *line, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if (line[i] != ' ' && line[i] != '\t')
+			break;
+	if (i == len || !utf8_valid(line, len))
+		return;
+	if (api_request(rf.api, c, line, len) == -EAGAIN) {
+		api_commit(rf.api);
+		if (c->owed != 0 || api_request(rf.api, c, line, len) != 0)
+			abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct server_client	 c;
+	struct frame		 f;
+	char			*line;
+	size_t			 len;
+	int			 rc;
+
+	if (size < 1)
+		return 0;
+	if (rf.api == NULL || ++rf.runs % REQUEST_FUZZ_RECYCLE == 0)
+		request_fuzz_open();
+	memset(&c, 0, sizeof c);
+	c.peer.uid = getuid() + (data[0] & 1);
+	c.peer.gid = (gid_t)-2;
+	c.peer.pid = getpid();
+	rf.answer = data[0] & 2;
+
+	frame_init(&f, GPUQ_MAX_LINE);
+	frame_feed(&f, (const char *)data + 1, size - 1);
+	for (;;) {
+		while ((rc = frame_next(&f, &line, &len)) != 0)
+			if (rc > 0)
+				request_fuzz_line(&c, line, len);
+		/* End of stream: the server ends the last line for it. */
+		if (frame_pending(&f) == 0)
+			break;
+		frame_feed(&f, "\n", 1);
+	}
+	frame_done(&f);
+	api_commit(rf.api);
+	if (c.owed != 0)
+		abort();
+	return 0;
+}
