@@ -9,12 +9,12 @@
  * that every reply is one JSON object with "ok", and that every
  * deferred reply is settled. The store is real: a database in a private
  * directory (on tmpfs when there is one), opened once and replaced
- * every few thousand inputs so it does not grow without end. The cloud
- * hooks answer at once, or say they cannot.
+ * every few thousand inputs so it does not grow without end. No cloud
+ * side is set (api_set_cloud), so the cloud ops answer "unavailable"
+ * through api-cloud.c at once.
  *
  * Input: byte 0 bit 0 picks the peer (the owner of the jobs the input
- * submits, or another user), bit 1 whether the hooks answer; the rest
- * is the stream.
+ * submits, or another user); the rest is the stream.
  */
 #include "config.h"
 
@@ -29,6 +29,7 @@
 #include <uv.h>
 
 #include "common/frame.h"
+#include "common/jsonw.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "daemon/api.h"
@@ -51,7 +52,6 @@ static struct {
 	struct store	*store;
 	struct api	*api;
 	unsigned	 runs;
-	int		 answer;	/* hooks answer, or fail */
 } rf;
 
 /* -- the server's side, as api.c sees it ------------------------------ */
@@ -105,7 +105,14 @@ server_client_reply_take(struct server_client *c, char *buf, size_t len,
 }
 
 void
-server_client_reply_json(struct server_client *c, json_t *reply)
+server_client_reply_jsonw(struct server_client *c, struct jsonw *w)
+{
+	server_client_reply(c, w->buf, w->len);
+}
+
+/* A jansson reply (this file's own errors). */
+static void
+request_fuzz_reply_json(struct server_client *c, json_t *reply)
 {
 	char	*s;
 
@@ -136,7 +143,7 @@ server_client_error(struct server_client *c, const char *code,
 	if (field != NULL)
 		json_object_set_new(json_object_get(err, "error"), "field",
 		    json_string(field));
-	server_client_reply_json(c, err);
+	request_fuzz_reply_json(c, err);
 	json_decref(err);
 	free(msg);
 }
@@ -155,41 +162,10 @@ server_client_settle(struct server_client *c)
 	c->owed--;
 }
 
-/* -- the cloud, answering at once ------------------------------------ */
-
-static void
-request_fuzz_answer(api_cloud_cb done, void *ctx)
-{
-	if (rf.answer)
-		done(json_pack("{s:[]}", "rows"), NULL, ctx);
-	else
-		done(NULL, xstrdup("the cloud is not there"), ctx);
-}
-
-static void
-request_fuzz_plan(void *arg, json_t *spec, api_cloud_cb done, void *ctx)
-{
-	if (!json_is_object(spec))
-		abort();
-	request_fuzz_answer(done, ctx);
-}
-
-static void
-request_fuzz_table(void *arg, const char *region, const char *gpu,
-    api_cloud_cb done, void *ctx)
-{
-	request_fuzz_answer(done, ctx);
-}
-
 static void
 request_fuzz_open(void)
 {
-	static const struct api_hooks	 hooks = {
-		.plan = request_fuzz_plan,
-		.quotas = request_fuzz_table,
-		.prices = request_fuzz_table,
-	};
-	char				 path[512], *cause = NULL;
+	char	path[512], *cause = NULL;
 
 	if (rf.api != NULL) {
 		api_close(rf.api);
@@ -214,7 +190,6 @@ request_fuzz_open(void)
 		abort();
 	}
 	rf.api = api_new(&rf.loop, rf.store, &rf.conf);
-	api_set_hooks(rf.api, &hooks);
 }
 
 /* One line, as server_client_line() offers it. */
@@ -252,7 +227,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.peer.uid = getuid() + (data[0] & 1);
 	c.peer.gid = (gid_t)-2;
 	c.peer.pid = getpid();
-	rf.answer = data[0] & 2;
 
 	frame_init(&f, GPUQ_MAX_LINE);
 	frame_feed(&f, (const char *)data + 1, size - 1);
