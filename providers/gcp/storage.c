@@ -87,13 +87,19 @@ storage_time(const char *s)
 	if (p == NULL)
 		return 0;
 	if (*p == '.') {
-		frac = strtod(p, &end);
+		/* Digits only: strtod would take ".5e999" and give inf. */
+		for (end = (char *)p + 1; *end >= '0' && *end <= '9'; end++)
+			continue;
+		if (end - p > 1 && end - p < 12)
+			frac = strtod(p, NULL);
 		p = end;
 	}
 	if ((*p == '+' || *p == '-') && sscanf(p + 1, "%2d:%2d", &hh, &mm) ==
 	    2)
 		off = (*p == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
 	t = (double)timegm(&tm) + frac - off;
+	if (!(t > 0 && t < 253402300800.0))	/* before 10000-01-01 */
+		return 0;
 	return t;
 }
 
