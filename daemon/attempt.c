@@ -33,7 +33,8 @@
  *   launch_invalid	launch_error	launching	failed	-	-
  *   cancelled		cancelled	cloud,cancelling cancelled
  *   limit		limit		cloud,cancelling failed
- *   (pending too long: not implemented; see attempt.h)
+ *   pending		pending		cloud		queued	-	-
+ *							+ avoid
  *
  * A job found cancelling takes the cancelled row instead, unless the
  * outcome's own row applies from cancelling (succeeded, limit). A row
@@ -52,7 +53,12 @@
  * listings in a row. A resource carrying our install label and no live
  * attempt is an orphan: cancelled (Compute Engine VMs also once
  * stopped, since their disks still cost). Cancels and the limits
- * (max_runtime, max_total_usd) end here too.
+ * (max_runtime, max_total_usd) end here too, and so does an attempt the
+ * cloud has kept queued longer than its pending timeout (the job's
+ * pending_timeout, else [scheduler] pending_timeout): it is cancelled,
+ * and once the cloud has it cancelled the job is queued again at once,
+ * kept off that provider and region for as long again, counting neither
+ * a failure nor an interruption (doc/DESIGN.md "Outcomes").
  *
  * Knows the store, the cloud (cloud.h), quotas (quota.h) and the
  * listener the scheduler registers; not sched.h, not reconcile.h.
@@ -155,6 +161,9 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 	    0 },
 	[ATTEMPT_OUT_LIMIT] = { "limit", END_LIMIT, CLOUD | M(CANCELLING),
 	    JOB_FAILED, ATTEMPT_COUNTS_NONE, -1, 0, 0, 0, 0 },
+	[ATTEMPT_OUT_PENDING] = { "pending", END_PENDING, CLOUD, JOB_QUEUED,
+	    ATTEMPT_COUNTS_NONE, -1, ATTEMPT_WAIT_NONE, ATTEMPT_AVOID_PENDING,
+	    0, 0 },
 };
 
 #undef M
@@ -171,6 +180,7 @@ struct attempt {
 
 	/* The job, as it was when the attempt was tracked. */
 	int64_t			 max_runtime;	/* s; 0 none */
+	int64_t			 pending_timeout; /* s; 0: the conf's */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
 	char			*ckpt_dir;	/* gs://.../checkpoints/ */
@@ -198,8 +208,11 @@ struct attempt {
 
 	int			 cancel_wanted;
 	int			 cancel_in_flight;
-	int			 cancel_reason;	/* END_CANCELLED or END_LIMIT */
+	int			 cancel_reason;	/* END_CANCELLED, END_LIMIT or
+						   END_PENDING */
 	char			*cancel_msg;
+	char			*pending_msg;	/* the cloud's word while
+						   queued, or NULL */
 
 	int			 ending;	/* end decided, checkpoint
 						   lookup out */
@@ -242,6 +255,7 @@ static void	att_unref(struct attempts *);
 static void	att_entry_unref(struct attempt *);
 static void	att_finish(struct attempt *);
 static void	att_cancel_start(struct attempt *);
+static int64_t	att_pending_limit(const struct attempt *);
 static int	att_delete(struct attempts *, const struct provider *,
 	    const char *, const char *, const char *, const char *);
 
@@ -332,6 +346,8 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 
 	v = json_object_get(spec, "max_runtime");
 	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
+	v = json_object_get(spec, "pending_timeout");
+	e->pending_timeout = json_is_integer(v) ? json_integer_value(v) : 0;
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
@@ -424,6 +440,7 @@ att_entry_unref(struct attempt *e)
 	free(e->zone);
 	free(e->cloud_id);
 	free(e->cancel_msg);
+	free(e->pending_msg);
 	free(e->end_msg);
 	free(e->metric);
 	free(e->cpu_metric);
@@ -557,11 +574,12 @@ attempt_cooldown(struct attempts *at, const struct store_attempt *a,
 
 /*
  * The side effects RULE has on the job of attempt A beyond its move:
- * the region's quota re-read, the place avoided. PLACE_UNTIL: how long.
+ * the region's quota re-read, the place avoided (PENDING_SEC: for how
+ * long after a pending timeout).
  */
 static void
 att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
-    const struct store_attempt *a, int64_t now)
+    const struct store_attempt *a, int64_t now, int64_t pending_sec)
 {
 	int64_t	until = 0;
 
@@ -571,6 +589,8 @@ att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
 		until = now + cloud_conf(at->cloud)->quota_ttl;
 	else if (rule->avoid == ATTEMPT_AVOID_HOUR)
 		until = now + ATT_PLACE_AVOID_SEC;
+	else if (rule->avoid == ATTEMPT_AVOID_PENDING)
+		until = now + pending_sec;
 	if (until > 0 && at->l.avoid != NULL)
 		at->l.avoid(at->l.arg, a->job_id, cloud_provider(at->cloud,
 		    a->provider), a->region, until);
@@ -738,7 +758,7 @@ att_refused(struct attempt *e, int out, const struct prov_result *r)
 	if (at->l.launch_failed != NULL)
 		n = at->l.launch_failed(at->l.arg, a->job_id,
 		    rule->wait == ATTEMPT_WAIT_BACKOFF);
-	att_rule_effects(at, rule, a, now);
+	att_rule_effects(at, rule, a, now, att_pending_limit(e));
 	if (rule->to == JOB_QUEUED)
 		delay = att_rule_delay(at, rule, n);
 
@@ -959,9 +979,23 @@ att_adopt(struct attempt *e, const struct prov_observed *o)
 	free(place);
 }
 
-/* Cancel E because it broke a limit (MSG, taken). */
+/* The outcome of E once the cancel gpuq asked for has taken effect. */
+static int
+att_cancel_outcome(const struct attempt *e)
+{
+	switch (e->cancel_reason) {
+	case END_LIMIT:
+		return ATTEMPT_OUT_LIMIT;
+	case END_PENDING:
+		return ATTEMPT_OUT_PENDING;
+	default:
+		return ATTEMPT_OUT_CANCELLED;
+	}
+}
+
+/* Cancel E for REASON (END_LIMIT, END_PENDING) with MSG (taken). */
 static void
-att_limit(struct attempt *e, char *msg)
+att_stop(struct attempt *e, int reason, char *msg)
 {
 	if (e->cancel_wanted) {
 		free(msg);
@@ -969,10 +1003,50 @@ att_limit(struct attempt *e, char *msg)
 	}
 	log_info("job %" PRId64 ": %s; stopping it", e->a->job_id, msg);
 	e->cancel_wanted = 1;
-	e->cancel_reason = END_LIMIT;
+	e->cancel_reason = reason;
 	free(e->cancel_msg);
 	e->cancel_msg = msg;
 	att_cancel_start(e);
+}
+
+/* Cancel E because it broke a limit (MSG, taken). */
+static void
+att_limit(struct attempt *e, char *msg)
+{
+	att_stop(e, END_LIMIT, msg);
+}
+
+/* Seconds E may stay queued in the cloud; 0: for ever. */
+static int64_t
+att_pending_limit(const struct attempt *e)
+{
+	if (e->pending_timeout > 0)
+		return e->pending_timeout;
+	return cloud_conf(e->at->cloud)->pending_timeout;
+}
+
+/*
+ * A pending E the cloud has kept queued (since its create call) longer
+ * than its pending timeout: withdraw it, so the job is placed elsewhere.
+ */
+static void
+att_check_pending(struct attempt *e, int64_t now)
+{
+	int64_t	 limit = att_pending_limit(e);
+	char	 d[32], l[32], *place;
+
+	if (e->a->state != ATTEMPT_PENDING || e->cancel_wanted ||
+	    e->ending || e->in_flight || e->job_terminal || limit <= 0 ||
+	    now - e->a->created <= limit)
+		return;
+	att_duration(now - e->a->created, d, sizeof d);
+	att_duration(limit, l, sizeof l);
+	place = att_place(e);
+	att_stop(e, END_PENDING, xprintf("queued on %s for %s without "
+	    "starting (pending_timeout %s)%s%s", place, d, l,
+	    e->pending_msg != NULL ? ": " : "", e->pending_msg != NULL ?
+	    e->pending_msg : ""));
+	free(place);
 }
 
 /* max_runtime and max_total_usd of running E. */
@@ -1132,8 +1206,7 @@ att_seen_outcome(const struct attempt *e, int state)
 	case PROV_CANCELLED:
 		if (!e->cancel_wanted)
 			return ATTEMPT_OUT_LOST;
-		return e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
-		    ATTEMPT_OUT_CANCELLED;
+		return att_cancel_outcome(e);
 	default:			/* lost, error */
 		return ATTEMPT_OUT_LOST;
 	}
@@ -1201,6 +1274,13 @@ attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 	case PROV_PENDING:
 		if (e->a->state == ATTEMPT_LAUNCHING)
 			att_adopt(e, o);
+		if (o->message != NULL && !e->cancel_wanted &&
+		    (e->pending_msg == NULL ||
+		    strcmp(e->pending_msg, o->message) != 0)) {
+			free(e->pending_msg);
+			e->pending_msg = xstrdup(o->message);
+		}
+		att_check_pending(e, now);
 		return 0;
 	case PROV_RUNNING:
 		if (e->a->state == ATTEMPT_LAUNCHING)
@@ -1216,7 +1296,7 @@ attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 		ended = att_plausible(o->ended, now);
 	if (ended != 0 && ended < e->a->started)
 		ended = 0;
-	if (out == ATTEMPT_OUT_LIMIT)
+	if (out == ATTEMPT_OUT_LIMIT || out == ATTEMPT_OUT_PENDING)
 		msg = e->cancel_msg;
 	else if (out == ATTEMPT_OUT_LOST && o->state == PROV_CANCELLED)
 		msg = "cancelled outside gpuq";
@@ -1260,8 +1340,8 @@ att_missing(struct attempt *e)
 	if (++e->missed < ATT_MISSES)
 		return;
 	if (e->cancel_wanted) {
-		att_end(e, e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
-		    ATTEMPT_OUT_CANCELLED, -1, e->cancel_msg, time(NULL));
+		att_end(e, att_cancel_outcome(e), -1, e->cancel_msg,
+		    time(NULL));
 		return;
 	}
 	log_info("job %" PRId64 ": %s is no longer listed by %s; counting it "
@@ -1413,6 +1493,9 @@ att_finish_words(struct attempt *e, int out, const struct store_job *j,
 	case ATTEMPT_OUT_LIMIT:
 		return xstrdup(e->cancel_msg != NULL ? e->cancel_msg :
 		    e->end_msg != NULL ? e->end_msg : "limit reached");
+	case ATTEMPT_OUT_PENDING:
+		return xprintf("%s; placed elsewhere", e->cancel_msg != NULL ?
+		    e->cancel_msg : "queued in the cloud too long");
 	case ATTEMPT_OUT_CANCELLED:
 		return xstrdup("cancelled");
 	default:
@@ -1467,7 +1550,8 @@ att_finish(struct attempt *e)
 	if (e->cancel_wanted && e->cancel_reason == END_LIMIT &&
 	    out != ATTEMPT_OUT_SUCCEEDED)
 		out = ATTEMPT_OUT_LIMIT;
-	else if ((j->state == JOB_CANCELLING || e->cancel_wanted) &&
+	else if ((j->state == JOB_CANCELLING || (e->cancel_wanted &&
+	    e->cancel_reason == END_CANCELLED)) &&
 	    !(attempt_rules[out].from & JOB_MASK(JOB_CANCELLING)))
 		out = ATTEMPT_OUT_CANCELLED;
 	rule = &attempt_rules[out];
@@ -1494,7 +1578,7 @@ att_finish(struct attempt *e)
 		(void)attempt_cooldown(at, a, zone, now);
 	}
 	if (rule->to == JOB_QUEUED)
-		att_rule_effects(at, rule, a, now);
+		att_rule_effects(at, rule, a, now, att_pending_limit(e));
 	what = att_finish_words(e, out, j, place, d, cost, n, maxn);
 	if (!(rule->from & JOB_MASK(j->state))) {
 		/* The job went elsewhere meanwhile: end the attempt only. */
@@ -1531,6 +1615,7 @@ att_finish(struct attempt *e)
 	/* A Compute Engine VM costs its disk until deleted. */
 	if (e->prov != NULL && !e->prov->picks_zone &&
 	    end.reason != END_CANCELLED && end.reason != END_LIMIT &&
+	    end.reason != END_PENDING &&
 	    a->state != ATTEMPT_LAUNCHING)
 		att_delete(at, e->prov, a->resource, a->cloud_id != NULL ?
 		    a->cloud_id : e->cloud_id, a->region, a->zone);
@@ -1557,10 +1642,9 @@ att_on_cancelled(const struct prov_result *res, void *arg)
 		if (res->fail == PROV_FAIL_NONE ||
 		    res->fail == PROV_FAIL_INVALID) {
 			/* Accepted, or nothing there to cancel any more. */
-			att_end(e, e->cancel_reason == END_LIMIT ?
-			    ATTEMPT_OUT_LIMIT : ATTEMPT_OUT_CANCELLED, -1,
-			    e->cancel_reason == END_LIMIT ? e->cancel_msg :
-			    "cancelled by gpuq", time(NULL));
+			att_end(e, att_cancel_outcome(e), -1,
+			    e->cancel_reason != END_CANCELLED ?
+			    e->cancel_msg : "cancelled by gpuq", time(NULL));
 		} else
 			log_warnx("job %" PRId64 ": cancel of %s failed: %s; "
 			    "trying again at the next poll", e->a->job_id,
@@ -1582,9 +1666,8 @@ att_cancel_start(struct attempt *e)
 	if (e->cancel_in_flight || e->in_flight || e->ending || e->dead)
 		return;
 	if (e->prov == NULL) {
-		att_end(e, e->cancel_reason == END_LIMIT ? ATTEMPT_OUT_LIMIT :
-		    ATTEMPT_OUT_CANCELLED, -1, "its provider is no longer "
-		    "enabled", time(NULL));
+		att_end(e, att_cancel_outcome(e), -1, "its provider is no "
+		    "longer enabled", time(NULL));
 		return;
 	}
 	e->cancel_in_flight = 1;
@@ -1706,8 +1789,10 @@ attempt_cycle(struct attempts *at, int64_t now)
 		next = TAILQ_NEXT(e, alink);
 		if (e->cancel_wanted && !e->cancel_in_flight)
 			att_cancel_start(e);
-		else
+		else {
 			att_check_limits(e, now);
+			att_check_pending(e, now);
+		}
 	}
 	att_running_checkpoints(at);
 	if ((at->cycle & 63) == 0)

@@ -60,10 +60,8 @@ enum attempt_outcome {
 	ATTEMPT_OUT_LAUNCH_INVALID,	/* refused: will not fix itself */
 	ATTEMPT_OUT_CANCELLED,
 	ATTEMPT_OUT_LIMIT,		/* max_runtime, max_total_usd */
-	/*
-	 * Pending too long: NOT IMPLEMENTED. No observation produces it
-	 * yet; its row goes here when a pending timeout is configured.
-	 */
+	ATTEMPT_OUT_PENDING,		/* queued in the cloud longer than
+					   pending_timeout: withdrawn */
 	ATTEMPT_OUT_COUNT
 };
 
@@ -84,6 +82,8 @@ enum attempt_avoid {
 	ATTEMPT_AVOID_QUOTA_TTL,	/* provider+region, [scheduler]
 					   quota_ttl */
 	ATTEMPT_AVOID_HOUR,		/* provider+region, an hour */
+	ATTEMPT_AVOID_PENDING,		/* provider+region, the job's
+					   pending_timeout */
 };
 
 /* One row of the table of legal changes. */

@@ -153,6 +153,9 @@ static const struct conf_key conf_table[] = {
 	KEYR("scheduler", "stockout_cooldown_max", CONF_DURATION, "6h",
 	    stockout_cooldown_max, 0, 1, 7 * 86400,
 	    "longest cool-down (doubling per repeated stockout)"),
+	KEYR("scheduler", "pending_timeout", CONF_DURATION, "1h",
+	    pending_timeout, 0, 0, 7 * 86400,
+	    "withdraw an attempt the cloud keeps queued this long; 0: never"),
 };
 #define CONF_NKEYS	(sizeof conf_table / sizeof conf_table[0])
 _Static_assert(CONF_NKEYS <= 64, "struct conf's given has 64 bits");

@@ -67,6 +67,7 @@ struct conf {
 	int64_t	 backoff_max;		/* s, longest retry delay */
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */
 	int64_t	 stockout_cooldown_max;	/* s, longest cool-down */
+	int64_t	 pending_timeout;	/* s queued in the cloud; 0: none */
 	/* What conf_load saw of the file, for conf_reload_check. */
 	uint64_t given;			/* bit i: table key i was set */
 	int	 open_line;		/* last line if unterminated */

@@ -1002,6 +1002,25 @@ spec_check_runtime(struct spec_ctx *c, const char *field, json_t *v)
 	return 0;
 }
 
+/*
+ * pending_timeout: duration >= 60 s, no default (absent: the daemon's
+ * [scheduler] pending_timeout, read when it is needed).
+ */
+static int
+spec_check_pending_timeout(struct spec_ctx *c, const char *field,
+    json_t *v)
+{
+	int64_t	sec;
+	int	r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_duration(c, field, v, SPEC_RUNTIME_MIN, &sec)) != 0)
+		return r;
+	spec_put(c->out, "pending_timeout", json_integer(sec));
+	return 0;
+}
+
 /* A count >= 0 with a default. */
 static int
 spec_check_budget(struct spec_ctx *c, const char *field, json_t *v,
@@ -1543,6 +1562,7 @@ static const struct spec_field spec_fields[] = {
 	{ "max_total_usd",	spec_check_max_total },
 	{ "estimated_hours",	spec_check_hours },
 	{ "max_runtime",	spec_check_runtime },
+	{ "pending_timeout",	spec_check_pending_timeout },
 	{ "max_interruptions",	spec_check_interruptions },
 	{ "max_failures",	spec_check_failures },
 	{ "checkpoint",		spec_check_checkpoint },

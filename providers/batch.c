@@ -426,9 +426,37 @@ batch_failure(json_t *events, struct prov_observed *o, struct prov_text *t)
 }
 
 /*
+ * Why a QUEUED or SCHEDULED job waits, if Batch said: the last status
+ * event since the last change of state that is not itself a change of
+ * state ("Job state is set from ..."). Batch holds a job queued for
+ * lack of quota or capacity for up to 2 days and says so only there
+ * (API-NOTES D.3); gpuqd shows it and withdraws the job after
+ * pending_timeout (doc/DESIGN.md "Outcomes"). NULL if none.
+ */
+static const char *
+batch_pending_reason(json_t *events)
+{
+	json_t		*ev;
+	const char	*d, *why = NULL;
+	size_t		 i;
+
+	json_array_foreach(events, i, ev) {
+		d = json_string_value(json_object_get(ev, "description"));
+		if (d == NULL || *d == '\0')
+			continue;
+		if (strncmp(d, "Job state is set from ", 22) == 0)
+			why = NULL;
+		else
+			why = d;
+	}
+	return why;
+}
+
+/*
  * JobStatus.state (D.3) onto prov_state:
  *
- *   STATE_UNSPECIFIED, QUEUED, SCHEDULED    PENDING
+ *   STATE_UNSPECIFIED, QUEUED, SCHEDULED    PENDING (message: why it
+ *                                           waits, if Batch said)
  *   RUNNING                                 RUNNING
  *   CANCELLATION_IN_PROGRESS                RUNNING (or PENDING): not over
  *   SUCCEEDED                               SUCCEEDED, exit 0
@@ -468,8 +496,10 @@ batch_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 	}
 
 	if (strcmp(state, "STATE_UNSPECIFIED") == 0 ||
-	    strcmp(state, "QUEUED") == 0 || strcmp(state, "SCHEDULED") == 0)
+	    strcmp(state, "QUEUED") == 0 || strcmp(state, "SCHEDULED") == 0) {
 		o->state = PROV_PENDING;
+		o->message = batch_pending_reason(events);
+	}
 	else if (strcmp(state, "RUNNING") == 0)
 		o->state = PROV_RUNNING;
 	else if (strcmp(state, "CANCELLATION_IN_PROGRESS") == 0) {

@@ -41,6 +41,7 @@ static const char *const attempt_end_names[] = {
 	[END_CANCELLED] = "cancelled",
 	[END_LIMIT] = "limit",
 	[END_QUOTA] = "quota",
+	[END_PENDING] = "pending",
 };
 #define NEND	(int)(sizeof attempt_end_names / sizeof attempt_end_names[0])
 _Static_assert(NEND == END_NREASONS, "a name for every end reason");

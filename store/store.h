@@ -81,6 +81,9 @@ enum attempt_end {
 	END_LIMIT,		/* max_runtime or max_total_usd hit */
 	END_QUOTA,		/* the service ended it for lack of quota:
 				   neither a failure nor an interruption */
+	END_PENDING,		/* withdrawn after pending_timeout without
+				   starting: placed elsewhere, counts
+				   nothing */
 	END_NREASONS
 };
 const char	*attempt_end_name(int end);

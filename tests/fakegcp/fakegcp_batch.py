@@ -151,13 +151,48 @@ class BatchJob(Resource):
             zones = [z for z in zones if self.gpu in cat.ZONE_GPUS.get(z, {})]
         return zones
 
+    def _hold(self, t, desc):
+        """batch_shortage "queue": stay QUEUED, say why once in a status
+        event, and look again later."""
+        f = self.fake
+        if not self.events or self.events[-1]["description"] != desc:
+            self._event(t, desc, etype="")
+            self.events[-1].pop("type")
+        f.at(t + f.cfg["batch_queue_recheck"], self.schedule)
+
+    def _shortage(self, t):
+        """What keeps the job queued now, or None."""
+        f = self.fake
+        zones = self.candidate_zones()
+        if zones and all(f.stocked_out(z, self.gpu, self.spot)
+                         for z in zones):
+            return ("No VM has been allocated for the job %s: the zones "
+                    "allowed do not have enough resources available to "
+                    "fulfill the request; it stays queued." %
+                    self.full_name())
+        vcpus = (cat.machine_info(self.machine) or (2, 8))[0]
+        err = f.compute_quota_check(self.project, self.region, self.gpu,
+                                    self.gpu_count * self.task_count,
+                                    vcpus * self.task_count, self.spot,
+                                    ) if zones else None
+        if err:
+            return ("Quota checking process decides to delay scheduling "
+                    "for the job %s due to inadequate quota: %s" % (
+                        self.full_name(), err[0]))
+        return None
+
     def schedule(self, t):
         """QUEUED -> SCHEDULED; capacity and quota are checked here, as Batch
         creates its VMs asynchronously after accepting the job."""
-        if self.jstate != "QUEUED":
+        if self.jstate != "QUEUED" or self.deleted:
             return
-        self._job_state(t, "SCHEDULED")
         f = self.fake
+        if f.cfg["batch_shortage"] == "queue":
+            why = self._shortage(t)
+            if why:
+                self._hold(t, why)
+                return
+        self._job_state(t, "SCHEDULED")
         zones = self.candidate_zones()
         if not zones:
             self._resource_error(t, "CODE_GCE_INVALID_VALUE",

@@ -41,6 +41,12 @@ DEFAULT_CFG = {
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503
     "unreachable_zones": [],
+    # Batch with too little capacity or quota: "fail" the job at once with
+    # the CODE_GCE_* error, or "queue": keep it QUEUED, saying why in a
+    # status event, and look again every batch_queue_recheck simulated s
+    # (Batch holds a job queued up to 2 days, API-NOTES D.3)
+    "batch_shortage": "fail",
+    "batch_queue_recheck": 60.0,
 }
 
 

@@ -161,3 +161,25 @@ def test_batch_max_run_duration(gcp):
                                           maxRunDuration="60s"))
     gcp.wait_for(lambda: gcp.get(B + "/mr2")[1]["status"]["state"] ==
                  "SUCCEEDED", timeout=10)
+
+
+def test_batch_shortage_queue_holds_the_job_and_says_why(gcp):
+    """batch_shortage "queue": no capacity keeps the job QUEUED with one
+    status event saying why; capacity back, it runs."""
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    gcp.ctl("/_fake/config", {"batch_shortage": "queue",
+                              "batch_queue_recheck": 30.0})
+    gcp.ctl("/_fake/stockout", {"zone": "us-central1",
+                                "gpu": "nvidia-tesla-t4"})
+    b = batch_body(env("q1"))
+    assert gcp.post(B + "?jobId=q1", b)[0] == 200
+    gcp.wait_for(lambda: gcp.get(B + "/q1")[1]["status"].get(
+        "statusEvents"), timeout=10)
+    st = gcp.get(B + "/q1")[1]["status"]
+    assert st["state"] == "QUEUED"
+    ev = [x["description"] for x in st["statusEvents"]]
+    assert len(ev) == 1 and "not have enough resources" in ev[0]
+    gcp.ctl("/_fake/stockout", {"zone": "us-central1",
+                                "gpu": "nvidia-tesla-t4", "on": False})
+    gcp.wait_for(lambda: gcp.get(B + "/q1")[1]["status"]["state"] ==
+                 "SUCCEEDED", timeout=20)

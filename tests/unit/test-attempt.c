@@ -678,6 +678,65 @@ test_attempt_limit(void **state)
 	t->nseen = 0;
 }
 
+/*
+ * pending: Batch keeps the job queued (its status events say why)
+ * longer than pending_timeout (1 s here): gpuq cancels it, and once the
+ * cancel is accepted the job is queued again with nothing counted, no
+ * cool-down, and batch in that region avoided, so the next launch goes
+ * to the other region; the events say so.
+ */
+static void
+test_attempt_pending_timeout(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			*cause = NULL, name[CLOUD_NAME_MAX], region[64];
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "pending_timeout",
+	    "1s", &cause), 0);
+	launched_listed(t, "{" T4 ",\"providers\":[\"batch\"],\"spot\":"
+	    "\"never\",\"max_interruptions\":0}", PROV_PENDING, name);
+	(void)snprintf(region, sizeof region, "%s", t->region);
+	t->seen[0].message = "no VM has been allocated: no capacity";
+	unittest_run_cond(t->ut, cancelled_once, t);
+	unittest_run_cond(t->ut, first_ended, t);
+	t->nseen = 0;
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 0);
+	assert_int_equal(j->failures, 0);
+	assert_true(j->state != JOB_FAILED);
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_PENDING);
+	store_attempt_free(a);
+	assert_int_equal(cooldowns(t), 0);
+	assert_true(has_event_with(t, 1, "without starting (pending_timeout "
+	    "1s): no VM has been allocated: no capacity; placed elsewhere"));
+	/* Launched again, in the other region. */
+	unittest_run_cond(t->ut, launched_twice, t);
+	assert_string_not_equal(t->region, region);
+}
+
+/* A job's own pending_timeout wins over the daemon's: no cancel yet. */
+static void
+test_attempt_pending_job_timeout(void **state)
+{
+	struct t	*t = *state;
+	char		*cause = NULL, name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "pending_timeout",
+	    "1s", &cause), 0);
+	launched_listed(t, "{" T4 ",\"providers\":[\"batch\"],\"spot\":"
+	    "\"never\",\"pending_timeout\":3600}", PROV_PENDING, name);
+	unittest_run_for(t->ut, 2500);
+	assert_int_equal(t->cancels, 0);
+	assert_int_equal(job_state(t, 1), JOB_PENDING);
+	t->nseen = 0;
+}
+
 /* cancelled: with nothing in the cloud, at once. */
 static void
 test_attempt_cancelled_nothing(void **state)
@@ -748,6 +807,8 @@ main(void)
 		C(test_attempt_interrupted_last),
 		C(test_attempt_quota),
 		C(test_attempt_limit),
+		C(test_attempt_pending_timeout),
+		C(test_attempt_pending_job_timeout),
 		C(test_attempt_cancelled_nothing),
 		C(test_attempt_numbered_per_job),
 #undef C

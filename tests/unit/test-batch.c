@@ -259,6 +259,7 @@ test_batch_map_pending_running(void **state)
 	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"SCHEDULED\","
 	    "\"statusEvents\":[" EV_SCHED "]}}", &j, &o, &t), 0);
 	assert_int_equal(o.state, PROV_PENDING);
+	assert_null(o.message);
 	json_decref(j);
 
 	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
@@ -266,6 +267,38 @@ test_batch_map_pending_running(void **state)
 	assert_int_equal(o.state, PROV_RUNNING);
 	assert_int_equal(o.started, 1719427402);
 	assert_int_equal(o.ended, 0);
+	json_decref(j);
+}
+
+/*
+ * A job Batch holds queued says why in a status event that is not a
+ * change of state: that is the pending message, until the state moves.
+ */
+static void
+test_batch_map_pending_reason(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"QUEUED\","
+	    "\"statusEvents\":[{\"eventTime\":\"2024-06-26T18:43:00Z\","
+	    "\"description\":\"Quota checking process decides to delay "
+	    "scheduling for the job due to inadequate quota\"}]}}", &j, &o,
+	    &t), 0);
+	assert_int_equal(o.state, PROV_PENDING);
+	assert_string_equal(o.message, "Quota checking process decides to "
+	    "delay scheduling for the job due to inadequate quota");
+	json_decref(j);
+
+	/* Moved on to SCHEDULED since: the old reason no longer holds. */
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"SCHEDULED\","
+	    "\"statusEvents\":[{\"eventTime\":\"2024-06-26T18:42:25Z\","
+	    "\"description\":\"no capacity\"}," EV_SCHED "]}}", &j, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_PENDING);
+	assert_null(o.message);
 	json_decref(j);
 }
 
@@ -474,6 +507,7 @@ main(void)
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),
 		cmocka_unit_test(test_batch_map_pending_running),
+		cmocka_unit_test(test_batch_map_pending_reason),
 		cmocka_unit_test(test_batch_map_succeeded),
 		cmocka_unit_test(test_batch_map_failed_exit),
 		cmocka_unit_test(test_batch_map_reserved_codes),

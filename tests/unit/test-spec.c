@@ -32,7 +32,8 @@
 #define KNOWN	"name, image, command, args, env, secret_env, accelerator, " \
 		"machine_type, regions, providers, spot, max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
-		"max_interruptions, max_failures, checkpoint, priority, labels"
+		"pending_timeout, max_interruptions, max_failures, " \
+		"checkpoint, priority, labels"
 
 /* Parse TEXT; a typo in a test is a test bug. New object. */
 static json_t *
@@ -899,6 +900,21 @@ test_spec_max_runtime_forms(void **state)
 	ok_field(WITH("\"max_runtime\": 60"), "max_runtime", "60");
 }
 
+/* pending_timeout: absent stays absent (the daemon's applies). */
+static void
+test_spec_pending_timeout(void **state)
+{
+	ok_absent(WITH("\"max_runtime\": 60"), "pending_timeout");
+	ok_field(WITH("\"pending_timeout\": \"90m\""), "pending_timeout",
+	    "5400");
+	ok_field(WITH("\"pending_timeout\": 60"), "pending_timeout", "60");
+	bad(WITH("\"pending_timeout\": 59"), "pending_timeout",
+	    "must be at least 60 seconds");
+	bad(WITH("\"pending_timeout\": \"soon\""), "pending_timeout",
+	    "\"soon\" is not a duration; write e.g. 90m, 24h, 2h30m, 7d or "
+	    "a number of seconds");
+}
+
 static void
 test_spec_max_runtime_bad(void **state)
 {
@@ -1271,6 +1287,7 @@ main(void)
 		cmocka_unit_test(test_spec_usd_limits),
 		cmocka_unit_test(test_spec_estimated_hours),
 		cmocka_unit_test(test_spec_max_runtime_forms),
+		cmocka_unit_test(test_spec_pending_timeout),
 		cmocka_unit_test(test_spec_max_runtime_bad),
 		cmocka_unit_test(test_spec_budgets),
 		cmocka_unit_test(test_spec_checkpoint),
