@@ -16,11 +16,11 @@
  *   succeeded		succeeded	cloud,cancelling succeeded
  *   failed		failed		cloud		queued	failure	backoff
  *   failed_last	failed		cloud		failed	failure	-
- *   preempted		preempted	cloud		queued	interr.	backoff
- *   maintenance	maintenance	cloud		queued	interr.	backoff
- *   stockout		stockout	cloud		queued	interr.	backoff
+ *   preempted		preempted	cloud		queued	interr.	backoff*
+ *   maintenance	maintenance	cloud		queued	interr.	backoff*
+ *   stockout		stockout	cloud		queued	interr.	backoff*
  *							+ cool-down
- *   lost		lost		cloud		queued	interr.	backoff
+ *   lost		lost		cloud		queued	interr.	backoff*
  *   interrupted_last	(its kind)	cloud		failed	interr.	-
  *   quota		quota		cloud		queued	-	quota
  *							+ avoid, re-read quota
@@ -35,6 +35,9 @@
  *   limit		limit		cloud,cancelling failed
  *   pending		pending		cloud		queued	-	-
  *							+ avoid
+ *
+ * (*) An interruption's backoff is over the job's interruptions in the
+ * hour before (att_recent_interruptions()): none for the first.
  *
  * A job found cancelling takes the cancelled row instead, unless the
  * outcome's own row applies from cancelling (succeeded, limit). A row
@@ -104,6 +107,8 @@
 #define ATT_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define ATT_PLACE_AVOID_SEC	3600	/* a place that refused a job */
 #define ATT_MAX_ZONES		64	/* zones of a region cooled down */
+#define ATT_RECENT_SEC		3600	/* interruptions this close together
+					   back off; a first one does not */
 
 #define M(s)	JOB_MASK(JOB_##s)
 #define CLOUD	JOB_MASK_CLOUD
@@ -594,6 +599,47 @@ att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
 	if (until > 0 && at->l.avoid != NULL)
 		at->l.avoid(at->l.arg, a->job_id, cloud_provider(at->cloud,
 		    a->provider), a->region, until);
+}
+
+/* Interruptions of JOB_ID, other than attempt SELF, ended since SINCE. */
+struct att_recent {
+	int64_t	self;
+	int64_t	since;
+	int	n;
+};
+
+static int
+att_recent_one(const struct store_attempt *a, void *arg)
+{
+	struct att_recent	*r = arg;
+
+	if (a->id != r->self && a->ended >= r->since &&
+	    attempt_end_is_interruption(a->end_reason))
+		r->n++;
+	return 0;
+}
+
+/*
+ * How many times A's job was interrupted in the ATT_RECENT_SEC before
+ * NOW, A aside. An interruption is not the job's fault: the first in a
+ * while relaunches at once (the stockout cool-down already keeps it off
+ * the zone that failed it); only repeated ones back off
+ * (doc/DESIGN.md "Outcomes").
+ */
+static int
+att_recent_interruptions(struct attempts *at, const struct store_attempt *a,
+    int64_t now)
+{
+	struct att_recent	 r = { a->id, now - ATT_RECENT_SEC, 0 };
+	char			*cause = NULL;
+
+	if (store_attempt_list(at->store, a->job_id, att_recent_one, &r,
+	    &cause) < 0) {
+		log_warnx("job %" PRId64 ": %s", a->job_id, cause);
+		free(cause);
+		return 1;		/* not knowing, be careful */
+	}
+	return r.n;
 }
 
 /* The not-before of RULE's requeue; N: the count the backoff is of. */
@@ -1523,6 +1569,7 @@ att_finish(struct attempt *e)
 	int64_t			 ended = e->end_when, started, now, delay;
 	double			 cost;
 	int			 out = e->end_out, n = 0, maxn = 0, rc;
+	int			 recent;
 
 	if (store_job_get(at->store, a->job_id, &j, &cause) < 0) {
 		/* Try again at the next listing. */
@@ -1590,7 +1637,13 @@ att_finish(struct attempt *e)
 		free(cause);
 		rc = rc == -EALREADY ? 0 : rc;
 	} else if (rule->to == JOB_QUEUED) {
-		delay = att_rule_delay(at, rule, n - 1);
+		if (rule->counts == ATTEMPT_COUNTS_INTERRUPTION &&
+		    rule->wait == ATTEMPT_WAIT_BACKOFF) {
+			recent = att_recent_interruptions(at, a, now);
+			delay = recent == 0 ? 0 : att_rule_delay(at, rule,
+			    recent - 1);
+		} else
+			delay = att_rule_delay(at, rule, n - 1);
 		msg = xprintf("%s; queued again, next try in %" PRId64 "s",
 		    what, delay);
 		why = xprintf("retrying in %" PRId64 "s after: %s", delay,

@@ -531,8 +531,8 @@ test_attempt_failed_last(void **state)
 	assert_true(has_event_with(t, 1, "exit code 3 on gce/"));
 }
 
-/* An interruption of KIND within max_interruptions: queued again with
- * backoff, counted, ended with END. */
+/* An interruption of KIND within max_interruptions, the first: queued
+ * again to run at once (no backoff), counted, ended with END. */
 static void
 interrupted(void **state, int kind, int end)
 {
@@ -548,6 +548,7 @@ interrupted(void **state, int kind, int end)
 	assert_int_equal(j->interruptions, 1);
 	assert_int_equal(j->failures, 0);
 	assert_true(j->state != JOB_FAILED);
+	assert_true(j->not_before <= time(NULL));
 	store_job_free(j);
 	a = attempt1(t, 1);
 	assert_int_equal(a->end_reason, end);
@@ -559,6 +560,54 @@ test_attempt_preempted(void **state)
 {
 	interrupted(state, PROV_PREEMPTED, END_PREEMPTED);
 	assert_int_equal(cooldowns(T), 0);
+}
+
+static int
+second_ended(void *arg)
+{
+	struct t		*t = arg;
+	struct store_attempt	*a = attempt1(t, 2);
+	int			 ended = a != NULL && a->state == ATTEMPT_ENDED;
+
+	store_attempt_free(a);
+	return ended;
+}
+
+/*
+ * A second interruption within the hour backs off: repeated ones are
+ * where backoff belongs, not the first (issue 18).
+ */
+static void
+test_attempt_preempted_again_backs_off(void **state)
+{
+	struct t		*t = *state;
+	struct store_job	*j;
+	char			*cause = NULL, name[CLOUD_NAME_MAX];
+	char			 name2[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "backoff_base",
+	    "60s", &cause), 0);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "backoff_max",
+	    "120s", &cause), 0);
+	running(t, ",\"max_interruptions\":3", name);
+	listed(t, PROV_PREEMPTED, -1, "gone");
+	unittest_run_cond(t->ut, launched_twice, t);
+	cloud_resource_name(store_install_id(t->store), 1, 2, name2);
+	seen_init(&t->seen[0]);
+	t->seen[0].resource = name2;
+	t->seen[0].state = PROV_RUNNING;
+	t->nseen = 1;
+	unittest_run_cond(t->ut, job_running_1, t);
+	t->seen[0].state = PROV_PREEMPTED;
+	unittest_run_cond(t->ut, second_ended, t);
+	t->nseen = 0;
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 2);
+	assert_int_equal(j->state, JOB_QUEUED);
+	assert_true(j->not_before > time(NULL) + 30);
+	store_job_free(j);
+	assert_true(has_event_with(t, 1, "preempted on gce/"));
 }
 
 static void
@@ -800,6 +849,7 @@ main(void)
 		C(test_attempt_failed),
 		C(test_attempt_failed_last),
 		C(test_attempt_preempted),
+		C(test_attempt_preempted_again_backs_off),
 		C(test_attempt_maintenance),
 		C(test_attempt_stockout),
 		C(test_attempt_lost),
