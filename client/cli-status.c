@@ -494,9 +494,35 @@ struct status_run {
  * is a hundred pages of a thousand); for the table each job is parsed
  * on its own and dropped once its row is made.
  */
+/* Where a page's members are: one pass over the reply, not one each. */
+struct status_top {
+	const char	*jobs, *counts, *next;
+	size_t		 jobs_len, counts_len, next_len;
+};
+
+static int
+status_top_member(const char *key, size_t klen, const char *v, size_t vlen,
+    void *arg)
+{
+	struct status_top	*top = arg;
+
+	if (klen == 4 && memcmp(key, "jobs", 4) == 0) {
+		top->jobs = v;
+		top->jobs_len = vlen;
+	} else if (klen == 6 && memcmp(key, "counts", 6) == 0) {
+		top->counts = v;
+		top->counts_len = vlen;
+	} else if (klen == 4 && memcmp(key, "next", 4) == 0) {
+		top->next = v;
+		top->next_len = vlen;
+	}
+	return 0;
+}
+
 static int
 status_page(struct cli *cli, struct status_run *r, int64_t page)
 {
+	struct status_top	 top;
 	struct status_job	 job;
 	const char	*line, *pos, *end, *v;
 	json_t		*reply;
@@ -512,9 +538,12 @@ status_page(struct cli *cli, struct status_run *r, int64_t page)
 		json_decref(reply);
 		return rc;
 	}
-	if (cli_jscan_member(line, len, "jobs", &pos, &vlen) != 1)
+	memset(&top, 0, sizeof top);
+	if (cli_jscan_object(line, len, status_top_member, &top) != 0 ||
+	    top.jobs == NULL)
 		goto bad;
-	end = pos + vlen;
+	pos = top.jobs;
+	end = pos + top.jobs_len;
 	while ((rc = cli_jscan_next(&pos, end, &v, &vlen)) == 1) {
 		r->left--;
 		if (r->t == NULL) {
@@ -536,16 +565,14 @@ status_page(struct cli *cli, struct status_run *r, int64_t page)
 	}
 	if (rc != 0)
 		goto bad;
-	if (r->counts == NULL && r->t != NULL &&
-	    cli_jscan_member(line, len, "counts", &v, &vlen) == 1)
-		r->counts = json_loadb(v, vlen, 0, &err);
-	rc = cli_jscan_member(line, len, "next", &v, &vlen);
-	if (rc == -1 || (rc == 1 && vlen >= sizeof num))
+	if (r->counts == NULL && r->t != NULL && top.counts != NULL)
+		r->counts = json_loadb(top.counts, top.counts_len, 0, &err);
+	if (top.next != NULL && top.next_len >= sizeof num)
 		goto bad;
-	r->more = rc == 1;
+	r->more = top.next != NULL;
 	if (r->more) {
-		memcpy(num, v, vlen);
-		num[vlen] = '\0';
+		memcpy(num, top.next, top.next_len);
+		num[top.next_len] = '\0';
 		if (cli_parse_id(num, &r->after) != 0)
 			goto bad;
 	}

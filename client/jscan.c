@@ -16,6 +16,24 @@
 
 #define JSCAN_MAX_DEPTH	128
 
+/*
+ * Bytes that may start a number or a literal, and bytes that end one:
+ * looked up, not searched for with strchr() per byte (the scan of a
+ * whole queue walks a few million of them).
+ */
+#define JSCAN_START	0x1
+#define JSCAN_DELIM	0x2
+static const unsigned char jscan_class[256] = {
+	['-'] = JSCAN_START, ['0'] = JSCAN_START, ['1'] = JSCAN_START,
+	['2'] = JSCAN_START, ['3'] = JSCAN_START, ['4'] = JSCAN_START,
+	['5'] = JSCAN_START, ['6'] = JSCAN_START, ['7'] = JSCAN_START,
+	['8'] = JSCAN_START, ['9'] = JSCAN_START, ['t'] = JSCAN_START,
+	['f'] = JSCAN_START, ['n'] = JSCAN_START,
+	[','] = JSCAN_DELIM, [']'] = JSCAN_DELIM, ['}'] = JSCAN_DELIM,
+	[' '] = JSCAN_DELIM, ['\t'] = JSCAN_DELIM, ['\r'] = JSCAN_DELIM,
+	['\n'] = JSCAN_DELIM,
+};
+
 static const char *
 jscan_space(const char *p, const char *end)
 {
@@ -25,16 +43,21 @@ jscan_space(const char *p, const char *end)
 	return p;
 }
 
-/* Past the string starting at P (on its opening quote); NULL if open. */
+/*
+ * Past the string starting at P (on its opening quote); NULL if open.
+ * memchr() finds the next quote, and a backslash before it, if any,
+ * moves the search past the character it escapes.
+ */
 static const char *
 jscan_string(const char *p, const char *end)
 {
-	for (p++; p < end; p++) {
-		if (*p == '\\') {
-			if (++p == end)
-				return NULL;
-		} else if (*p == '"')
-			return p + 1;
+	const char	*q, *b;
+
+	for (p++; p < end; p = b + 2) {
+		if ((q = memchr(p, '"', (size_t)(end - p))) == NULL)
+			return NULL;
+		if ((b = memchr(p, '\\', (size_t)(q - p))) == NULL)
+			return q + 1;
 	}
 	return NULL;
 }
@@ -79,9 +102,10 @@ jscan_value(const char *p, const char *end, int depth)
 		}
 	default:
 		/* Numbers and literals: up to the next delimiter. */
-		if (strchr("-0123456789tfn", *p) == NULL)
+		if (!(jscan_class[(unsigned char)*p] & JSCAN_START))
 			return NULL;
-		while (p < end && strchr(",]} \t\r\n", *p) == NULL)
+		while (p < end &&
+		    !(jscan_class[(unsigned char)*p] & JSCAN_DELIM))
 			p++;
 		return p;
 	}
