@@ -190,6 +190,8 @@ store_attempt_launch(struct store *st, struct store_attempt *a, int number,
 	a->number = number;
 	a->state = ATTEMPT_LAUNCHING;
 	a->created = created;
+	st->pend.attempt_id = a->id;
+	store_moved(st);
 	return 0;
 
 fail:

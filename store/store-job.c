@@ -333,6 +333,7 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 	st->counts[to]++;
 	if (ret_state != NULL)
 		*ret_state = to;
+	store_moved(st);
 	return 0;
 }
 
@@ -365,7 +366,19 @@ store_job_move(struct store *st, int64_t id, unsigned from_mask, int to,
 	sqlite3_bind_int(s, 4, cur);
 	if ((rc = store_step_done(st, s, cause, "change job state")) != 0)
 		return rc;
-	return store_event_write(st, id, now, cur, to, message, cause);
+	if ((rc = store_event_write(st, id, now, cur, to, message,
+	    cause)) != 0)
+		return rc;
+	/* Told to the watchers by store_moved() after the commit. */
+	free(st->pend_message);
+	st->pend_message = message != NULL ? xstrdup(message) : NULL;
+	st->pend.job_id = id;
+	st->pend.from = cur;
+	st->pend.to = to;
+	st->pend.end = -1;
+	st->pend.attempt_id = 0;
+	st->pending = 1;
+	return 0;
 }
 
 /* Step an UPDATE of job ID: 0, -ENOENT if no such job, or an error. */
@@ -482,12 +495,17 @@ store_job_requeue(struct store *st, int64_t id, unsigned from_mask,
 	if ((rc = store_job_move(st, id, from_mask, JOB_QUEUED, now, message,
 	    &cur, cause)) != 0)
 		goto fail;
+	if (end != NULL) {
+		st->pend.end = end->reason;
+		st->pend.attempt_id = end->attempt_id;
+	}
 	if ((rc = store_tx_commit(st, cause, "requeue job: commit")) != 0)
 		goto fail;
 	st->counts[cur]--;
 	st->counts[JOB_QUEUED]++;
 	if (ret_state != NULL)
 		*ret_state = JOB_QUEUED;
+	store_moved(st);
 	return 0;
 
 fail:
