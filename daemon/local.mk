@@ -10,6 +10,8 @@ gpuqd_SOURCES = \
 	daemon/api.c daemon/api.h daemon/api-int.h \
 	daemon/api-cloud.c \
 	daemon/spec.c daemon/spec.h \
+	daemon/notify.c daemon/notify.h \
+	daemon/metrics.c daemon/metrics.h \
 	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) \

@@ -642,3 +642,27 @@ store_event_add(struct store *st, int64_t job_id, const char *message,
 	store_bind_text(s, 3, message);
 	return store_job_update(st, s, job_id, cause, "add event");
 }
+
+/*
+ * One aggregate for metrics, run at most once per scrape: prepared on
+ * each call rather than kept with the statements every write uses.
+ */
+int
+store_cost_total(struct store *st, double *ret, char **cause)
+{
+	sqlite3_stmt	*s = NULL;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT total(cost_usd) FROM jobs",
+	    -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "sum the costs");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return store_fail(st, rc, cause, "sum the costs");
+	}
+	*ret = sqlite3_column_double(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}

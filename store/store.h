@@ -308,6 +308,8 @@ int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
  * not write it. -ENOSPC past STORE_WATCHERS.
  */
 int	 store_watch(struct store *, store_move_cb cb, void *arg);
+/* Dollars billed over every job's ended attempts, into *RET. */
+int	 store_cost_total(struct store *, double *ret, char **cause);
 /* Commit counts and times; *RET is filled. */
 void	 store_commit_stats(struct store *, struct store_commit_stats *ret);
 
