@@ -39,9 +39,8 @@ webhook_url_check(const char *url, char **cause)
 	for (p = url; *p != '\0'; p++) {
 		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
 			if (cause != NULL)
-				*cause = xprintf("webhook \"%s\": a URL has no "
-				    "spaces or control characters; "
-				    "percent-encode them", url);
+				*cause = xprintf("a URL has no spaces or control "
+				    "characters; percent-encode them");
 			return -EINVAL;
 		}
 	}
@@ -53,16 +52,16 @@ webhook_url_check(const char *url, char **cause)
 		host = url + 7;
 	} else {
 		if (cause != NULL)
-			*cause = xprintf("webhook \"%s\" is not an http(s) "
-			    "URL; write https://host/path", url);
+			*cause = xprintf("not an http(s) URL; write "
+			    "https://host/path");
 		return -EINVAL;
 	}
 	if (strchr(host, '@') != NULL &&
 	    strchr(host, '@') < host + strcspn(host, "/?#")) {
 		if (cause != NULL)
-			*cause = xprintf("webhook \"%s\": a user name or "
-			    "password in the URL would be logged; put the "
-			    "secret in the path the service gives", url);
+			*cause = xprintf("a user name or password in "
+			    "the URL would be logged; put the secret in the "
+			    "path the service gives");
 		return -EINVAL;
 	}
 	if (*host == '[')
@@ -72,15 +71,15 @@ webhook_url_check(const char *url, char **cause)
 		len = strcspn(host, ":/?#");
 	if (len == 0) {
 		if (cause != NULL)
-			*cause = xprintf("webhook \"%s\" names no host; write "
-			    "https://host/path", url);
+			*cause = xprintf("no host; write "
+			    "https://host/path");
 		return -EINVAL;
 	}
 	if (!https && !webhook_host_local(host, len)) {
 		if (cause != NULL)
-			*cause = xprintf("webhook \"%s\": plain http is only "
-			    "for this machine (localhost, 127.0.0.1, "
-			    "[::1]); use https://", url);
+			*cause = xprintf("plain http is only for this "
+			    "machine (localhost, 127.0.0.1, [::1]); use "
+			    "https://");
 		return -EINVAL;
 	}
 	return 0;

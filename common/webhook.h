@@ -10,7 +10,8 @@
  * 0 if URL may receive notifications: https:// to any host, or http://
  * only to this machine (localhost, 127.0.0.0/8, [::1]), since a plain
  * http POST would carry job names and messages in the clear. Else
- * -EINVAL and *CAUSE (new) names the problem and the fix.
+ * -EINVAL and *CAUSE (new) names the problem and the fix, not
+ * the URL (the caller names it: it may hold a secret path).
  */
 int	webhook_url_check(const char *url, char **cause);
 

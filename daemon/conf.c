@@ -644,7 +644,8 @@ conf_check_notify(const struct conf *c, char **cause)
 	if (*c->notify_webhook != '\0' &&
 	    webhook_url_check(c->notify_webhook, &why) != 0) {
 		if (cause != NULL)
-			*cause = xprintf("[notify] %s", why);
+			*cause = xprintf("[notify] webhook \"%s\": %s",
+			    c->notify_webhook, why);
 		free(why);
 		return -EINVAL;
 	}

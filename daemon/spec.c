@@ -1533,7 +1533,7 @@ static int
 spec_check_notify_webhook(struct spec_ctx *c, const char *field, json_t *v)
 {
 	const char	*s;
-	char		*why = NULL, *q;
+	char		*why = NULL;
 	int		 r;
 
 	if (v == NULL)
@@ -1542,9 +1542,8 @@ spec_check_notify_webhook(struct spec_ctx *c, const char *field, json_t *v)
 	if ((r = spec_string(c, field, v, &s)) != 0)
 		return r;
 	if (webhook_url_check(s, &why) != 0) {
-		q = spec_clean(why);
-		r = spec_fail(c, field, "%s", q);
-		free(q);
+		/* Our words, not the URL: nothing to quote or cut. */
+		r = spec_fail(c, field, "%s", why);
 		free(why);
 		return r;
 	}
