@@ -74,6 +74,11 @@ static const struct conf_key conf_table[] = {
 	KEYR("daemon", "max_pending_output", CONF_SIZE, "4MiB",
 	    max_pending_output, 0, 4096, 1024.0 * 1024 * 1024,
 	    "replies queued to one client before gpuqd stops reading it"),
+	KEY("daemon", "metrics_file", CONF_STRING, "", metrics_file, 0,
+	    "Prometheus text file for node_exporter's textfile collector"),
+	KEYR("daemon", "metrics_interval", CONF_DURATION, "15s",
+	    metrics_interval, 0, 1, 86400,
+	    "how often metrics_file is rewritten"),
 
 	KEY("gcp", "project", CONF_STRING, "",
 	    project, CONF_RESTART,
@@ -155,11 +160,6 @@ static const struct conf_key conf_table[] = {
 	    stockout_cooldown_max, 0, 1, 7 * 86400,
 	    "longest cool-down (doubling per repeated stockout)"),
 
-	KEY("daemon", "metrics_file", CONF_STRING, "", metrics_file, 0,
-	    "Prometheus text file for node_exporter's textfile collector"),
-	KEYR("daemon", "metrics_interval", CONF_DURATION, "15s",
-	    metrics_interval, 0, 1, 86400,
-	    "how often metrics_file is rewritten"),
 	{ "notify", "on", CONF_LIST, "failed", F(notify_on), 0, 0, 0,
 	    "failed,succeeded,interrupted,cancelled",
 	    "which job events are notified" },
