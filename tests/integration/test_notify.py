@@ -277,7 +277,8 @@ def running(text):
 
 def test_command_past_time_limit_is_killed(cloud, tmp_path):
     script = tmp_path / "slow.sh"
-    script.write_text("#!/bin/sh\nexec sleep 600\n")
+    # The shell stays (no exec), so its command line names the script.
+    script.write_text("#!/bin/sh\nwhile :; do sleep 1; done\n")
     script.chmod(0o755)
     os.chmod(tmp_path, 0o755)
     c = cloud(providers=("gce",), speed=SPEED,
@@ -331,3 +332,75 @@ def test_bad_webhook_refused_at_start(tmp_path):
                         "--socket", str(tmp_path / "s")],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "write json or slack" in r.stderr, r.stderr
+
+
+def pids_of(text):
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if text.encode() in f.read():
+                    out.append(int(pid))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def test_stop_with_notifications_in_flight(cloud, tmp_path):
+    """SIGTERM while a webhook hangs and a command runs: gpuqd drops the
+    delivery, leaves the command be, closes every handle and exits 0."""
+    script = tmp_path / ("slow-%d.sh" % os.getpid())
+    # The shell stays (no exec), so its command line names the script.
+    script.write_text("#!/bin/sh\nwhile :; do sleep 1; done\n")
+    script.chmod(0o755)
+    os.chmod(tmp_path, 0o755)
+    hang = Hanging()
+    try:
+        c = cloud(providers=("gce",), speed=SPEED,
+                  notify={"on": "failed", "command": str(script),
+                          "command_timeout": "1h",
+                          "webhook": "http://127.0.0.1:%d/h" % hang.port})
+        jid = c.submit(job_spec(providers=["gce"], work=30, exit_code=1))
+        c.wait_state(jid, "failed", 60)
+        deadline = time.monotonic() + scaled(10)
+        while (hang.accepted == 0 or not pids_of(str(script))) and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        c.check(hang.accepted >= 1 and pids_of(str(script)),
+                "the delivery or the command did not start", jid)
+        rc = c.gpuqd.stop()
+        c.check(rc == 0, "gpuqd exited %r on SIGTERM with notifications "
+                "in flight" % rc, jid)
+        c.check("notification(s) still under way are dropped" in
+                c.gpuqd.read_log(), "the dropped delivery was not logged")
+    finally:
+        hang.close()
+        for pid in pids_of(str(script)):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+def test_webhook_gets_interruption(cloud):
+    rx = Receiver()
+    try:
+        c = cloud(providers=("gce",), speed=SPEED,
+                  notify={"on": "interrupted", "webhook": rx.url()})
+        jid = c.submit(job_spec(providers=["gce"], work=30000,
+                                spot="require"))
+        c.wait_running(jid, 60)
+        [r] = [x for x in c.resources(jid) if not x.get("deleted")]
+        c.ctl("/_fake/preempt", {"name": r["resource"]})
+        _, _, body = rx.wait_post(lambda p: True, 60)
+        ev = json.loads(body)
+        c.check(ev["event"] == "interrupted" and ev["job_id"] == jid and
+                ev["reason"] == "preempted" and ev["state"] == "queued" and
+                ev["interruptions"] == 1, "event %r" % ev, jid)
+        c.gpuq("cancel", str(jid))
+        c.wait_state(jid, "cancelled", 60)
+        time.sleep(0.5)
+        c.check(len(rx.posts) == 1, "cancelled was not in `on`, yet %d "
+                "POSTs" % len(rx.posts), jid)
+    finally:
+        rx.close()
