@@ -54,7 +54,8 @@ struct metrics {
 
 	/* Counted from the store's moves since start. */
 	unsigned long		 launches;
-	unsigned long		 requeues[END_NREASONS];
+	unsigned long		 requeues[END_NREASONS]; /* attempt ends
+							   that moved a job */
 	unsigned long		 ended[JOB_NSTATES];
 };
 
@@ -140,8 +141,8 @@ metrics_on_move(const struct store_move *m, void *arg)
 
 	if (m->to == JOB_LAUNCHING)
 		mx->launches++;
-	if (m->to == JOB_QUEUED && m->end > END_NONE &&
-	    m->end < END_NREASONS)
+	/* Every attempt end that moved its job: requeues and final ends. */
+	if (m->end > END_NONE && m->end < END_NREASONS)
 		mx->requeues[m->end]++;
 	if (m->to == JOB_SUCCEEDED || m->to == JOB_FAILED ||
 	    m->to == JOB_CANCELLED)
@@ -217,8 +218,7 @@ metrics_moves(struct metrics *mx, struct metrics_buf *b)
 		    (double)mx->requeues[i]);
 	}
 	metrics_family(b, "gpuq_failures_total", "counter",
-	    "Attempts that failed and sent their job back to the queue, "
-	    "by reason.");
+	    "Attempts that failed, by reason.");
 	for (i = END_NONE + 1; i < END_NREASONS; i++) {
 		if (attempt_end_is_interruption(i) || i == END_SUCCEEDED ||
 		    i == END_CANCELLED)

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -529,8 +530,8 @@ notify_on_move(const struct store_move *m, void *arg)
 	}
 	if (own != NULL) {
 		/* The job's own receiver: spec.c checked the URL. */
-		body = notify_body(ev, strstr(own, "hooks.slack.com") != NULL ?
-		    "slack" : "json");
+		body = notify_body(ev, strncasecmp(own,
+		    "https://hooks.slack.com/", 24) == 0 ? "slack" : "json");
 		notify_post(n, own, body, j->id, event);
 		free(body);
 	}

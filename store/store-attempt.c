@@ -345,6 +345,10 @@ store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
 		goto fail;
 	if ((rc = store_tx_commit(st, cause, "end attempt: commit")) != 0)
 		goto fail;
+	/* The job's next move is this end's consequence: it carries it. */
+	st->last_end.job_id = job_id;
+	st->last_end.attempt_id = attempt_id;
+	st->last_end.reason = end_reason;
 	return 0;
 
 fail:

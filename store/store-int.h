@@ -115,6 +115,11 @@ struct store {
 	struct store_move pend;
 	char		*pend_message;	/* pend.message's copy */
 	int		 pending;
+	struct {			/* the last store_attempt_end() */
+		int64_t	 job_id;	/* 0: none since the job's move */
+		int64_t	 attempt_id;
+		int	 reason;
+	}		 last_end;
 
 	/* Commits and the time they took (store_tx_commit). */
 	struct store_commit_stats commits;

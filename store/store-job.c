@@ -377,6 +377,13 @@ store_job_move(struct store *st, int64_t id, unsigned from_mask, int to,
 	st->pend.to = to;
 	st->pend.end = -1;
 	st->pend.attempt_id = 0;
+	if (st->last_end.job_id == id) {
+		/* An attempt ended just before (attempt.c ends it, then
+		 * moves the job): that end is why the job moves. */
+		st->pend.end = st->last_end.reason;
+		st->pend.attempt_id = st->last_end.attempt_id;
+	}
+	st->last_end.job_id = 0;
 	st->pending = 1;
 	return 0;
 }

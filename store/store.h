@@ -193,8 +193,11 @@ struct store_move {
 	int		 from;		/* enum job_state */
 	int		 to;
 	const char	*message;	/* the event's words, or NULL */
-	int		 end;		/* enum attempt_end of the attempt the
-					   requeue ended, or -1 */
+	int		 end;		/* enum attempt_end of the attempt
+					   whose end moved the job (ended by
+					   the requeue, or by the
+					   store_attempt_end() just before),
+					   or -1 */
 	int64_t		 attempt_id;	/* that attempt's row, or 0 */
 };
 typedef void (*store_move_cb)(const struct store_move *, void *arg);

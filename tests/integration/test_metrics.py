@@ -68,6 +68,9 @@ def test_metrics_parse_and_count_the_queue(cloud):
     assert value(s, "gpuq_jobs_ended_total", state="succeeded") == 1
     assert value(s, "gpuq_jobs_ended_total", state="failed") == 1
     assert value(s, "gpuq_launches_total") == 2
+    # The final failure counts, by its reason: the program's exit.
+    assert value(s, "gpuq_failures_total", reason="failed") == 1
+    assert value(s, "gpuq_failures_total", reason="launch_error") == 0
     assert fams["gpuq_launches"] == "counter"
     assert value(s, "gpuq_cloud_api_calls_total", api="compute") > 0
     assert value(s, "gpuq_cloud_api_errors_total", api="compute") == 0

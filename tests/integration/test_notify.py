@@ -137,6 +137,7 @@ def test_webhook_gets_failed_job(cloud):
                 "Content-Type %r" % headers.get("Content-Type"), jid)
         want = {"event": "failed", "job_id": jid, "name": "doomed",
                 "state": "failed", "exit_code": 3, "install": c.install,
+                "reason": "failed",
                 "attempts": 1, "failures": 1}
         for k, v in want.items():
             c.check(ev.get(k) == v, "event %s is %r, want %r (event %r)" %

@@ -31,8 +31,8 @@
 /* The store's watchers.					    */
 
 struct seen {
-	struct store_move	 m[8];
-	char			*msg[8];
+	struct store_move	 m[12];
+	char			*msg[12];
 	int			 n;
 };
 
@@ -41,7 +41,7 @@ on_move(const struct store_move *m, void *arg)
 {
 	struct seen	*s = arg;
 
-	assert_true(s->n < 8);
+	assert_true(s->n < 12);
 	s->m[s->n] = *m;
 	s->msg[s->n] = m->message != NULL ? xstrdup(m->message) : NULL;
 	s->m[s->n].message = NULL;
@@ -142,6 +142,25 @@ test_notify_store_watch_each_move_once(void **state)
 	assert_int_equal(s.m[3].to, JOB_CANCELLED);
 	assert_int_equal(s.m[3].end, -1);
 	assert_int_equal(s2.n, 4);		/* every watcher hears all */
+
+	/* attempt.c ends an attempt, then moves its job: the move carries
+	 * that end; the move after it does not. */
+	id = insert_job(st);
+	a.id = 0;
+	a.job_id = id;
+	a.resource = "gpuq-x-2-1";
+	assert_int_equal(store_attempt_launch(st, &a, 1, "launching",
+	    &cause), 0);
+	assert_int_equal(store_attempt_end(st, a.id, 2, END_FAILED, 3, "exit",
+	    0.5, &cause), 0);
+	assert_int_equal(s.n, 5);		/* an end alone is no move */
+	assert_int_equal(store_job_transition(st, id, JOB_MASK(JOB_LAUNCHING),
+	    JOB_FAILED, "exit code 3", NULL, &cause), 0);
+	assert_int_equal(s.n, 6);
+	assert_int_equal(s.m[5].to, JOB_FAILED);
+	assert_int_equal(s.m[5].end, END_FAILED);
+	assert_int_equal(s.m[5].attempt_id, a.id);
+	assert_string_equal(notify_event_name(&s.m[5]), "failed");
 	seen_done(&s);
 	seen_done(&s2);
 	unittest_free(ut);
