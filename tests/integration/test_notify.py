@@ -15,6 +15,7 @@ keeps it from starting, with words that say why.
 import http.server
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -405,3 +406,27 @@ def test_webhook_gets_interruption(cloud):
                 "POSTs" % len(rx.posts), jid)
     finally:
         rx.close()
+
+
+def test_reload_moves_the_webhook(cloud):
+    """[notify] keys apply on SIGHUP: the next event goes to the new
+    receiver."""
+    old, new = Receiver(), Receiver()
+    try:
+        c = cloud(providers=("gce",), speed=SPEED,
+                  notify={"on": "failed", "webhook": old.url()})
+        first = c.submit(job_spec(providers=["gce"], work=30, exit_code=1))
+        c.wait_state(first, "failed", 60)
+        old.wait_post(lambda p: json.loads(p[2])["job_id"] == first, 30)
+        c.notify["webhook"] = new.url("/new")
+        c.gpuqd.write_conf(c.conf_text())
+        c.gpuqd.signal(signal.SIGHUP)
+        c.gpuqd.wait_log("reload: done", timeout=scaled(10))
+        second = c.submit(job_spec(providers=["gce"], work=30, exit_code=1))
+        c.wait_state(second, "failed", 60)
+        new.wait_post(lambda p: json.loads(p[2])["job_id"] == second, 30)
+        c.check(all(json.loads(p[2])["job_id"] == first for p in old.posts),
+                "the old receiver got an event after the reload")
+    finally:
+        old.close()
+        new.close()
