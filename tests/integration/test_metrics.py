@@ -204,3 +204,21 @@ def test_journal_fields(cloud):
     assert done["MESSAGE"].startswith("job %d: " % jid)
     assert "-> succeeded" in done["MESSAGE"], done["MESSAGE"]
     assert done["SYSLOG_IDENTIFIER"] == "gpuqd"
+
+
+def test_metrics_count_cloud_retries(cloud):
+    """http.c's counters by API: a 503 storm on Compute's listings shows
+    as retries of api="compute", none of another API."""
+    c = cloud(providers=("gce",), speed=SPEED)
+    jid = c.submit(job_spec(providers=["gce"], work=300, ckpt=100))
+    c.wait_running(jid, 60)
+    s, _ = metrics(c)
+    before = value(s, "gpuq_cloud_api_retries_total", api="compute")
+    c.fault(method="GET", path=r"^/compute/v1/projects/", status=503,
+            count=3)
+    c.wait_state(jid, "succeeded", 90)
+    s, _ = metrics(c)
+    assert value(s, "gpuq_cloud_api_retries_total", api="compute") >= \
+        before + 3
+    assert value(s, "gpuq_cloud_api_retries_total", api="batch") == 0
+    assert value(s, "gpuq_cloud_api_calls_total", api="batch") == 0
