@@ -96,6 +96,8 @@ const struct cli_cmd cli_cmds[] = {
 	  "      --json           print gpuqd's reply as JSON\n" },
 	{ "ping", cli_ping_exec, "",
 	  "check that gpuqd answers, and print its version", "" },
+	{ "metrics", cli_metrics_exec, "",
+	  "print gpuqd's metrics in the Prometheus text format", "" },
 	{ "help", cli_help_exec, "[COMMAND]",
 	  "list the commands, or explain one", "" },
 	{ NULL, NULL, NULL, NULL, NULL }

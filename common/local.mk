@@ -8,6 +8,7 @@ common_libcommon_a_SOURCES = \
 	common/gpu.c common/gpu.h \
 	common/jsonw.c common/jsonw.h \
 	common/strdist.c common/strdist.h \
+	common/webhook.c common/webhook.h \
 	common/proto.h
 common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 

@@ -94,6 +94,7 @@ static int	api_op_cancel(struct api_req *, struct store_job *);
 static int	api_op_hold(struct api_req *, struct store_job *);
 static int	api_op_release(struct api_req *, struct store_job *);
 static int	api_op_ping(struct api_req *, struct store_job *);
+static int	api_op_metrics(struct api_req *, struct store_job *);
 
 /*
  * Every op of the wire, the one place they are listed. plan, quotas and
@@ -111,6 +112,7 @@ static const struct api_op api_ops[] = {
 	{ "quotas",	api_op_quotas,	API_CLOUD, "region,gpu" },
 	{ "prices",	api_op_prices,	API_CLOUD, "region,gpu" },
 	{ "ping",	api_op_ping,	0, "" },
+	{ "metrics",	api_op_metrics,	0, "" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 
@@ -1396,4 +1398,34 @@ api_close(struct api *a)
 	api_cloud_orphan(a);
 	uv_close((uv_handle_t *)&a->check, api_on_close);
 	uv_close((uv_handle_t *)&a->idle, api_on_close);
+}
+
+/*
+ * {"ok":true,"text":"..."}: the Prometheus exposition of gpuqd
+ * (daemon/metrics.c), for `gpuq metrics`. Open to every caller of the
+ * socket, as `gpuq status` is: it counts jobs, it names none.
+ */
+static int
+api_op_metrics(struct api_req *r, struct store_job *unused)
+{
+	struct jsonw	*w = &r->api->reply;
+	char		*text;
+
+	(void)unused;
+	if (r->api->hooks.metrics == NULL) {
+		server_client_error(r->client, GPUQ_ERR_INTERNAL, NULL,
+		    "metrics are not available in this gpuqd");
+		return 0;
+	}
+	text = r->api->hooks.metrics(r->api->hooks.arg);
+	jsonw_reset(w);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "ok");
+	jsonw_bool(w, 1);
+	JSONW_KEY(w, "text");
+	jsonw_string(w, text);
+	jsonw_object_end(w);
+	server_client_reply(r->client, w->buf, w->len);
+	free(text);
+	return 0;
 }

@@ -34,6 +34,8 @@ struct api_hooks {
 	void	(*changed)(void *arg);
 	/* Job ID went to cancelling: stop and delete its cloud resource. */
 	void	(*cancel)(void *arg, int64_t id);
+	/* The metrics op's text (Prometheus exposition). New string. */
+	char	*(*metrics)(void *arg);
 	void	*arg;
 };
 

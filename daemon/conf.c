@@ -29,6 +29,7 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/proto.h"
+#include "common/webhook.h"
 #include "common/xmalloc.h"
 #include "daemon/conf.h"
 #include "providers/gcp/gcp-defaults.h"
@@ -73,6 +74,11 @@ static const struct conf_key conf_table[] = {
 	KEYR("daemon", "max_pending_output", CONF_SIZE, "4MiB",
 	    max_pending_output, 0, 4096, 1024.0 * 1024 * 1024,
 	    "replies queued to one client before gpuqd stops reading it"),
+	KEY("daemon", "metrics_file", CONF_STRING, "", metrics_file, 0,
+	    "Prometheus text file for node_exporter's textfile collector"),
+	KEYR("daemon", "metrics_interval", CONF_DURATION, "15s",
+	    metrics_interval, 0, 1, 86400,
+	    "how often metrics_file is rewritten"),
 
 	KEY("gcp", "project", CONF_STRING, "",
 	    project, CONF_RESTART,
@@ -156,11 +162,26 @@ static const struct conf_key conf_table[] = {
 	KEYR("scheduler", "pending_timeout", CONF_DURATION, "1h",
 	    pending_timeout, 0, 0, 7 * 86400,
 	    "withdraw an attempt the cloud keeps queued this long; 0: never"),
+
+	{ "notify", "on", CONF_LIST, "failed", F(notify_on), 0, 0, 0,
+	    "failed,succeeded,interrupted,cancelled",
+	    "which job events are notified" },
+	KEY("notify", "webhook", CONF_STRING, "", notify_webhook, 0,
+	    "URL each event is POSTed to as JSON; \"\": none"),
+	KEY("notify", "webhook_format", CONF_STRING, "json",
+	    notify_webhook_format, 0,
+	    "body of the POST: json (gpuq's fields) or slack"),
+	KEY("notify", "command", CONF_STRING, "", notify_command, 0,
+	    "program run per event with GPUQ_* variables; \"\": none"),
+	KEYR("notify", "command_timeout", CONF_DURATION, "30s",
+	    notify_command_timeout, 0, 1, 3600,
+	    "how long the command may run before it is killed"),
 };
 #define CONF_NKEYS	(sizeof conf_table / sizeof conf_table[0])
 _Static_assert(CONF_NKEYS <= 64, "struct conf's given has 64 bits");
 
-static const char *conf_sections[] = { "daemon", "gcp", "scheduler" };
+static const char *conf_sections[] = { "daemon", "gcp", "scheduler",
+    "notify" };
 #define CONF_NSECTIONS	(sizeof conf_sections / sizeof conf_sections[0])
 
 const struct conf_key *
@@ -558,6 +579,8 @@ conf_region_ok(const char *s)
 	return n > 0 && s[n] == '\0';
 }
 
+static int	conf_check_notify(const struct conf *, char **);
+
 /* Rules that span keys. */
 static int
 conf_check(const struct conf *c, char **cause)
@@ -604,10 +627,51 @@ conf_check(const struct conf *c, char **cause)
 			    c->max_connections_per_uid, c->max_connections);
 		return -EINVAL;
 	}
+	if (conf_check_notify(c, cause) != 0)
+		return -EINVAL;
 	if (*c->socket == '\0' || *c->state_dir == '\0') {
 		if (cause != NULL)
 			*cause = xprintf("[daemon] %s must not be empty",
 			    *c->socket == '\0' ? "socket" : "state_dir");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The [notify] and metrics keys a daemon cannot start with. */
+static int
+conf_check_notify(const struct conf *c, char **cause)
+{
+	char	*why = NULL;
+
+	if (*c->notify_webhook != '\0' &&
+	    webhook_url_check(c->notify_webhook, &why) != 0) {
+		if (cause != NULL)
+			*cause = xprintf("[notify] webhook \"%s\": %s",
+			    c->notify_webhook, why);
+		free(why);
+		return -EINVAL;
+	}
+	if (strcmp(c->notify_webhook_format, "json") != 0 &&
+	    strcmp(c->notify_webhook_format, "slack") != 0) {
+		if (cause != NULL)
+			*cause = xprintf("[notify] webhook_format \"%s\" is "
+			    "unknown; write json or slack",
+			    c->notify_webhook_format);
+		return -EINVAL;
+	}
+	if (*c->notify_command != '\0' && *c->notify_command != '/') {
+		if (cause != NULL)
+			*cause = xprintf("[notify] command \"%s\" is not an "
+			    "absolute path; it runs without a shell, so "
+			    "write the program's full path",
+			    c->notify_command);
+		return -EINVAL;
+	}
+	if (*c->metrics_file != '\0' && *c->metrics_file != '/') {
+		if (cause != NULL)
+			*cause = xprintf("[daemon] metrics_file \"%s\" is not "
+			    "an absolute path", c->metrics_file);
 		return -EINVAL;
 	}
 	return 0;

@@ -68,6 +68,17 @@ struct conf {
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */
 	int64_t	 stockout_cooldown_max;	/* s, longest cool-down */
 	int64_t	 pending_timeout;	/* s queued in the cloud; 0: none */
+
+	/* [daemon] metrics (metrics.c) */
+	char	*metrics_file;		/* textfile collector; "": none */
+	int64_t	 metrics_interval;	/* s between writes of it */
+
+	/* [notify] (notify.c) */
+	struct conf_list notify_on;	/* failed, succeeded, ... */
+	char	*notify_webhook;	/* URL; "": none */
+	char	*notify_webhook_format;	/* json or slack */
+	char	*notify_command;	/* absolute path; "": none */
+	int64_t	 notify_command_timeout; /* s before it is killed */
 	/* What conf_load saw of the file, for conf_reload_check. */
 	uint64_t given;			/* bit i: table key i was set */
 	int	 open_line;		/* last line if unterminated */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
 #include <uv.h>
 
 #include "common/log.h"
@@ -39,6 +40,8 @@
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
 #include "daemon/attempt.h"
+#include "daemon/metrics.h"
+#include "daemon/notify.h"
 #include "daemon/reconcile.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
@@ -76,6 +79,8 @@ struct gpuqd {
 	struct sched	*sched;
 	struct reconcile *rec;
 	struct attempts	*att;
+	struct notify	*notifier;	/* [notify] */
+	struct metrics	*metrics;
 	uv_signal_t	 sigterm;
 	uv_signal_t	 sigint;
 	uv_signal_t	 sighup;
@@ -242,6 +247,41 @@ gpuqd_on_cancel(void *arg, int64_t id)
 		attempt_cancel(g->att, id);
 }
 
+/* The metrics op's text. */
+static char *
+gpuqd_metrics_text(void *arg)
+{
+	struct gpuqd	*g = arg;
+
+	return metrics_text(g->metrics);
+}
+
+/*
+ * Every committed job move, told by the store: one line for the job's
+ * story, with GPUQ_JOB=, GPUQ_ATTEMPT= and GPUQ_STATE= under journald
+ * (doc/DESIGN.md "Logging").
+ */
+static void
+gpuqd_on_move(const struct store_move *m, void *arg)
+{
+	struct gpuqd		*g = arg;
+	struct store_job	*j = NULL;
+	int			 attempt = 0;
+
+	if (log_verbosity < LOG_LEVEL_INFO)
+		return;
+	if (store_job_get(g->store, m->job_id, &j, NULL) == 0)
+		attempt = j->attempts;
+	log_job(m->job_id, attempt, job_state_name(m->to),
+	    "job %lld: %s -> %s%s%s%s%s", (long long)m->job_id,
+	    job_state_name(m->from), job_state_name(m->to),
+	    m->end >= 0 ? " after " : "",
+	    m->end >= 0 ? attempt_end_name(m->end) : "",
+	    m->message != NULL ? ": " : "",
+	    m->message != NULL ? m->message : "");
+	store_job_free(j);
+}
+
 /* The reconciler's first look is done: the scheduler may launch. */
 static void
 gpuqd_on_reconciled(void *arg)
@@ -280,6 +320,7 @@ gpuqd_cloud_start(struct gpuqd *g)
 		gpuqd_die(cause, "cannot read the live attempts");
 	sched_start(g->sched);
 	api_set_cloud(g->api, g->cloud, g->sched);
+	metrics_set_cloud(g->metrics, g->cloud, g->sched, g->att);
 	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
 	    cloud_nproviders(g->cloud));
 }
@@ -290,6 +331,7 @@ static void
 gpuqd_cloud_stop(struct gpuqd *g)
 {
 	api_set_cloud(g->api, NULL, NULL);
+	metrics_set_cloud(g->metrics, NULL, NULL, NULL);
 	sched_close(g->sched);
 	reconcile_close(g->rec);
 	attempt_close(g->att);
@@ -361,6 +403,8 @@ gpuqd_stop(struct gpuqd *g, const char *why)
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	server_stop(g->server);
 	gpuqd_cloud_stop(g);		/* cloud answers owed go out */
+	notify_close(g->notifier);
+	metrics_close(g->metrics);
 	api_close(g->api);		/* commits and queues the replies */
 	g->api = NULL;
 	server_close(g->server, gpuqd_on_server_closed, g);
@@ -712,6 +756,7 @@ main(int argc, char **argv)
 		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
+	log_set_journal_sink(sd_journal_sendv);
 	if (check) {
 		dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
 		rc = gpuqd_check(dbpath);
@@ -743,10 +788,19 @@ main(int argc, char **argv)
 
 	if ((rc = uv_loop_init(&g.loop)) != 0)
 		fatalx("uv_loop_init: %s", uv_strerror(rc));
+	g.metrics = metrics_new(&g.loop, g.store, &g.conf);
+	if (notify_new(&g.loop, g.store, &g.conf, &g.notifier, &cause) != 0)
+		gpuqd_die(cause, NULL);
+	metrics_set_notify(g.metrics, g.notifier);
+	/* The store tells each of these every job move, in this order. */
+	(void)store_watch(g.store, metrics_on_move, g.metrics);
+	(void)store_watch(g.store, gpuqd_on_move, &g);
+	(void)store_watch(g.store, notify_on_move, g.notifier);
 	g.api = api_new(&g.loop, g.store, &g.conf);
 	memset(&hooks, 0, sizeof hooks);
 	hooks.changed = gpuqd_on_changed;
 	hooks.cancel = gpuqd_on_cancel;
+	hooks.metrics = gpuqd_metrics_text;
 	hooks.arg = &g;
 	api_set_hooks(g.api, &hooks);
 	g.server = server_new(&g.loop, &g.conf, api_request, g.api);
@@ -778,6 +832,8 @@ main(int argc, char **argv)
 	(void)uv_run(&g.loop, UV_RUN_DEFAULT);
 
 	store_close(g.store);
+	notify_free(g.notifier);
+	metrics_free(g.metrics);
 	rc = uv_loop_close(&g.loop);
 	if (rc != 0) {
 		uv_walk(&g.loop, gpuqd_on_walk, NULL);

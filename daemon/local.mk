@@ -10,6 +10,8 @@ gpuqd_SOURCES = \
 	daemon/api.c daemon/api.h daemon/api-int.h \
 	daemon/api-cloud.c \
 	daemon/spec.c daemon/spec.h \
+	daemon/notify.c daemon/notify.h \
+	daemon/metrics.c daemon/metrics.h \
 	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(INIH_CFLAGS) $(CURL_CFLAGS) \
@@ -145,3 +147,14 @@ tests_unit_test_cloud_SOURCES = tests/unit/test-cloud.c \
 tests_unit_test_cloud_CFLAGS = $(GPUQD_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_cloud_LDADD = $(GPUQD_TEST_LDADD)
+
+# Job events and their bodies, the store's watchers, webhook URLs, the
+# Prometheus writer and the journal's fields.
+check_PROGRAMS += tests/unit/test-notify
+TESTS += tests/unit/test-notify
+tests_unit_test_notify_SOURCES = tests/unit/test-notify.c \
+	daemon/notify.c daemon/notify.h \
+	daemon/metrics.c daemon/metrics.h \
+	daemon/conf.c $(GPUQD_CLOUD_SOURCES)
+tests_unit_test_notify_CFLAGS = $(GPUQD_TEST_CFLAGS)
+tests_unit_test_notify_LDADD = $(GPUQD_TEST_LDADD)

@@ -35,6 +35,7 @@
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/strdist.h"
+#include "common/webhook.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
 #include "providers/provider.h"
@@ -1546,6 +1547,87 @@ spec_check_secret_env(struct spec_ctx *c, const char *field, json_t *v)
  * is also the order of checking and of the normalized object.
  * machine_type follows accelerator because it depends on it.
  */
+/* notify.webhook: a URL webhook_url_check() accepts. */
+static int
+spec_check_notify_webhook(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s;
+	char		*why = NULL;
+	int		 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required in notify: the URL each "
+		    "event of this job is POSTed to");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (webhook_url_check(s, &why) != 0) {
+		/* Our words, not the URL: nothing to quote or cut. */
+		r = spec_fail(c, field, "%s", why);
+		free(why);
+		return r;
+	}
+	spec_put(json_object_get(c->out, "notify"), "webhook",
+	    json_string(s));
+	return 0;
+}
+
+/* notify.on: events among failed, succeeded, interrupted, cancelled. */
+static int
+spec_check_notify_on(struct spec_ctx *c, const char *field, json_t *v)
+{
+	static const char *const events[] = { "failed", "succeeded",
+	    "interrupted", "cancelled" };
+	json_t		*out, *e;
+	const char	*s;
+	size_t		 i, k;
+	int		 r;
+
+	if (v == NULL)
+		return 0;	/* gpuqd.conf's [notify] on */
+	if (!json_is_array(v))
+		return spec_fail_type(c, field, v, "a list such as [failed, "
+		    "succeeded]");
+	if ((out = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	json_array_foreach(v, i, e) {
+		if ((r = spec_string(c, field, e, &s)) != 0) {
+			json_decref(out);
+			return r;
+		}
+		for (k = 0; k < sizeof events / sizeof events[0]; k++)
+			if (strcmp(s, events[k]) == 0)
+				break;
+		if (k == sizeof events / sizeof events[0]) {
+			json_decref(out);
+			return spec_fail(c, field, "has an unknown event; "
+			    "events are failed, succeeded, interrupted and "
+			    "cancelled");
+		}
+		(void)json_array_append_new(out, json_string(s));
+	}
+	spec_put(json_object_get(c->out, "notify"), "on", out);
+	return 0;
+}
+
+static const struct spec_field spec_notify_fields[] = {
+	{ "webhook",	spec_check_notify_webhook },
+	{ "on",		spec_check_notify_on },
+};
+
+/* notify: optional {webhook, on}: this job's own receiver of events. */
+static int
+spec_check_notify(struct spec_ctx *c, const char *field, json_t *v)
+{
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v, "an object such as "
+		    "{webhook: https://hooks.example.com/gpuq}");
+	spec_put(c->out, "notify", json_object());
+	return spec_check_fields(c, field, v, spec_notify_fields,
+	    sizeof spec_notify_fields / sizeof spec_notify_fields[0]);
+}
+
 static const struct spec_field spec_fields[] = {
 	{ "name",		spec_check_name },
 	{ "image",		spec_check_image },
@@ -1568,6 +1650,7 @@ static const struct spec_field spec_fields[] = {
 	{ "checkpoint",		spec_check_checkpoint },
 	{ "priority",		spec_check_priority },
 	{ "labels",		spec_check_labels },
+	{ "notify",		spec_check_notify },
 };
 
 int

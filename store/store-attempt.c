@@ -190,6 +190,8 @@ store_attempt_launch(struct store *st, struct store_attempt *a, int number,
 	a->number = number;
 	a->state = ATTEMPT_LAUNCHING;
 	a->created = created;
+	st->pend.attempt_id = a->id;
+	store_moved(st);
 	return 0;
 
 fail:
@@ -343,6 +345,10 @@ store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
 		goto fail;
 	if ((rc = store_tx_commit(st, cause, "end attempt: commit")) != 0)
 		goto fail;
+	/* The job's next move is this end's consequence: it carries it. */
+	st->last_end.job_id = job_id;
+	st->last_end.attempt_id = attempt_id;
+	st->last_end.reason = end_reason;
 	return 0;
 
 fail:

@@ -101,6 +101,28 @@ struct store {
 	int64_t		 counts[JOB_NSTATES];
 	int		 counts_valid;
 	int64_t		 data_version;
+
+	/*
+	 * Watchers of job moves (store_watch), and the move the open
+	 * transaction made: store_job_move() notes it, store_moved()
+	 * tells the watchers once the commit is back.
+	 */
+	struct {
+		store_move_cb	 cb;
+		void		*arg;
+	}		 watch[STORE_WATCHERS];
+	int		 nwatch;
+	struct store_move pend;
+	char		*pend_message;	/* pend.message's copy */
+	int		 pending;
+	struct {			/* the last store_attempt_end() */
+		int64_t	 job_id;	/* 0: none since the job's move */
+		int64_t	 attempt_id;
+		int	 reason;
+	}		 last_end;
+
+	/* Commits and the time they took (store_tx_commit). */
+	struct store_commit_stats commits;
 };
 
 /* Bring the schema to store_schema_version() (store-schema.c). */
@@ -124,6 +146,9 @@ int	store_step_done(struct store *, sqlite3_stmt *, char **cause,
 
 /* Bind text or NULL. */
 int	store_bind_text(sqlite3_stmt *, int, const char *);
+
+/* After a commit: tell the watchers of the move it carried, if any. */
+void	store_moved(struct store *);
 
 /* Borrowed rows: the strings point into S until its next step/reset. */
 void	store_job_row(sqlite3_stmt *s, struct store_job *);

@@ -333,6 +333,7 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 	st->counts[to]++;
 	if (ret_state != NULL)
 		*ret_state = to;
+	store_moved(st);
 	return 0;
 }
 
@@ -365,7 +366,26 @@ store_job_move(struct store *st, int64_t id, unsigned from_mask, int to,
 	sqlite3_bind_int(s, 4, cur);
 	if ((rc = store_step_done(st, s, cause, "change job state")) != 0)
 		return rc;
-	return store_event_write(st, id, now, cur, to, message, cause);
+	if ((rc = store_event_write(st, id, now, cur, to, message,
+	    cause)) != 0)
+		return rc;
+	/* Told to the watchers by store_moved() after the commit. */
+	free(st->pend_message);
+	st->pend_message = message != NULL ? xstrdup(message) : NULL;
+	st->pend.job_id = id;
+	st->pend.from = cur;
+	st->pend.to = to;
+	st->pend.end = -1;
+	st->pend.attempt_id = 0;
+	if (st->last_end.job_id == id) {
+		/* An attempt ended just before (attempt.c ends it, then
+		 * moves the job): that end is why the job moves. */
+		st->pend.end = st->last_end.reason;
+		st->pend.attempt_id = st->last_end.attempt_id;
+	}
+	st->last_end.job_id = 0;
+	st->pending = 1;
+	return 0;
 }
 
 /* Step an UPDATE of job ID: 0, -ENOENT if no such job, or an error. */
@@ -482,12 +502,17 @@ store_job_requeue(struct store *st, int64_t id, unsigned from_mask,
 	if ((rc = store_job_move(st, id, from_mask, JOB_QUEUED, now, message,
 	    &cur, cause)) != 0)
 		goto fail;
+	if (end != NULL) {
+		st->pend.end = end->reason;
+		st->pend.attempt_id = end->attempt_id;
+	}
 	if ((rc = store_tx_commit(st, cause, "requeue job: commit")) != 0)
 		goto fail;
 	st->counts[cur]--;
 	st->counts[JOB_QUEUED]++;
 	if (ret_state != NULL)
 		*ret_state = JOB_QUEUED;
+	store_moved(st);
 	return 0;
 
 fail:
@@ -623,4 +648,28 @@ store_event_add(struct store *st, int64_t job_id, const char *message,
 	sqlite3_bind_int64(s, 2, time(NULL));
 	store_bind_text(s, 3, message);
 	return store_job_update(st, s, job_id, cause, "add event");
+}
+
+/*
+ * One aggregate for metrics, run at most once per scrape: prepared on
+ * each call rather than kept with the statements every write uses.
+ */
+int
+store_cost_total(struct store *st, double *ret, char **cause)
+{
+	sqlite3_stmt	*s = NULL;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT total(cost_usd) FROM jobs",
+	    -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "sum the costs");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return store_fail(st, rc, cause, "sum the costs");
+	}
+	*ret = sqlite3_column_double(s, 0);
+	sqlite3_finalize(s);
+	return 0;
 }

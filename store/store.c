@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -259,12 +260,61 @@ store_tx_begin(struct store *st, char **cause, const char *what)
 int
 store_tx_commit(struct store *st, char **cause, const char *what)
 {
-	int	rc;
+	struct timespec	t0, t1;
+	double		dt;
+	int		rc;
 
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = store_step_done(st, st->stmt[STMT_COMMIT], cause, what);
-	if (rc != 0)
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	dt = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	st->commits.count++;
+	st->commits.seconds += dt;
+	if (dt > st->commits.max)
+		st->commits.max = dt;
+	if (rc != 0) {
 		st->counts_valid = 0;	/* an I/O error leaves doubt */
+		st->pending = 0;	/* the move did not happen */
+	}
 	return rc;
+}
+
+int
+store_watch(struct store *st, store_move_cb cb, void *arg)
+{
+	if (st->nwatch >= STORE_WATCHERS)
+		return -ENOSPC;
+	st->watch[st->nwatch].cb = cb;
+	st->watch[st->nwatch].arg = arg;
+	st->nwatch++;
+	return 0;
+}
+
+void
+store_moved(struct store *st)
+{
+	struct store_move	m;
+	char			*msg;
+	int			 i;
+
+	if (!st->pending)
+		return;
+	/* A watcher may read the store, which may note nothing new. */
+	m = st->pend;
+	msg = st->pend_message;
+	st->pend_message = NULL;
+	st->pending = 0;
+	m.message = msg;
+	for (i = 0; i < st->nwatch; i++)
+		st->watch[i].cb(&m, st->watch[i].arg);
+	free(msg);
+}
+
+void
+store_commit_stats(struct store *st, struct store_commit_stats *ret)
+{
+	*ret = st->commits;
 }
 
 /* Roll back the open transaction, if any. */
@@ -273,6 +323,7 @@ store_tx_rollback(struct store *st)
 {
 	sqlite3_stmt	*s = st->stmt[STMT_ROLLBACK];
 
+	st->pending = 0;		/* the noted move is undone */
 	if (sqlite3_get_autocommit(st->db))
 		return;
 	(void)sqlite3_step(s);
@@ -590,6 +641,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	free(st->pend_message);
 	for (i = 0; i < STMT_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	for (i = 0; i < STORE_LIST_COUNT; i++)

@@ -185,6 +185,34 @@ typedef int (*store_job_cb)(const struct store_job *, void *);
 typedef int (*store_attempt_cb)(const struct store_attempt *, void *);
 typedef int (*store_event_cb)(const struct store_event *, void *);
 
+/*
+ * A job's change of state, as the store tells its watchers after the
+ * commit that made it (doc/DESIGN.md "The store"): every move of every
+ * job goes through one place (store_job_move), so notifications,
+ * metrics and the journal hear each exactly once, whoever caused it.
+ */
+struct store_move {
+	int64_t		 job_id;
+	int		 from;		/* enum job_state */
+	int		 to;
+	const char	*message;	/* the event's words, or NULL */
+	int		 end;		/* enum attempt_end of the attempt
+					   whose end moved the job (ended by
+					   the requeue, or by the
+					   store_attempt_end() just before),
+					   or -1 */
+	int64_t		 attempt_id;	/* that attempt's row, or 0 */
+};
+typedef void (*store_move_cb)(const struct store_move *, void *arg);
+#define STORE_WATCHERS	4
+
+/* Commits since store_open(), for metrics. */
+struct store_commit_stats {
+	unsigned long	 count;
+	double		 seconds;	/* their total wall time */
+	double		 max;		/* the longest */
+};
+
 /* Open or create PATH, migrate to the current schema. -EPROTO if the
  * file was written by a newer gpuqd (schema version above ours). */
 int	 store_open(const char *path, struct store **ret, char **cause);
@@ -279,6 +307,17 @@ int	 store_job_set_not_before(struct store *, int64_t id, int64_t when,
 /* Newest checkpoint found for the job. */
 int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
 	    int64_t when, char **cause);
+
+/*
+ * Call CB(move, ARG) after every committed job move, in the order of
+ * registration; MOVE is borrowed for the call. CB may read the store,
+ * not write it. -ENOSPC past STORE_WATCHERS.
+ */
+int	 store_watch(struct store *, store_move_cb cb, void *arg);
+/* Dollars billed over every job's ended attempts, into *RET. */
+int	 store_cost_total(struct store *, double *ret, char **cause);
+/* Commit counts and times; *RET is filled. */
+void	 store_commit_stats(struct store *, struct store_commit_stats *ret);
 
 /* Counts per state, for STATUS= and gpuq status. counts[JOB_NSTATES]. */
 int	 store_job_counts(struct store *, int64_t counts[JOB_NSTATES],

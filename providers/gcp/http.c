@@ -132,6 +132,7 @@ struct http {
 	LIST_HEAD(, http_sock)	 socks;
 
 	struct http_budget	 budget[GCP_API_MAX];
+	struct http_api_stats	 api_stats[GCP_API_MAX];
 	int			 base_ms, cap_ms, max_attempts;
 	int			 timeout_ms, page_size;
 	unsigned int		 seed;
@@ -413,6 +414,8 @@ http_call_complete(struct http_call *c)
 	r.attempts = c->attempts;
 	r.elapsed = (double)(uv_now(http->loop) - c->started) / 1000.0;
 	http->stats.completed++;
+	if (r.err.kind != GCP_ERR_NONE && r.err.kind != GCP_ERR_CANCELLED)
+		http->api_stats[c->api].errors++;
 
 	if (r.err.kind != GCP_ERR_NONE) {
 		log_debug("http: %s %s failed after %d attempt%s: %s %s",
@@ -598,6 +601,7 @@ http_call_done(struct http_call *c, CURLcode cc)
 	log_debug("http: %s %s: retrying in %llu ms", c->method, c->logurl,
 	    (unsigned long long)delay);
 	http->stats.retries++;
+	http->api_stats[c->api].retries++;
 	http_call_reset(c);
 	http_call_requeue(c, delay);
 }
@@ -903,6 +907,7 @@ http_request_start(struct http *http, const struct http_req *req,
 	c->started = uv_now(http->loop);
 	TAILQ_INSERT_TAIL(&http->calls, c, entry);
 	http->stats.started++;
+	http->api_stats[c->api].calls++;
 	http_call_requeue(c, 0);
 	return 0;
 }
@@ -1006,6 +1011,17 @@ http_get_stats(struct http *http, struct http_stats *ret)
 	TAILQ_FOREACH(c, &http->calls, entry)
 		if (c->state == CALL_PENDING || c->state == CALL_TOKEN)
 			ret->queued++;
+}
+
+void
+http_get_api_stats(struct http *http, enum gcp_api api,
+    struct http_api_stats *ret)
+{
+	if ((unsigned)api >= GCP_API_MAX) {
+		memset(ret, 0, sizeof *ret);
+		return;
+	}
+	*ret = http->api_stats[api];
 }
 
 uv_loop_t *

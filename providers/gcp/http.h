@@ -121,6 +121,13 @@ struct http_stats {
 	int		 max_in_flight;	/* high-water mark */
 };
 
+/* Counters of one API since http_new(), for metrics. */
+struct http_api_stats {
+	unsigned long	 calls;		/* requests started */
+	unsigned long	 errors;	/* ended with an error (not cancelled) */
+	unsigned long	 retries;	/* attempts after a failure */
+};
+
 /*
  * New client on LOOP with CONF's retry, timeout, budget and page
  * settings (CONF is read now, not kept). Returns 0 or a negative errno.
@@ -162,6 +169,9 @@ int	 http_request_start(struct http *, const struct http_req *req,
 	    http_cb cb, void *arg);
 /* Counters; *RET is filled. */
 void	 http_get_stats(struct http *, struct http_stats *ret);
+/* API's counters; *RET is filled (zeroes for an unknown API). */
+void	 http_get_api_stats(struct http *, enum gcp_api,
+	    struct http_api_stats *ret);
 /* The loop the client runs on. */
 struct uv_loop_s *http_loop(struct http *);
 /* The page size listings should ask for: the configured one if set and

@@ -132,7 +132,8 @@ class Cloud:
 
     def __init__(self, speed=100, regions=("us-central1",),
                  providers=PROVIDERS, scheduler=None, gcp=None,
-                 fake_config=None, setup=None, start=True, log_level="debug"):
+                 fake_config=None, setup=None, start=True, log_level="debug",
+                 daemon=None, notify=None, env=None):
         self.dir = tempfile.mkdtemp(prefix="gpuq-cl-", dir="/tmp")
         os.chmod(self.dir, 0o755)
         self.speed = speed
@@ -142,6 +143,9 @@ class Cloud:
         self.scheduler.update(scheduler or {})
         self.gcp = dict(gcp or {})
         self.log_level = log_level
+        # More gpuqd.conf: [daemon] keys, and a [notify] section.
+        self.daemon = dict(daemon or {})
+        self.notify = dict(notify or {})
         self.gpuqd = None
         self._install = None
         self.fake = FakeGCP.start(os.path.join(self.dir, "fake"), speed=speed,
@@ -155,7 +159,8 @@ class Cloud:
                 self.fake.ctl("/_fake/config", fake_config)
             if setup is not None:
                 setup(self)
-            self.gpuqd = gpuqdtest.Gpuqd(self.conf_text(), prefix="gpuq-it-")
+            self.gpuqd = gpuqdtest.Gpuqd(self.conf_text(), prefix="gpuq-it-",
+                                         env=env)
             if start:
                 self.gpuqd.start()
                 self.install        # known even while gpuqd is down
@@ -175,7 +180,12 @@ class Cloud:
              "regions": regions, "providers": ", ".join(self.providers)}
         g.update(self.gcp)
         out = ["# gpuqd.conf written by tests/integration/cloudutil.py",
-               "[daemon]", "log_level = %s" % self.log_level, "", "[gcp]"]
+               "[daemon]", "log_level = %s" % self.log_level]
+        out += ["%s = %s" % kv for kv in self.daemon.items()]
+        if self.notify:
+            out += ["", "[notify]"]
+            out += ["%s = %s" % kv for kv in self.notify.items()]
+        out += ["", "[gcp]"]
         out += ["%s = %s" % kv for kv in g.items()]
         out += ["", "[scheduler]"]
         out += ["%s = %s" % kv for kv in self.scheduler.items()]

@@ -33,7 +33,7 @@
 		"machine_type, regions, providers, spot, max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
-		"checkpoint, priority, labels"
+		"checkpoint, priority, labels, notify"
 
 /* Parse TEXT; a typo in a test is a test bug. New object. */
 static json_t *
@@ -1237,6 +1237,29 @@ test_spec_site_spot_checkpoint(void **state)
 	spec_error_done(&err);
 }
 
+/* notify: the job's own webhook, checked as gpuqd.conf's is. */
+static void
+test_spec_notify(void **state)
+{
+	ok_absent(WITH("\"name\": \"x\""), "notify");
+	ok_field(WITH("\"notify\": {\"webhook\": \"https://h.example/x\"}"),
+	    "notify", "{\"webhook\":\"https://h.example/x\"}");
+	ok_field(WITH("\"notify\": {\"webhook\": \"http://127.0.0.1:9/x\", "
+	    "\"on\": [\"failed\", \"interrupted\"]}"), "notify",
+	    "{\"webhook\":\"http://127.0.0.1:9/x\",\"on\":[\"failed\","
+	    "\"interrupted\"]}");
+	bad(WITH("\"notify\": {\"webhook\": \"http://h.example/x\"}"),
+	    "notify.webhook", "plain http is only for this machine "
+	    "(localhost, 127.0.0.1, [::1]); use https://");
+	bad(WITH("\"notify\": {}"), "notify.webhook", "required in notify: "
+	    "the URL each event of this job is POSTed to");
+	bad(WITH("\"notify\": {\"webhook\": \"https://h/x\", \"on\": "
+	    "[\"started\"]}"), "notify.on", "has an unknown event; events "
+	    "are failed, succeeded, interrupted and cancelled");
+	bad(WITH("\"notify\": {\"url\": \"https://h/x\"}"), "notify.url",
+	    "unknown field; known fields are: webhook, on");
+}
+
 int
 main(void)
 {
@@ -1246,6 +1269,7 @@ main(void)
 		cmocka_unit_test(test_spec_normalized_is_fixed_point),
 		cmocka_unit_test(test_spec_gpu_spellings),
 		cmocka_unit_test(test_spec_not_object),
+		cmocka_unit_test(test_spec_notify),
 		cmocka_unit_test(test_spec_unknown_top_level),
 		cmocka_unit_test(test_spec_unknown_nested),
 		cmocka_unit_test(test_spec_unknown_empty_key),
