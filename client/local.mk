@@ -7,11 +7,13 @@ noinst_LIBRARIES += client/libcli.a
 client_libcli_a_SOURCES = \
 	client/cli.h \
 	client/conn.c \
+	client/convert.c \
 	client/fmt.c \
 	client/jobfile.c \
 	client/jscan.c \
 	client/table.c \
-	client/yaml.c
+	client/yaml.c \
+	client/yaml-out.c
 client_libcli_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 
 bin_PROGRAMS += gpuq

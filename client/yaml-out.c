@@ -1,0 +1,145 @@
+/*
+ * yaml-out.c: a JSON value written as block YAML, for gpuq submit
+ * --dry-run: the job people would have written by hand.
+ *
+ * What it writes reads back (client/yaml.c) as the same JSON value: a
+ * string is written plain only when YAML would read it back as that
+ * very string, and otherwise double-quoted with JSON's escapes, which
+ * YAML's double-quoted style shares. Knows nothing of what a job is.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "client/cli.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+
+/* 1 if S may be written plain: it reads back as the same string. */
+static int
+yaml_out_plain_ok(const char *s)
+{
+	const char	*p;
+	json_t		*v;
+	int		 ok;
+
+	if (*s == '\0' || strchr("-?:,[]{}#&*!|>'\"%@`~ ", *s) != NULL)
+		return 0;
+	for (p = s; *p != '\0'; p++)
+		if (strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-=+@", *p) == NULL &&
+		    !(*p == ':' && p[1] != ' ' && p[1] != '\0'))
+			return 0;
+	/* "true", "10", "1e3", "null": YAML would type them. */
+	v = cli_yaml_plain(s, strlen(s));
+	ok = v != NULL && json_is_string(v) &&
+	    strcmp(json_string_value(v), s) == 0;
+	json_decref(v);
+	return ok;
+}
+
+/* A scalar: plain, or JSON's double-quoted form. */
+static void
+yaml_out_scalar(FILE *f, json_t *v)
+{
+	char	*s;
+
+	if (json_is_string(v) && yaml_out_plain_ok(json_string_value(v))) {
+		fputs(json_string_value(v), f);
+		return;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (s == NULL)
+		fatalx("out of memory");
+	fputs(s, f);
+	free(s);
+}
+
+/* 1 if V is written on its key's line: a scalar or an empty container. */
+static int
+yaml_out_inline(json_t *v)
+{
+	if (json_is_object(v))
+		return json_object_size(v) == 0;
+	if (json_is_array(v))
+		return json_array_size(v) == 0;
+	return 1;
+}
+
+static void	yaml_out_value(FILE *, json_t *, int);
+
+/* An inline value: a scalar, {} or []. */
+static void
+yaml_out_inline_value(FILE *f, json_t *v)
+{
+	if (json_is_object(v))
+		fputs("{}", f);
+	else if (json_is_array(v))
+		fputs("[]", f);
+	else
+		yaml_out_scalar(f, v);
+}
+
+/* A key, quoted when it would not read back plain. */
+static void
+yaml_out_key(FILE *f, const char *k)
+{
+	json_t	*s;
+
+	s = json_string(k);
+	if (s == NULL)
+		fatalx("out of memory");
+	yaml_out_scalar(f, s);
+	json_decref(s);
+	fputc(':', f);
+}
+
+/* V (not inline) at INDENT columns, starting on a fresh line. */
+static void
+yaml_out_value(FILE *f, json_t *v, int indent)
+{
+	const char	*k;
+	json_t		*e;
+	size_t		 i;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, e) {
+			fprintf(f, "%*s", indent, "");
+			yaml_out_key(f, k);
+			if (yaml_out_inline(e)) {
+				fputc(' ', f);
+				yaml_out_inline_value(f, e);
+				fputc('\n', f);
+			} else {
+				fputc('\n', f);
+				yaml_out_value(f, e, indent + 2);
+			}
+		}
+		return;
+	}
+	json_array_foreach(v, i, e) {
+		fprintf(f, "%*s-", indent, "");
+		if (yaml_out_inline(e)) {
+			fputc(' ', f);
+			yaml_out_inline_value(f, e);
+			fputc('\n', f);
+		} else {
+			fputc('\n', f);
+			yaml_out_value(f, e, indent + 2);
+		}
+	}
+}
+
+void
+cli_yaml_write(FILE *f, json_t *v)
+{
+	if (yaml_out_inline(v)) {
+		yaml_out_inline_value(f, v);
+		fputc('\n', f);
+	} else
+		yaml_out_value(f, v, 0);
+}
