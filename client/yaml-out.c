@@ -4,8 +4,8 @@
  *
  * What it writes reads back (client/yaml.c) as the same JSON value: a
  * string is written plain only when YAML would read it back as that
- * very string, and otherwise double-quoted with JSON's escapes, which
- * YAML's double-quoted style shares. Knows nothing of what a job is.
+ * very string, and otherwise double-quoted with escapes for what YAML
+ * does not allow raw. Knows nothing of what a job is.
  */
 #include "config.h"
 
@@ -42,14 +42,48 @@ yaml_out_plain_ok(const char *s)
 	return ok;
 }
 
-/* A scalar: plain, or JSON's double-quoted form. */
+/*
+ * S double-quoted. YAML allows neither C0 controls, DEL nor C1
+ * controls (U+0080..U+009F) in a file, so those are escaped, as are
+ * '"' and '\\'; JSON's encoder would leave DEL and C1 raw.
+ */
+static void
+yaml_out_quoted(FILE *f, const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i;
+
+	fputc('"', f);
+	for (i = 0; i < len; i++) {
+		if (p[i] == '"' || p[i] == '\\')
+			fprintf(f, "\\%c", p[i]);
+		else if (p[i] == '\n')
+			fputs("\\n", f);
+		else if (p[i] == '\t')
+			fputs("\\t", f);
+		else if (p[i] < 0x20 || p[i] == 0x7f)
+			fprintf(f, "\\x%02x", p[i]);
+		else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 &&
+		    p[i + 1] <= 0x9f)
+			fprintf(f, "\\x%02x", p[++i]);
+		else
+			fputc(p[i], f);
+	}
+	fputc('"', f);
+}
+
+/* A scalar: plain when it reads back so, else double-quoted. */
 static void
 yaml_out_scalar(FILE *f, json_t *v)
 {
 	char	*s;
 
-	if (json_is_string(v) && yaml_out_plain_ok(json_string_value(v))) {
-		fputs(json_string_value(v), f);
+	if (json_is_string(v)) {
+		if (yaml_out_plain_ok(json_string_value(v)))
+			fputs(json_string_value(v), f);
+		else
+			yaml_out_quoted(f, json_string_value(v),
+			    json_string_length(v));
 		return;
 	}
 	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
