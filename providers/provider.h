@@ -34,6 +34,10 @@ struct prov_launch {
 	const char	*image;
 	json_t		*command;	/* array of strings or NULL; borrowed */
 	json_t		*args;		/* array of strings or NULL; borrowed */
+	json_t		*python_package; /* {executor_image, package_uris,
+					 * module, args} or NULL; borrowed.
+					 * image is then executor_image and
+					 * command, args are NULL */
 	json_t		*env;		/* object: the user's env + GPUQ_*;
 					 * borrowed */
 	json_t		*secret_env;	/* object NAME: Secret Manager
