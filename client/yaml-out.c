@@ -79,7 +79,9 @@ yaml_out_scalar(FILE *f, json_t *v)
 	char	*s;
 
 	if (json_is_string(v)) {
-		if (yaml_out_plain_ok(json_string_value(v)))
+		/* A NUL inside (JSON's \u0000) is only safe quoted. */
+		if (strlen(json_string_value(v)) == json_string_length(v) &&
+		    yaml_out_plain_ok(json_string_value(v)))
 			fputs(json_string_value(v), f);
 		else
 			yaml_out_quoted(f, json_string_value(v),

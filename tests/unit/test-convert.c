@@ -307,6 +307,8 @@ test_convert_yaml_hostile(void **state)
 		if (*s[i] != '\0')
 			json_object_set_new(o, s[i], json_string(s[i]));
 	}
+	/* A NUL inside, which plain text would cut short. */
+	json_array_append_new(a, json_stringn("nul\0inside", 11));
 	json_object_set_new(o, "list", a);
 	json_object_set_new(o, "empty", json_object());
 	json_object_set_new(o, "none", json_array());
