@@ -10,8 +10,9 @@ project", section "The job files people already have"):
   as a pythonPackageSpec; Batch and Compute Engine run the executor
   image with /bin/sh, a constant script and the user's strings as
   words after it. That very command line, taken from the fake's copy of
-  the Batch job, is run here with stand-ins for gcloud and python on
-  PATH, with hostile strings: none of them is ever run as shell text.
+  the Batch job, and from the VM's docker run as its startup script
+  makes it, is run here with stand-ins for gcloud and python on PATH,
+  with hostile strings: none of them is ever run as shell text.
 """
 
 import json
@@ -21,6 +22,7 @@ import urllib.request
 
 from cloudutil import TERMINAL, cloud, scaled
 from fakeclient import get_token
+from test_gce_startup import run_script
 
 assert cloud  # the fixture, imported for pytest
 
@@ -240,7 +242,7 @@ def run_container(c, argv, d):
 def test_python_package_each_service(cloud, tmp_path):
     c = cloud(speed=SPEED)
     args = ["--lr", "0.1"]
-    jobs = {p: package_job(c, p, args if p != "batch" else HOSTILE)
+    jobs = {p: package_job(c, p, args if p == "vertex" else HOSTILE)
             for p in ("vertex", "batch", "gce")}
     bodies = {}
     for provider, jid in jobs.items():
@@ -263,24 +265,37 @@ def test_python_package_each_service(cloud, tmp_path):
                     ps.get("executorImageUri") ==
                     "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu:1",
                     "Vertex pool %r" % pool, jid)
-        elif provider == "gce":
-            meta = {i["key"]: i["value"] for i in
-                    body["metadata"]["items"]}
-            g = json.loads(meta["gpuq-job"])
-            c.check(g["command"][:2] == ["/bin/sh", "-c"] and
-                    g["args"][:2] == ["trainer.task", "2"] and
-                    g["args"][4:] == args, "gpuq-job %r" % g, jid)
         else:
-            ctr = body["taskGroups"][0]["taskSpec"]["runnables"][0][
-                "container"]
-            argv = [ctr["entrypoint"]] + ctr["commands"]
+            if provider == "gce":
+                # The VM's startup script turns gpuq-job into docker run
+                # (test_gce_startup.py's stand-ins); run what follows
+                # the image as the container would.
+                meta = {i["key"]: i["value"] for i in
+                        body["metadata"]["items"]}
+                (tmp_path / "vm").mkdir()
+                p, runs, _ = run_script(tmp_path / "vm",
+                                        json.loads(meta["gpuq-job"]))
+                c.check(p.returncode == 0 and len(runs) == 1,
+                        "startup script: %r %s" % (runs, p.stderr), jid)
+                dargv = runs[0]["argv"]
+                image = dargv.index("--") + 1
+                c.check(dargv[image] == "us-docker.pkg.dev/vertex-ai/"
+                        "training/pytorch-gpu:1", "docker %r" % dargv, jid)
+                ep = [a for a in dargv[:image] if a.startswith(
+                    "--entrypoint=")]
+                argv = [ep[0].split("=", 1)[1]] + dargv[image + 1:]
+            else:
+                ctr = body["taskGroups"][0]["taskSpec"]["runnables"][0][
+                    "container"]
+                argv = [ctr["entrypoint"]] + ctr["commands"]
             c.check(argv[:2] == ["/bin/sh", "-c"] and
                     argv[3:] == ["gpuq-python-package", "trainer.task", "2",
                                  "gs://gpuq-test-pkgs/trainer-0.1.tar.gz",
                                  "gs://gpuq-test-pkgs/util-1.0-py3-none-"
                                  "any.whl"] + HOSTILE,
-                    "Batch command line %r" % argv, jid)
-            calls = run_container(c, argv, str(tmp_path))
+                    "%s command line %r" % (provider, argv), jid)
+            os.makedirs(tmp_path / provider)
+            calls = run_container(c, argv, str(tmp_path / provider))
             c.check([x[:3] for x in calls] == [
                 ["gcloud", "storage", "cp"], ["python3", "-m", "pip"],
                 ["gcloud", "storage", "cp"], ["python3", "-m", "pip"],
@@ -292,5 +307,5 @@ def test_python_package_each_service(cloud, tmp_path):
             # The module got every hostile word as it was, and none ran.
             c.check(calls[-1][3:] == HOSTILE, "module argv %r" % calls[-1],
                     jid)
-            c.check(not os.path.exists(tmp_path / "PWNED"),
+            c.check(not os.path.exists(tmp_path / provider / "PWNED"),
                     "a hostile string ran as shell text", jid)
