@@ -402,6 +402,17 @@ static const struct cv_key cv_custom_job_keys[] = {
 	{ "labels", CV_USE, NULL },
 	{ "encryptionSpec", CV_REFUSE, "customer-managed keys are set for "
 	  "every job in gpuqd.conf ([gcp] kms_key); remove it" },
+	/* What `gcloud ai custom-jobs describe` adds to a job. */
+	{ "name", CV_NOTE, "output only; ignored" },
+	{ "state", CV_NOTE, "output only; ignored" },
+	{ "error", CV_NOTE, "output only; ignored" },
+	{ "createTime", CV_NOTE, "output only; ignored" },
+	{ "startTime", CV_NOTE, "output only; ignored" },
+	{ "endTime", CV_NOTE, "output only; ignored" },
+	{ "updateTime", CV_NOTE, "output only; ignored" },
+	{ "webAccessUris", CV_NOTE, "output only; ignored" },
+	{ "satisfiesPzi", CV_NOTE, "output only; ignored" },
+	{ "satisfiesPzs", CV_NOTE, "output only; ignored" },
 	{ NULL, 0, NULL }
 };
 
