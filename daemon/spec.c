@@ -72,6 +72,7 @@ static int	spec_check_image_ref(struct spec_ctx *, const char *,
 static int	spec_check_secret_env(struct spec_ctx *, const char *,
 		    json_t *);
 static int	spec_pp_given(struct spec_ctx *, const char *, json_t *);
+static int	spec_pp_providers(struct spec_ctx *, const char *);
 static const char *spec_bucket_why(const char *, size_t);
 
 /* What the checkers share while one spec is validated. */
@@ -933,8 +934,13 @@ spec_provider_bad(const char *s, const char *q)
 static int
 spec_check_providers(struct spec_ctx *c, const char *field, json_t *v)
 {
-	return spec_check_set(c, field, v, "providers", "provider",
+	int	r;
+
+	r = spec_check_set(c, field, v, "providers", "provider",
 	    spec_provider_ok, spec_provider_bad);
+	if (r == 0)
+		r = spec_pp_providers(c, field);
+	return r;
 }
 
 /* spot: never, allow (default) or require. */
@@ -1704,6 +1710,61 @@ spec_check_pp_args(struct spec_ctx *c, const char *field, json_t *v)
 		spec_put(c->out, "args", json_array());
 	c->out = saved;
 	return r;
+}
+
+/*
+ * The providers a python_package can run on: a service that takes only
+ * some executor images (Vertex AI: its pre-built training containers)
+ * is refused by name when the job lists it, and left out of the
+ * job's providers when it lists none (doc/DESIGN.md "Python packages").
+ */
+static int
+spec_pp_providers(struct spec_ctx *c, const char *field)
+{
+	const struct provider	*p;
+	const char		*image, *name;
+	json_t			*pp, *list, *e;
+	char			*names, *tok, *save = NULL, *f;
+	size_t			 i;
+	int			 r = 0, all = 1;
+
+	if ((pp = json_object_get(c->out, "python_package")) == NULL)
+		return 0;
+	image = json_string_value(json_object_get(pp, "executor_image"));
+	if ((list = json_object_get(c->out, "providers")) != NULL) {
+		json_array_foreach(list, i, e) {
+			name = json_string_value(e);
+			p = prov_lookup(name);
+			if (p == NULL || prov_package_image_ok(p, image))
+				continue;
+			f = xprintf("%s[%zu]", field, i);
+			r = spec_fail(c, f, "%s runs a python_package only with "
+			    "its own executor images (%s...); use one of them, "
+			    "or leave %s out", name, p->package_images[0],
+			    name);
+			free(f);
+			return r;
+		}
+		return 0;
+	}
+	if ((list = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	names = xstrdup(prov_names());
+	for (tok = strtok_r(names, ", ", &save); tok != NULL;
+	    tok = strtok_r(NULL, ", ", &save)) {
+		if ((p = prov_lookup(tok)) == NULL)
+			continue;
+		if (!prov_package_image_ok(p, image))
+			all = 0;
+		else if (json_array_append_new(list, json_string(tok)) != 0)
+			fatalx("spec: out of memory");
+	}
+	free(names);
+	if (all)
+		json_decref(list);
+	else
+		spec_put(c->out, "providers", list);
+	return 0;
 }
 
 static const struct spec_field spec_pp_fields[] = {

@@ -772,6 +772,18 @@ vertex_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	return rc;
 }
 
+/*
+ * "You must use an image from this list" (PythonPackageSpec.
+ * executorImageUri): the pre-built training containers, which live in
+ * these three repositories.
+ */
+static const char *const vertex_package_images[] = {
+	"us-docker.pkg.dev/vertex-ai/training/",
+	"europe-docker.pkg.dev/vertex-ai/training/",
+	"asia-docker.pkg.dev/vertex-ai/training/",
+	NULL
+};
+
 const struct provider prov_vertex = {
 	.name = "vertex",
 	.quota_metric = vertex_quota_metric,
@@ -784,4 +796,5 @@ const struct provider prov_vertex = {
 	.launch = vertex_launch,
 	.poll = vertex_poll,
 	.cancel = vertex_cancel,
+	.package_images = vertex_package_images,
 };

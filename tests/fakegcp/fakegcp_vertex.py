@@ -345,6 +345,12 @@ class Vertex:
         return {k: v for k, v in lro.items() if not k.startswith("_")}
 
 
+# Where Vertex AI's pre-built training containers live: the only
+# executor images a pythonPackageSpec may name.
+PREBUILT = tuple("%s-docker.pkg.dev/vertex-ai/training/" % m
+                 for m in ("us", "europe", "asia"))
+
+
 def _python_package_errors(wp, i):
     """The required fields of a PythonPackageSpec that WP leaves out, as
     Vertex AI names them (executorImageUri, packageUris, pythonModule
@@ -356,6 +362,10 @@ def _python_package_errors(wp, i):
     if wp.get("containerSpec") is not None:
         return [pre + "task"]
     errs = []
+    img = ps.get("executorImageUri") or ""
+    if img and not any(img.startswith(r) for r in PREBUILT):
+        # "You must use an image from this list" (PythonPackageSpec).
+        return [pre + "python_package_spec.executor_image_uri"]
     for k, n in (("executorImageUri", "executor_image_uri"),
                  ("packageUris", "package_uris"),
                  ("pythonModule", "python_module")):

@@ -181,6 +181,15 @@ def test_vertex_python_package_spec(gcp):
         st, e, _ = gcp.post(V, bad)
         assert st == 400 and "python_package_spec." + name in \
             e["error"]["message"], e
+    # Only the pre-built training containers run a package.
+    own = vertex_body("pp4", env("pp4"))
+    p = own["jobSpec"]["workerPoolSpecs"][0]
+    p.pop("containerSpec")
+    p["pythonPackageSpec"] = dict(pool["pythonPackageSpec"],
+                                  executorImageUri="gcr.io/p/py:1")
+    st, e, _ = gcp.post(V, own)
+    assert st == 400 and "python_package_spec.executor_image_uri" in \
+        e["error"]["message"], e
     both = vertex_body("pp3", env("pp3"))
     both["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"] = \
         pool["pythonPackageSpec"]

@@ -1322,9 +1322,29 @@ test_spec_python_package(void **state)
 	    "trainer.task (at most 255 characters)");
 	bad(PP(PP_OK ", \"args\": [\"--lr\", 1]"), "python_package.args[1]",
 	    "must be a string; quote it");
+	/* Vertex AI takes only its pre-built containers as executors: a
+	 * job with another image runs elsewhere, or names vertex in vain. */
+	ok_absent(PP(PP_OK), "providers");
+	ok_field(PP("\"executor_image\": \"gcr.io/p/py:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\""), "providers",
+	    "[\"batch\",\"gce\"]");
+	ok_field("{" PP_ACC ", \"providers\": [\"gce\"], \"python_package\": "
+	    "{\"executor_image\": \"gcr.io/p/py:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\"}}", "providers",
+	    "[\"gce\"]");
+	bad("{" PP_ACC ", \"providers\": [\"gce\", \"vertex\"], "
+	    "\"python_package\": {\"executor_image\": \"gcr.io/p/py:1\", "
+	    "\"package_uris\": [\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\"}}",
+	    "providers[1]", "vertex runs a python_package only with its own "
+	    "executor images (us-docker.pkg.dev/vertex-ai/training/...); use "
+	    "one of them, or leave vertex out");
+	ok_field("{" PP_ACC ", \"providers\": [\"vertex\"], \"python_package\": "
+	    "{" PP_OK "}}", "providers", "[\"vertex\"]");
 	/* The normalized spec validates again to itself. */
 	{
-		json_t	*once = ok(PP(PP_OK)), *twice;
+		json_t	*once = ok(PP("\"executor_image\": \"gcr.io/p/py:1\", "
+			    "\"package_uris\": [\"gs://my-bkt/t.tar.gz\"], "
+			    "\"module\": \"t\"")), *twice;
 		char	*a, *b;
 
 		a = dump(once);
