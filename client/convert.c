@@ -46,14 +46,14 @@ enum cv_how {
 };
 
 struct cv_key {
-	const char	*name;		/* Google's camelCase spelling */
+	const char	*name;		/* Google's camelCase name */
 	enum cv_how	 how;
-	const char	*why;		/* CV_REFUSE, CV_NOTE: what to do */
+	const char	*why;		/* refused, noted: what to do */
 };
 
 /* One conversion. */
 struct cv {
-	json_t		*job;		/* the gpuq job being built */
+	json_t		*job;		/* the gpuq job built */
 	json_t		*notes;		/* strings */
 	char		*cause;		/* the first error */
 };
@@ -196,7 +196,8 @@ cv_fields(struct cv *c, const char *path, json_t *obj,
 			r = cv_fail(c, p, "given twice (in camelCase and "
 			    "snake_case); keep one");
 		else if (k->how == CV_REFUSE && !cv_empty(v))
-			r = cv_fail(c, p, "gpuq cannot honour this: %s", k->why);
+			r = cv_fail(c, p, "gpuq cannot honour this: %s",
+			    k->why);
 		else if (k->how == CV_NOTE && !json_is_null(v))
 			cv_note(c, p, "%s", k->why);
 		else if (k->how == CV_USE && json_object_set(out, camel,
@@ -1107,8 +1108,8 @@ static int
 cv_ml_replica(struct cv *c, const char *path, json_t *v, const char *mt,
     json_t **ret)
 {
-	json_t		*f, *acc = NULL, *af = NULL, *saved = c->job, *cmd;
-	json_t		*args;
+	json_t		*f, *acc = NULL, *af = NULL, *saved = c->job;
+	json_t		*cmd, *args;
 	const char	*type = NULL, *image = NULL;
 	long long	 count = 1;
 	char		*p = NULL;

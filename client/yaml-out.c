@@ -31,7 +31,8 @@ yaml_out_plain_ok(const char *s)
 		return 0;
 	for (p = s; *p != '\0'; p++)
 		if (strchr("abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-=+@", *p) == NULL &&
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789._/-=+@", *p) == NULL &&
 		    !(*p == ':' && p[1] != ' ' && p[1] != '\0'))
 			return 0;
 	/* "true", "10", "1e3", "null": YAML would type them. */

@@ -91,7 +91,8 @@ corpus_case(const char *file)
 {
 	struct cli_docs	 d = { NULL, 0 };
 	const char	*dot = strrchr(file, '.');
-	char		*path, *base, *want, *got, *cause = NULL, *notes_want;
+	char		*path, *base, *want, *got, *cause = NULL;
+	char		*notes_want;
 	char		*notes_got = NULL;
 	size_t		 i, nlen = 0;
 	json_t		*notes, *n;
@@ -207,7 +208,8 @@ assert_refused(const char *from, const char *text, const char *want)
 }
 
 #define POOL	"workerPoolSpecs: [{replicaCount: 1, machineSpec: " \
-		"{machineType: n1-standard-4, acceleratorType: NVIDIA_TESLA_T4}, "
+		"{machineType: n1-standard-4, " \
+		"acceleratorType: NVIDIA_TESLA_T4}, "
 
 static void
 test_convert_refusals(void **state)
@@ -225,7 +227,8 @@ test_convert_refusals(void **state)
 	/* Pools 2 and 3. */
 	assert_refused("vertex", POOL "containerSpec: {imageUri: a/b:1}}, {}, "
 	    "{replicaCount: 1, machineSpec: {machineType: n1-standard-4, "
-	    "acceleratorType: NVIDIA_TESLA_T4}, containerSpec: {imageUri: a/b:1}}]",
+	    "acceleratorType: NVIDIA_TESLA_T4}, "
+	    "containerSpec: {imageUri: a/b:1}}]",
 	    "workerPoolSpecs[2]: parameter servers");
 	/* No GPU at all. */
 	assert_refused("vertex", "workerPoolSpecs: [{machineSpec: "
