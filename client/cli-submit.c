@@ -173,6 +173,42 @@ lost:
 	return GPUQ_EXIT_UNREACHABLE;
 }
 
+/*
+ * --from: the file is another service's job, converted here
+ * (client/convert.c); its notes go to stderr. 0, or -1 (said why).
+ */
+static int
+submit_convert(const char *from, const char *file, struct cli_docs *docs)
+{
+	json_t	*notes, *v;
+	char	*cause = NULL;
+	size_t	 i;
+
+	if (cli_convert_docs(from, file, docs, &notes, &cause) != 0) {
+		cli_warnx("%s", cause);
+		free(cause);
+		cli_docs_done(docs);
+		return -1;
+	}
+	json_array_foreach(notes, i, v)
+		cli_warnx("%s: note: %s", file, json_string_value(v));
+	json_decref(notes);
+	return 0;
+}
+
+/* --dry-run: the jobs as gpuq YAML, documents apart by "---". */
+static void
+submit_print(struct cli_docs *docs)
+{
+	size_t	i;
+
+	for (i = 0; i < docs->n; i++) {
+		if (i > 0)
+			fputs("---\n", stdout);
+		cli_yaml_write(stdout, docs->v[i].job);
+	}
+}
+
 int
 cli_submit_exec(struct cli *cli, int argc, char **argv)
 {
@@ -181,16 +217,19 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		{ "hold", no_argument, NULL, 'H' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "priority", required_argument, NULL, 'P' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct cli_cmd		*cmd = cli_cmd_find("submit");
 	struct submit_run		 r;
 	struct cli_docs			 docs = { NULL, 0 };
-	const char			*name = NULL;
+	const char			*name = NULL, *from = NULL;
 	char				*cause = NULL, *end;
 	long				 prio = 0;
 	int				 ch, hold = 0, prio_set = 0, rc;
+	int				 dry = 0;
 	size_t				 i;
 
 	memset(&r, 0, sizeof r);
@@ -220,6 +259,18 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			}
 			prio_set = 1;
 			break;
+		case 'F':
+			if (strcmp(optarg, "vertex") != 0 &&
+			    strcmp(optarg, "batch") != 0) {
+				cli_warnx("--from %s: unknown; use vertex or "
+				    "batch", optarg);
+				return GPUQ_EXIT_USAGE;
+			}
+			from = optarg;
+			break;
+		case 'n':
+			dry = 1;
+			break;
 		case 'h':
 			return GPUQ_EXIT_OK;
 		default:
@@ -238,6 +289,8 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		free(cause);
 		return GPUQ_EXIT_FAILED;
 	}
+	if (from != NULL && submit_convert(from, r.file, &docs) != 0)
+		return GPUQ_EXIT_FAILED;
 	for (i = 0; i < docs.n; i++) {
 		if (name != NULL)
 			json_object_set_new(docs.v[i].job, "name",
@@ -245,6 +298,11 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		if (prio_set)
 			json_object_set_new(docs.v[i].job, "priority",
 			    json_integer(prio));
+	}
+	if (dry) {
+		submit_print(&docs);
+		cli_docs_done(&docs);
+		return GPUQ_EXIT_OK;
 	}
 	r.cli = cli;
 	r.docs = &docs;

@@ -154,6 +154,31 @@ int	cli_yaml_load(const char *name, const char *buf, size_t len,
 json_t	*cli_yaml_plain(const char *s, size_t len);
 
 /*
+ * yaml-out.c: V written to F as block YAML that cli_yaml_load reads
+ * back as V (strings quoted when they would not read back plain).
+ */
+void	cli_yaml_write(FILE *f, json_t *v);
+
+/*
+ * convert.c: a job file of another service turned into a gpuq job.
+ * FROM is "vertex" (a CustomJob, its CustomJobSpec, or an AI Platform
+ * Job/TrainingInput) or "batch" (a Cloud Batch Job); IN is borrowed.
+ * 0 with the job in *RET (new) and the fields accepted without effect,
+ * each a sentence naming its path, in *NOTES (new array; NOTES may be
+ * NULL); or -EINVAL with *cause "PATH: what is wrong and what to do"
+ * (new string). Nothing of the file is dropped without a note.
+ */
+int	cli_convert(const char *from, json_t *in, json_t **ret,
+	    json_t **notes, char **cause);
+/*
+ * Every document of DOCS (read from FILE) converted in place. 0 with
+ * the notes of all in *NOTES (new), or -EINVAL with *cause "FILE[:LINE]:
+ * PATH: ..." (new) and DOCS partly converted (free it all the same).
+ */
+int	cli_convert_docs(const char *from, const char *file,
+	    struct cli_docs *docs, json_t **notes, char **cause);
+
+/*
  * jscan.c: values in JSON text found without parsing it all. Member
  * KEY of the object OBJ: 1 with its text in *val and *vlen, 0 if absent, -1
  * if OBJ is not well formed.

@@ -54,7 +54,8 @@ _gpuq_options()
 {
 	case $1 in
 	'')		echo '--socket --timeout --help --version' ;;
-	submit)		echo '-q --quiet --hold --name --priority --help' ;;
+	submit)		echo '-q --quiet --hold --name --priority --from --dry-run' \
+			    '--help' ;;
 	status)		echo '--all --state --user --limit --json --help' ;;
 	show)		echo '--json --help' ;;
 	plan)		echo '--json --all --help' ;;
@@ -70,7 +71,7 @@ _gpuq_takes_value()
 {
 	case $1 in
 	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
-	--limit|--region|--gpu)
+	--limit|--region|--gpu|--from)
 		return 0 ;;
 	esac
 	return 1
@@ -144,6 +145,10 @@ _gpuq_value()
 		;;
 	--gpu)
 		_gpuq_reply -W "$_gpuq_gpus" -- "$cur"
+		;;
+	--from)
+		# The other services whose job files submit converts.
+		_gpuq_reply -W 'vertex batch' -- "$cur"
 		;;
 	-u|--user)
 		_gpuq_reply -u -- "$cur"

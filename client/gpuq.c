@@ -35,7 +35,8 @@
  */
 const struct cli_cmd cli_cmds[] = {
 	{ "submit", cli_submit_exec,
-	  "[-q] [--hold] [--name NAME] [--priority N] FILE|-",
+	  "[-q] [--hold] [--name NAME] [--priority N] [--from vertex|batch] "
+	  "[--dry-run] FILE|-",
 	  "queue the job(s) in a YAML or JSON file",
 	  "  -q, --quiet          print only the new job id(s)\n"
 	  "      --hold           queue the job(s) held: they start after "
@@ -43,6 +44,13 @@ const struct cli_cmd cli_cmds[] = {
 	  "      --name NAME      set the job name (overrides the file)\n"
 	  "      --priority N     set the priority; higher runs first "
 	  "(overrides the file)\n"
+	  "      --from vertex    FILE is a Vertex AI CustomJob (as gcloud ai "
+	  "custom-jobs\n"
+	  "                       create --config takes it) or an AI "
+	  "Platform trainingInput\n"
+	  "      --from batch     FILE is a Cloud Batch job (JSON or YAML)\n"
+	  "      --dry-run        print the job(s) as gpuq YAML and submit "
+	  "nothing\n"
 	  "  FILE may hold several jobs (YAML documents separated by '---',\n"
 	  "  or a JSON array): each is submitted. '-' reads standard "
 	  "input.\n"

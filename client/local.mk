@@ -7,11 +7,13 @@ noinst_LIBRARIES += client/libcli.a
 client_libcli_a_SOURCES = \
 	client/cli.h \
 	client/conn.c \
+	client/convert.c \
 	client/fmt.c \
 	client/jobfile.c \
 	client/jscan.c \
 	client/table.c \
-	client/yaml.c
+	client/yaml.c \
+	client/yaml-out.c
 client_libcli_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 
 bin_PROGRAMS += gpuq
@@ -34,8 +36,9 @@ gpuq_LDADD = client/libcli.a common/libcommon.a $(GPUQ_CLIENT_LIBS)
 dist_man_MANS += man/gpuq.1
 
 # Unit tests of the parts above (cmocka).
-check_PROGRAMS += tests/unit/test-yaml tests/unit/test-table
-TESTS += tests/unit/test-yaml tests/unit/test-table
+check_PROGRAMS += tests/unit/test-yaml tests/unit/test-table \
+	tests/unit/test-convert
+TESTS += tests/unit/test-yaml tests/unit/test-table tests/unit/test-convert
 tests_unit_test_yaml_SOURCES = tests/unit/test-yaml.c
 tests_unit_test_yaml_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_yaml_LDADD = tests/unit/libunittest.a client/libcli.a \
@@ -45,3 +48,9 @@ tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_table_LDADD = client/libcli.a common/libcommon.a \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_convert_SOURCES = tests/unit/test-convert.c
+tests_unit_test_convert_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
+	$(CMOCKA_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_convert_LDADD = client/libcli.a common/libcommon.a \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CMOCKA_LIBS)
+EXTRA_DIST += tests/unit/data/convert

@@ -287,8 +287,9 @@ api_may_see(struct api_req *r, const struct store_job *j)
 /*
  * What another user sees of SPEC: the env names with their values
  * withheld, and command and args with every item withheld (a command
- * line often carries a token too). Everything else (image, GPUs,
- * regions, labels, secret_env's resource names) stays.
+ * line often carries a token too; so do python_package.args).
+ * Everything else (image, GPUs, regions, labels, secret_env's resource
+ * names) stays.
  */
 static void
 api_spec_withhold(json_t *spec)
@@ -307,6 +308,10 @@ api_spec_withhold(json_t *spec)
 			(void)json_array_set_new(o, n,
 			    json_string(API_WITHHELD));
 	}
+	/* A python_package's args are its command line. */
+	o = json_object_get(json_object_get(spec, "python_package"), "args");
+	for (n = 0; n < json_array_size(o); n++)
+		(void)json_array_set_new(o, n, json_string(API_WITHHELD));
 }
 
 /* Required "id": 1 and *ret, else replied and -1. */

@@ -377,6 +377,23 @@ cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 	return env;
 }
 
+/*
+ * A python_package job: its executor image is the image that runs
+ * (doc/DESIGN.md "Python packages").
+ */
+static void
+cloud_python_package(json_t *spec, struct prov_launch *l)
+{
+	json_t	*pp = json_object_get(spec, "python_package");
+
+	if (!json_is_object(pp))
+		return;
+	l->python_package = pp;
+	l->image = json_string_value(json_object_get(pp, "executor_image"));
+	l->command = NULL;
+	l->args = NULL;
+}
+
 int
 cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
     prov_launch_cb cb, void *arg, char **cause)
@@ -409,6 +426,7 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.image = json_string_value(json_object_get(spec, "image"));
 	l.command = json_object_get(spec, "command");
 	l.args = json_object_get(spec, "args");
+	cloud_python_package(spec, &l);
 	v = json_object_get(spec, "labels");
 	l.labels = json_is_object(v) ? v : NULL;
 	l.max_runtime = json_integer_value(json_object_get(spec,

@@ -72,6 +72,9 @@ static int	spec_check_image_ref(struct spec_ctx *, const char *,
 		    const char *);
 static int	spec_check_secret_env(struct spec_ctx *, const char *,
 		    json_t *);
+static int	spec_pp_given(struct spec_ctx *, const char *, json_t *);
+static int	spec_pp_providers(struct spec_ctx *, const char *);
+static const char *spec_bucket_why(const char *, size_t);
 
 /* What the checkers share while one spec is validated. */
 struct spec_ctx {
@@ -79,6 +82,7 @@ struct spec_ctx {
 	struct spec_error	*err;
 	const struct gpu_type	*gpu;	/* set by the accelerator checker */
 	int			 count;
+	json_t			*in;	/* the spec as given; borrowed */
 };
 
 typedef int (*spec_check_fn)(struct spec_ctx *, const char *, json_t *);
@@ -420,6 +424,8 @@ spec_check_image(struct spec_ctx *c, const char *field, json_t *v)
 	const char	*s, *p;
 	int		 r;
 
+	if ((r = spec_pp_given(c, field, v)) != 0)
+		return r < 0 ? r : 0;
 	if (v == NULL)
 		return spec_fail(c, field, "required: the container image to "
 		    "run, e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
@@ -489,6 +495,10 @@ spec_check_strings(struct spec_ctx *c, const char *field, json_t *v,
 static int
 spec_check_command(struct spec_ctx *c, const char *field, json_t *v)
 {
+	int	r;
+
+	if ((r = spec_pp_given(c, field, v)) != 0)
+		return r < 0 ? r : 0;
 	return spec_check_strings(c, field, v, 0, "command");
 }
 
@@ -496,6 +506,10 @@ spec_check_command(struct spec_ctx *c, const char *field, json_t *v)
 static int
 spec_check_args(struct spec_ctx *c, const char *field, json_t *v)
 {
+	int	r;
+
+	if ((r = spec_pp_given(c, field, v)) != 0)
+		return r < 0 ? r : 0;
 	return spec_check_strings(c, field, v, 1, "args");
 }
 
@@ -921,8 +935,13 @@ spec_provider_bad(const char *s, const char *q)
 static int
 spec_check_providers(struct spec_ctx *c, const char *field, json_t *v)
 {
-	return spec_check_set(c, field, v, "providers", "provider",
+	int	r;
+
+	r = spec_check_set(c, field, v, "providers", "provider",
 	    spec_provider_ok, spec_provider_bad);
+	if (r == 0)
+		r = spec_pp_providers(c, field);
+	return r;
 }
 
 /* spot: never, allow (default) or require. */
@@ -1543,6 +1562,257 @@ spec_check_secret_env(struct spec_ctx *c, const char *field, json_t *v)
 }
 
 /*
+ * python_package: the job's code as Vertex AI's Python-package
+ * training gives it (pythonPackageSpec): an executor image, the
+ * package files on Cloud Storage, the module to run and its arguments.
+ * It stands instead of image, command and args (doc/DESIGN.md "Python
+ * packages").
+ */
+
+/*
+ * For image, command and args (FIELD, value V): 1 when python_package
+ * is given and V is not (nothing to check), -EINVAL when both are, 0
+ * when there is no python_package.
+ */
+static int
+spec_pp_given(struct spec_ctx *c, const char *field, json_t *v)
+{
+	if (c->in == NULL || json_object_get(c->in, "python_package") == NULL)
+		return 0;
+	if (v == NULL)
+		return 1;
+	if (strcmp(field, "image") == 0)
+		return spec_fail(c, field, "give either image or "
+		    "python_package: python_package.executor_image is the "
+		    "image that runs the package");
+	return spec_fail(c, field, "a python_package job runs its module; "
+	    "give the arguments as python_package.args and leave %s out",
+	    field);
+}
+
+/* python_package.executor_image: an image reference, required. */
+static int
+spec_check_pp_image(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *p;
+	int		 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the image that installs "
+		    "and runs the package, e.g. one of Vertex AI's prebuilt "
+		    "training containers");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (*s == '\0' || strlen(s) > SPEC_IMAGE_MAX)
+		return spec_fail(c, field, "must be 1 to %d characters long",
+		    SPEC_IMAGE_MAX);
+	for (p = s; *p != '\0'; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p))
+			return spec_fail(c, field, "must not contain "
+			    "whitespace; it is one image URI");
+	if ((r = spec_check_image_ref(c, field, s)) != 0)
+		return r;
+	spec_put(json_object_get(c->out, "python_package"), "executor_image",
+	    json_string(s));
+	return 0;
+}
+
+/* One package URI: gs://BUCKET/OBJECT, no whitespace. */
+static int
+spec_check_pp_uri(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *bucket, *slash, *why, *p;
+	char		*q;
+	int		 r;
+
+	if (json_is_number(v) || json_is_boolean(v))
+		return spec_fail(c, field, "must be a string; quote it");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (strlen(s) > SPEC_URI_MAX)
+		return spec_fail(c, field, "must be at most %d characters "
+		    "long", SPEC_URI_MAX);
+	for (p = s; *p != '\0'; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p))
+			return spec_fail(c, field, "must not contain "
+			    "whitespace");
+	bucket = s + 5;
+	slash = strncmp(s, "gs://", 5) == 0 ? strchr(bucket, '/') : NULL;
+	if (slash == NULL || slash[1] == '\0' || slash[strlen(slash) - 1] ==
+	    '/') {
+		q = spec_clean(s);
+		r = spec_fail(c, field, "\"%s\" is not a package file on "
+		    "Cloud Storage; write gs://BUCKET/path/trainer-0.1.tar.gz",
+		    q);
+		free(q);
+		return r;
+	}
+	if ((why = spec_bucket_why(bucket, (size_t)(slash - bucket))) != NULL)
+		return spec_fail(c, field, "bucket name %s", why);
+	return 0;
+}
+
+/* python_package.package_uris: 1 to 100 gs:// files. */
+static int
+spec_check_pp_uris(struct spec_ctx *c, const char *field, json_t *v)
+{
+	json_t	*el;
+	size_t	 i;
+	char	*f;
+	int	 r;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the package files, e.g. "
+		    "[gs://my-bucket/trainer-0.1.tar.gz]");
+	if (!json_is_array(v))
+		return spec_fail_type(c, field, v, "a list of gs:// URIs");
+	if (json_array_size(v) == 0 || json_array_size(v) > 100)
+		return spec_fail(c, field, "must list 1 to 100 package files, "
+		    "as Vertex AI takes them");
+	json_array_foreach(v, i, el) {
+		f = xprintf("%s[%zu]", field, i);
+		r = spec_check_pp_uri(c, f, el);
+		free(f);
+		if (r != 0)
+			return r;
+	}
+	spec_put(json_object_get(c->out, "python_package"), "package_uris",
+	    json_deep_copy(v));
+	return 0;
+}
+
+/* python_package.module: a dotted Python module name. */
+static int
+spec_check_pp_module(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s, *p;
+	char		*q;
+	int		 r, start = 1;
+
+	if (v == NULL)
+		return spec_fail(c, field, "required: the module to run, as "
+		    "python -m takes it, e.g. trainer.task");
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	for (p = s; *p != '\0' && p - s <= 255; p++) {
+		if (*p == '.' && !start && p[1] != '\0') {
+			start = 1;
+			continue;
+		}
+		if (!(isalpha((unsigned char)*p) || *p == '_' ||
+		    (!start && isdigit((unsigned char)*p))))
+			break;
+		start = 0;
+	}
+	if (*s == '\0' || *p != '\0') {
+		q = spec_clean(s);
+		r = spec_fail(c, field, "\"%s\" is not a Python module name: "
+		    "names of letters, digits and '_' joined by '.', such as "
+		    "trainer.task (at most 255 characters)", q);
+		free(q);
+		return r;
+	}
+	spec_put(json_object_get(c->out, "python_package"), "module",
+	    json_string(s));
+	return 0;
+}
+
+/* python_package.args: list of strings, default []. */
+static int
+spec_check_pp_args(struct spec_ctx *c, const char *field, json_t *v)
+{
+	json_t	*saved = c->out;
+	int	 r;
+
+	c->out = json_object_get(saved, "python_package");
+	r = spec_check_strings(c, field, v, 1, "args");
+	if (r == 0 && v == NULL)
+		spec_put(c->out, "args", json_array());
+	c->out = saved;
+	return r;
+}
+
+/*
+ * The providers a python_package can run on: a service that takes only
+ * some executor images (Vertex AI: its pre-built training containers)
+ * is refused by name when the job lists it, and left out of the
+ * job's providers when it lists none (doc/DESIGN.md "Python packages").
+ */
+static int
+spec_pp_providers(struct spec_ctx *c, const char *field)
+{
+	const struct provider	*p;
+	const char		*image, *name;
+	json_t			*pp, *list, *e;
+	char			*names, *tok, *save = NULL, *f;
+	size_t			 i;
+	int			 r = 0, all = 1;
+
+	if ((pp = json_object_get(c->out, "python_package")) == NULL)
+		return 0;
+	image = json_string_value(json_object_get(pp, "executor_image"));
+	if ((list = json_object_get(c->out, "providers")) != NULL) {
+		json_array_foreach(list, i, e) {
+			name = json_string_value(e);
+			p = prov_lookup(name);
+			if (p == NULL || prov_package_image_ok(p, image))
+				continue;
+			f = xprintf("%s[%zu]", field, i);
+			r = spec_fail(c, f, "%s runs a python_package only with "
+			    "its own executor images (%s...); use one of them, "
+			    "or leave %s out", name, p->package_images[0],
+			    name);
+			free(f);
+			return r;
+		}
+		return 0;
+	}
+	if ((list = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	names = xstrdup(prov_names());
+	for (tok = strtok_r(names, ", ", &save); tok != NULL;
+	    tok = strtok_r(NULL, ", ", &save)) {
+		if ((p = prov_lookup(tok)) == NULL)
+			continue;
+		if (!prov_package_image_ok(p, image))
+			all = 0;
+		else if (json_array_append_new(list, json_string(tok)) != 0)
+			fatalx("spec: out of memory");
+	}
+	free(names);
+	if (all)
+		json_decref(list);
+	else
+		spec_put(c->out, "providers", list);
+	return 0;
+}
+
+static const struct spec_field spec_pp_fields[] = {
+	{ "executor_image",	spec_check_pp_image },
+	{ "package_uris",	spec_check_pp_uris },
+	{ "module",		spec_check_pp_module },
+	{ "args",		spec_check_pp_args },
+};
+
+static int
+spec_check_python_package(struct spec_ctx *c, const char *field, json_t *v)
+{
+	int	r;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v, "an object with "
+		    "executor_image, package_uris, module and args");
+	spec_put(c->out, "python_package", json_object());
+	r = spec_check_fields(c, field, v, spec_pp_fields,
+	    sizeof spec_pp_fields / sizeof spec_pp_fields[0]);
+	if (r != 0)
+		(void)json_object_del(c->out, "python_package");
+	return r;
+}
+
+/*
  * The fields of a job, in the order gpuq-job(5) documents them, which
  * is also the order of checking and of the normalized object.
  * machine_type follows accelerator because it depends on it.
@@ -1633,6 +1903,7 @@ static const struct spec_field spec_fields[] = {
 	{ "image",		spec_check_image },
 	{ "command",		spec_check_command },
 	{ "args",		spec_check_args },
+	{ "python_package",	spec_check_python_package },
 	{ "env",		spec_check_env },
 	{ "secret_env",		spec_check_secret_env },
 	{ "accelerator",	spec_check_accelerator },
@@ -1661,6 +1932,7 @@ spec_validate(json_t *job, json_t **ret, struct spec_error *err)
 
 	memset(&c, 0, sizeof c);
 	c.err = err;
+	c.in = job;
 	if (!json_is_object(job))
 		return spec_fail(&c, "", "a job spec must be an object "
 		    "(a YAML mapping) of fields, not %s",

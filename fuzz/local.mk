@@ -24,7 +24,8 @@ FUZZ_TARGETS = \
 	price \
 	quota \
 	storage \
-	gcperror
+	gcperror \
+	convert
 
 FUZZ_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) \
 	$(INIH_CFLAGS) $(CURL_CFLAGS) $(OPENSSL_CFLAGS) $(YAML_CFLAGS)
@@ -58,7 +59,8 @@ check_PROGRAMS += \
 	fuzz/replay-price \
 	fuzz/replay-quota \
 	fuzz/replay-storage \
-	fuzz/replay-gcperror
+	fuzz/replay-gcperror \
+	fuzz/replay-convert
 TESTS += fuzz/replay-all
 EXTRA_DIST += fuzz/replay-all
 
@@ -110,6 +112,9 @@ fuzz_replay_storage_LDADD = $(FUZZ_LIBS)
 fuzz_replay_gcperror_SOURCES = fuzz/fuzz-gcperror.c fuzz/replay.c $(FUZZ_COMMON)
 fuzz_replay_gcperror_CFLAGS = $(FUZZ_CFLAGS)
 fuzz_replay_gcperror_LDADD = $(FUZZ_LIBS)
+fuzz_replay_convert_SOURCES = fuzz/fuzz-convert.c fuzz/replay.c $(FUZZ_COMMON)
+fuzz_replay_convert_CFLAGS = $(FUZZ_CFLAGS)
+fuzz_replay_convert_LDADD = $(FUZZ_LIBS)
 
 if FUZZ
 noinst_PROGRAMS += \
@@ -128,7 +133,8 @@ noinst_PROGRAMS += \
 	fuzz/fuzz-price \
 	fuzz/fuzz-quota \
 	fuzz/fuzz-storage \
-	fuzz/fuzz-gcperror
+	fuzz/fuzz-gcperror \
+	fuzz/fuzz-convert
 
 fuzz_fuzz_frame_SOURCES = fuzz/fuzz-frame.c $(FUZZ_COMMON)
 fuzz_fuzz_frame_CFLAGS = $(FUZZ_CFLAGS)
@@ -194,6 +200,10 @@ fuzz_fuzz_gcperror_SOURCES = fuzz/fuzz-gcperror.c $(FUZZ_COMMON)
 fuzz_fuzz_gcperror_CFLAGS = $(FUZZ_CFLAGS)
 fuzz_fuzz_gcperror_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_gcperror_LDADD = $(FUZZ_LIBS)
+fuzz_fuzz_convert_SOURCES = fuzz/fuzz-convert.c $(FUZZ_COMMON)
+fuzz_fuzz_convert_CFLAGS = $(FUZZ_CFLAGS)
+fuzz_fuzz_convert_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_convert_LDADD = $(FUZZ_LIBS)
 
 # Each harness for FUZZ_SECONDS; fails on any crash, leak or timeout.
 FUZZ_SECONDS = 60

@@ -95,30 +95,41 @@ batch_append(json_t *a, json_t *v)
  *   no command, args [a...]            commands [a...] (image ENTRYPOINT)
  *   neither                            the image's own ENTRYPOINT and CMD
  *
+ * A python_package job runs its executor image with the command line
+ * of prov_pypkg_argv() (doc/DESIGN.md "Python packages").
+ *
  * No `options`: with installGpuDrivers Batch itself gives a container
  * runnable the VM's GPUs (Google's GPU samples set none).
  */
 static json_t *
 batch_container(const struct prov_launch *l)
 {
-	json_t	*c, *cmds, *v;
+	json_t	*c, *cmds, *v, *command = l->command, *args = l->args;
+	json_t	*pcmd = NULL, *pargs = NULL;
 	size_t	 i;
 
+	if (l->python_package != NULL) {
+		prov_pypkg_argv(l, &pcmd, &pargs);
+		command = pcmd;
+		args = pargs;
+	}
 	c = prov_checked(json_pack("{s:s}", "imageUri", l->image));
 	cmds = prov_checked(json_array());
-	if (l->command != NULL && json_array_size(l->command) > 0) {
+	if (command != NULL && json_array_size(command) > 0) {
 		prov_set(c, "entrypoint", json_string(json_string_value(
-		    json_array_get(l->command, 0))));
-		for (i = 1; i < json_array_size(l->command); i++)
-			batch_append(cmds, json_array_get(l->command, i));
+		    json_array_get(command, 0))));
+		for (i = 1; i < json_array_size(command); i++)
+			batch_append(cmds, json_array_get(command, i));
 	}
-	if (l->args != NULL)
-		json_array_foreach(l->args, i, v)
+	if (args != NULL)
+		json_array_foreach(args, i, v)
 			batch_append(cmds, v);
 	if (json_array_size(cmds) > 0)
 		prov_set(c, "commands", cmds);
 	else
 		json_decref(cmds);
+	json_decref(pcmd);
+	json_decref(pargs);
 	return c;
 }
 

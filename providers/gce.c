@@ -73,6 +73,27 @@ gce_machine_has_gpus(const char *mt)
 	return 0;
 }
 
+/*
+ * command and args of the gpuq-job item: the job's, or for a
+ * python_package job the executor's command line (prov_pypkg_argv).
+ */
+static void
+gce_job_code(const struct prov_launch *l, json_t *job)
+{
+	json_t	*cmd, *args;
+
+	if (l->python_package != NULL) {
+		prov_pypkg_argv(l, &cmd, &args);
+		prov_set(job, "command", cmd);
+		prov_set(job, "args", args);
+		return;
+	}
+	prov_set(job, "command", l->command != NULL ?
+	    json_deep_copy(l->command) : json_array());
+	prov_set(job, "args", l->args != NULL ? json_deep_copy(l->args) :
+	    json_array());
+}
+
 /* The metadata item gpuq-job: what the startup script runs. New string. */
 static char *
 gce_job_text(const struct prov_launch *l)
@@ -81,10 +102,7 @@ gce_job_text(const struct prov_launch *l)
 	char	*s;
 
 	job = prov_checked(json_pack("{s:s}", "image", l->image));
-	prov_set(job, "command", l->command != NULL ?
-	    json_deep_copy(l->command) : json_array());
-	prov_set(job, "args", l->args != NULL ? json_deep_copy(l->args) :
-	    json_array());
+	gce_job_code(l, job);
 	prov_set(job, "env", l->env != NULL ? json_deep_copy(l->env) :
 	    json_object());
 	prov_set(job, "max_runtime", json_integer(l->max_runtime > 0 ?

@@ -61,6 +61,14 @@ char		*prov_filter_install(const char *install);
 /* Check that L is complete enough to build any body: 0, or -EINVAL
  * and *cause naming the missing or bad field. */
 int		 prov_launch_check(const struct prov_launch *l, char **cause);
+/* pypkg.c: a python_package job (L->python_package set) as the command
+ * and args (new arrays) the executor image runs on Batch and Compute
+ * Engine: /bin/sh -c SCRIPT gpuq-python-package MODULE COUNT URI...
+ * ARG..., the script a constant and every user string an argument. */
+void		 prov_pypkg_argv(const struct prov_launch *l,
+		    json_t **ret_command, json_t **ret_args);
+/* The script itself (pypkg-run.sh, generated into pypkg-run.c). */
+extern const char	 prov_pypkg_script[];
 /* Reset O: unknown everywhere (exit -1, times 0, strings NULL). */
 void		 prov_observed_init(struct prov_observed *o);
 /* Fill O's job_id and attempt from a labels object (borrowed). */

@@ -69,6 +69,19 @@ prov_names(void)
 	return buf;
 }
 
+int
+prov_package_image_ok(const struct provider *p, const char *image)
+{
+	const char *const	*v;
+
+	if (p->package_images == NULL)
+		return 1;
+	for (v = p->package_images; *v != NULL; v++)
+		if (strncmp(image, *v, strlen(*v)) == 0)
+			return 1;
+	return 0;
+}
+
 static const char *const prov_state_names[] = {
 	[PROV_PENDING] = "pending",
 	[PROV_RUNNING] = "running",

@@ -34,6 +34,10 @@ struct prov_launch {
 	const char	*image;
 	json_t		*command;	/* array of strings or NULL; borrowed */
 	json_t		*args;		/* array of strings or NULL; borrowed */
+	json_t		*python_package; /* {executor_image, package_uris,
+					 * module, args} or NULL; borrowed.
+					 * image is then executor_image and
+					 * command, args are NULL */
 	json_t		*env;		/* object: the user's env + GPUQ_*;
 					 * borrowed */
 	json_t		*secret_env;	/* object NAME: Secret Manager
@@ -146,7 +150,15 @@ struct provider {
 	/* Stop and delete. Done when the cloud accepted the request. */
 	int		(*cancel)(struct gcp *, const struct prov_ref *,
 			    prov_done_cb, void *);
+	/* The images it runs a python_package with: prefixes, NULL-ended;
+	 * NULL: any image (Vertex AI takes only its pre-built training
+	 * containers, DESIGN E.3). */
+	const char *const *package_images;
 };
+
+/* May P run a python_package with executor image IMAGE? */
+int			 prov_package_image_ok(const struct provider *p,
+			    const char *image);
 
 /* Lookup by name; NULL if unknown. */
 const struct provider	*prov_lookup(const char *name);

@@ -6,13 +6,26 @@
 providers_libproviders_a_SOURCES += \
 	providers/provider.c providers/provider.h providers/prov-impl.h \
 	providers/vertex.c providers/batch.c providers/gce.c \
-	providers/null.c
+	providers/null.c providers/pypkg.c
 
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.
-nodist_providers_libproviders_a_SOURCES = providers/gce-startup.c
-EXTRA_DIST += providers/gce-startup.sh providers/README
-CLEANFILES += providers/gce-startup.c
+nodist_providers_libproviders_a_SOURCES = providers/gce-startup.c \
+	providers/pypkg-run.c
+EXTRA_DIST += providers/gce-startup.sh providers/README \
+	providers/pypkg-run.sh
+CLEANFILES += providers/gce-startup.c providers/pypkg-run.c
+
+# The same for the script that runs a python_package job (pypkg.c).
+providers/pypkg-run.c: $(srcdir)/providers/pypkg-run.sh
+	$(AM_V_GEN)$(MKDIR_P) providers && { \
+	  echo '/* Generated from providers/pypkg-run.sh: do not edit. */'; \
+	  echo '#include "providers/prov-impl.h"'; \
+	  echo 'const char prov_pypkg_script[] ='; \
+	  sed -e '/^[[:space:]]*#/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/	/\\t/g' \
+	      -e 's/^/"/' -e 's/$$/\\n"/' $(srcdir)/providers/pypkg-run.sh; \
+	  echo ';'; \
+	} > $@.tmp && mv $@.tmp $@
 
 providers/gce-startup.c: $(srcdir)/providers/gce-startup.sh
 	$(AM_V_GEN)$(MKDIR_P) providers && { \

@@ -30,6 +30,8 @@
 #define VERTEX_DISK_TYPE	"pd-ssd"
 #define VERTEX_DISK_GB		100
 
+static void	vertex_python_package(const struct prov_launch *, json_t *);
+
 /* [{"name":..,"value":..}] from the env object (borrowed). New array. */
 static json_t *
 vertex_env(json_t *env)
@@ -99,6 +101,7 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "diskSpec", "bootDiskType", VERTEX_DISK_TYPE,
 	    "bootDiskSizeGb", VERTEX_DISK_GB,
 	    "containerSpec", container));
+	vertex_python_package(l, pool);
 
 	/*
 	 * restartJobOnWorkerRestart false: a preempted Spot worker is
@@ -133,6 +136,30 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "jobSpec", spec));
 	*ret = body;
 	return 0;
+}
+
+/*
+ * A python_package job: Vertex AI runs the package itself, so the pool
+ * carries a pythonPackageSpec instead of the containerSpec (they are
+ * one of; doc/DESIGN.md "Python packages").
+ */
+static void
+vertex_python_package(const struct prov_launch *l, json_t *pool)
+{
+	json_t	*pp = l->python_package, *spec;
+
+	if (pp == NULL)
+		return;
+	spec = prov_checked(json_pack("{s:s, s:O, s:O, s:o}",
+	    "executorImageUri", l->image,
+	    "packageUris", json_object_get(pp, "package_uris"),
+	    "pythonModule", json_object_get(pp, "module"),
+	    "env", vertex_env(l->env)));
+	if (json_array_size(json_object_get(pp, "args")) > 0)
+		prov_set(spec, "args", json_deep_copy(json_object_get(pp,
+		    "args")));
+	(void)json_object_del(pool, "containerSpec");
+	prov_set(pool, "pythonPackageSpec", spec);
 }
 
 /*
@@ -745,6 +772,18 @@ vertex_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	return rc;
 }
 
+/*
+ * "You must use an image from this list" (PythonPackageSpec.
+ * executorImageUri): the pre-built training containers, which live in
+ * these three repositories.
+ */
+static const char *const vertex_package_images[] = {
+	"us-docker.pkg.dev/vertex-ai/training/",
+	"europe-docker.pkg.dev/vertex-ai/training/",
+	"asia-docker.pkg.dev/vertex-ai/training/",
+	NULL
+};
+
 const struct provider prov_vertex = {
 	.name = "vertex",
 	.quota_metric = vertex_quota_metric,
@@ -757,4 +796,5 @@ const struct provider prov_vertex = {
 	.launch = vertex_launch,
 	.poll = vertex_poll,
 	.cancel = vertex_cancel,
+	.package_images = vertex_package_images,
 };

@@ -49,7 +49,8 @@ class CustomJob(Resource):
             "STANDARD"
         self.spot = self.strategy in ("SPOT", "FLEX_START", "LOW_COST")
         env = {}
-        for e in (wp.get("containerSpec") or {}).get("env") or []:
+        code = wp.get("containerSpec") or wp.get("pythonPackageSpec") or {}
+        for e in code.get("env") or []:
             env[e.get("name")] = e.get("value", "")
         base = (spec.get("baseOutputDirectory") or {}).get("outputUriPrefix")
         self.ckpt_default = None
@@ -241,6 +242,7 @@ class Vertex:
             elif cs is not None and not cs.get("imageUri"):
                 errs.append("custom_job.job_spec.worker_pool_specs[%d]."
                             "container_spec.image_uri" % i)
+            errs += _python_package_errors(wp, i)
             if not (wp.get("machineSpec") or {}).get("machineType") and \
                     i == 0:
                 errs.append("custom_job.job_spec.worker_pool_specs[0]."
@@ -341,6 +343,35 @@ class Vertex:
         f.lros["projects/%s/locations/%s/operations/%s" % (
             j.project, j.region, name.rsplit("/", 1)[1])] = lro
         return {k: v for k, v in lro.items() if not k.startswith("_")}
+
+
+# Where Vertex AI's pre-built training containers live: the only
+# executor images a pythonPackageSpec may name.
+PREBUILT = tuple("%s-docker.pkg.dev/vertex-ai/training/" % m
+                 for m in ("us", "europe", "asia"))
+
+
+def _python_package_errors(wp, i):
+    """The required fields of a PythonPackageSpec that WP leaves out, as
+    Vertex AI names them (executorImageUri, packageUris, pythonModule
+    are required; containerSpec and pythonPackageSpec are one of)."""
+    ps = wp.get("pythonPackageSpec")
+    if ps is None:
+        return []
+    pre = "custom_job.job_spec.worker_pool_specs[%d]." % i
+    if wp.get("containerSpec") is not None:
+        return [pre + "task"]
+    errs = []
+    img = ps.get("executorImageUri") or ""
+    if img and not any(img.startswith(r) for r in PREBUILT):
+        # "You must use an image from this list" (PythonPackageSpec).
+        return [pre + "python_package_spec.executor_image_uri"]
+    for k, n in (("executorImageUri", "executor_image_uri"),
+                 ("packageUris", "package_uris"),
+                 ("pythonModule", "python_module")):
+        if not ps.get(k):
+            errs.append(pre + "python_package_spec." + n)
+    return errs
 
 
 def vertex_required(paths):

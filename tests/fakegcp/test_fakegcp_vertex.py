@@ -143,3 +143,54 @@ def test_vertex_quota_failure_in_job(gcp):
                  "training_preemptible_nvidia_t4_gpus"}
     gcp.ctl("/_fake/config", {"vertex_quota_error": "http"})
     assert gcp.post(V, vertex_body("vq2"))[0] == 429
+
+
+def test_vertex_python_package_spec(gcp):
+    """A pool with a pythonPackageSpec instead of a containerSpec runs,
+    its env read as a container's; one missing a required field, or a
+    pool with both kinds of code, is refused as Vertex AI refuses it."""
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    b = vertex_body("pp", env("pp"))
+    pool = b["jobSpec"]["workerPoolSpecs"][0]
+    cs = pool.pop("containerSpec")
+    pool["pythonPackageSpec"] = {
+        "executorImageUri": "us-docker.pkg.dev/vertex-ai/training/py:1",
+        "packageUris": ["gs://pkgs/trainer-0.1.tar.gz"],
+        "pythonModule": "trainer.task", "args": ["--lr", "0.1"],
+        "env": cs["env"]}
+    st, j, _ = gcp.post(V, b)
+    assert st == 200, j
+    jid = j["name"].rsplit("/", 1)[1]
+    gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                 "JOB_STATE_SUCCEEDED", timeout=10)
+    got = gcp.get(V + "/" + jid)[1]["jobSpec"]["workerPoolSpecs"][0]
+    assert got["pythonPackageSpec"]["pythonModule"] == "trainer.task"
+    # The simulated work came from the package's env.
+    assert any(r["job"] and r["work_done"] > 0 for r in
+               gcp.ctl("/_fake/resources")["resources"]
+               if r["name"] == jid or r["resource"].endswith("/" + jid))
+
+    for drop, name in (("executorImageUri", "executor_image_uri"),
+                       ("packageUris", "package_uris"),
+                       ("pythonModule", "python_module")):
+        bad = vertex_body("pp2", env("pp2"))
+        p = bad["jobSpec"]["workerPoolSpecs"][0]
+        p.pop("containerSpec")
+        p["pythonPackageSpec"] = dict(pool["pythonPackageSpec"])
+        del p["pythonPackageSpec"][drop]
+        st, e, _ = gcp.post(V, bad)
+        assert st == 400 and "python_package_spec." + name in \
+            e["error"]["message"], e
+    # Only the pre-built training containers run a package.
+    own = vertex_body("pp4", env("pp4"))
+    p = own["jobSpec"]["workerPoolSpecs"][0]
+    p.pop("containerSpec")
+    p["pythonPackageSpec"] = dict(pool["pythonPackageSpec"],
+                                  executorImageUri="gcr.io/p/py:1")
+    st, e, _ = gcp.post(V, own)
+    assert st == 400 and "python_package_spec.executor_image_uri" in \
+        e["error"]["message"], e
+    both = vertex_body("pp3", env("pp3"))
+    both["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"] = \
+        pool["pythonPackageSpec"]
+    assert gcp.post(V, both)[0] == 400

@@ -121,6 +121,26 @@ def test_env_values_withheld_from_other_users(daemon, tmp_path):
         assert spec["args"] == ["--token=" + SECRET], uid
 
 
+@root_only
+def test_python_package_args_withheld_from_other_users(daemon, tmp_path):
+    d = daemon("[daemon]\nadmin_group = nogroup\n")
+    job = ("python_package:\n  executor_image: us-docker.pkg.dev/v/t/py:1\n"
+           "  package_uris: [gs://my-bkt/t-0.1.tar.gz]\n"
+           "  module: trainer.task\n  args: [--token=%s, x]\n"
+           "accelerator: {type: nvidia-tesla-t4, count: 1}\n" % SECRET)
+    rc, out, err = as_user(d, 4242, 4242, "submit", "-q", "-", input=job)
+    assert rc == 0, err
+    jid = int(out.strip())
+    assert SECRET not in every_view(d, 4343, 4343, jid)
+    rc, out, _ = as_user(d, 4343, 4343, "show", "--json", jid)
+    pp = json.loads(out)["job"]["spec"]["python_package"]
+    assert pp["args"] == [WITHHELD, WITHHELD]
+    assert pp["module"] == "trainer.task"
+    rc, out, _ = as_user(d, 4242, 4242, "show", "--json", jid)
+    pp = json.loads(out)["job"]["spec"]["python_package"]
+    assert pp["args"] == ["--token=" + SECRET, "x"]
+
+
 def test_secret_env_checked_at_submit(daemon, tmp_path):
     d = daemon()
     f = tmp_path / "job.yaml"

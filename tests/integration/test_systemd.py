@@ -407,6 +407,9 @@ def test_completion_options():
     assert complete("gpuq", "status", "--") == [
         "--all", "--state", "--user", "--limit", "--json", "--help"]
     assert complete("gpuq", "submit", "--h") == ["--hold", "--help"]
+    assert complete("gpuq", "submit", "--d") == ["--dry-run"]
+    assert complete("gpuq", "submit", "--from", "") == ["vertex", "batch"]
+    assert complete("gpuq", "submit", "--from=b") == ["--from=batch"]
     assert complete("gpuq", "cancel", "-") == ["--help"]
 
 

@@ -493,6 +493,71 @@ test_batch_map_cancel_delete(void **state)
 	json_decref(j);
 }
 
+
+/* A python_package job, as cloud.c hands it over (image = executor). */
+static json_t *
+pp_launch(struct prov_launch *l)
+{
+	json_t	*pp;
+
+	pp = provtest_json("{\"executor_image\": \"us-docker.pkg.dev/v/t/"
+	    "py:1\", \"package_uris\": [\"gs://bkt/a-1.tar.gz\", "
+	    "\"gs://bkt/b-2-py3-none-any.whl\"], \"module\": \"trainer.task\", "
+	    "\"args\": [\"--x\", \"$(rm -rf /); `id` 'q' \\\"d\\\"\"]}");
+	l->python_package = pp;
+	l->image = "us-docker.pkg.dev/v/t/py:1";
+	l->command = NULL;
+	l->args = NULL;
+	return pp;
+}
+
+/* The argv words after the script: module, count, URIs, args. */
+static void
+assert_pp_words(json_t *words)
+{
+	json_t	*want;
+
+	want = provtest_json("[\"trainer.task\", \"2\", \"gs://bkt/a-1.tar.gz\", "
+	    "\"gs://bkt/b-2-py3-none-any.whl\", \"--x\", "
+	    "\"$(rm -rf /); `id` 'q' \\\"d\\\"\"]");
+	if (!json_equal(words, want))
+		fail_msg("argv words %s", json_dumps(words, 0));
+	json_decref(want);
+}
+
+/*
+ * A python_package job on Batch: the executor image runs /bin/sh with
+ * the constant script, and every user string is a word after it.
+ */
+static void
+test_batch_body_python_package(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *c, *pp, *words;
+	size_t		 i;
+
+	pp = pp_launch(&f->l);
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	c = provtest_at(b, "taskGroups.0.taskSpec.runnables.0.container");
+	assert_string_equal(provtest_str(c, "imageUri"),
+	    "us-docker.pkg.dev/v/t/py:1");
+	assert_string_equal(provtest_str(c, "entrypoint"), "/bin/sh");
+	assert_string_equal(provtest_str(c, "commands.0"), "-c");
+	assert_string_equal(provtest_str(c, "commands.1"), prov_pypkg_script);
+	assert_string_equal(provtest_str(c, "commands.2"),
+	    "gpuq-python-package");
+	/* No user string made it into the script. */
+	assert_null(strstr(prov_pypkg_script, "trainer"));
+	words = json_array();
+	for (i = 3; i < json_array_size(provtest_at(c, "commands")); i++)
+		json_array_append(words, json_array_get(provtest_at(c,
+		    "commands"), i));
+	assert_pp_words(words);
+	json_decref(words);
+	json_decref(b);
+	json_decref(pp);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -504,6 +569,7 @@ main(void)
 		BODY(test_batch_body_zone_standard_implicit_gpu),
 		BODY(test_batch_body_secret_env),
 		BODY(test_batch_body_invalid),
+		BODY(test_batch_body_python_package),
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),
 		cmocka_unit_test(test_batch_map_pending_running),

@@ -387,6 +387,64 @@ test_gce_map_system_events(void **state)
 	json_decref(i);
 }
 
+
+/* A python_package job, as cloud.c hands it over (image = executor). */
+static json_t *
+pp_launch(struct prov_launch *l)
+{
+	json_t	*pp;
+
+	pp = provtest_json("{\"executor_image\": \"us-docker.pkg.dev/v/t/"
+	    "py:1\", \"package_uris\": [\"gs://bkt/a-1.tar.gz\", "
+	    "\"gs://bkt/b-2-py3-none-any.whl\"], \"module\": \"trainer.task\", "
+	    "\"args\": [\"--x\", \"$(rm -rf /); `id` 'q' \\\"d\\\"\"]}");
+	l->python_package = pp;
+	l->image = "us-docker.pkg.dev/v/t/py:1";
+	l->command = NULL;
+	l->args = NULL;
+	return pp;
+}
+
+/* The argv words after the script: module, count, URIs, args. */
+static void
+assert_pp_words(json_t *words)
+{
+	json_t	*want;
+
+	want = provtest_json("[\"trainer.task\", \"2\", \"gs://bkt/a-1.tar.gz\", "
+	    "\"gs://bkt/b-2-py3-none-any.whl\", \"--x\", "
+	    "\"$(rm -rf /); `id` 'q' \\\"d\\\"\"]");
+	if (!json_equal(words, want))
+		fail_msg("argv words %s", json_dumps(words, 0));
+	json_decref(want);
+}
+
+/* A python_package job on Compute Engine: the gpuq-job item. */
+static void
+test_gce_body_python_package(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *job, *pp, *words;
+
+	pp = pp_launch(&f->l);
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	job = json_loads(metadata(b, "gpuq-job"), 0, NULL);
+	assert_non_null(job);
+	assert_string_equal(provtest_str(job, "image"),
+	    "us-docker.pkg.dev/v/t/py:1");
+	assert_string_equal(provtest_str(job, "command.0"), "/bin/sh");
+	assert_string_equal(provtest_str(job, "command.1"), "-c");
+	assert_string_equal(provtest_str(job, "command.2"), prov_pypkg_script);
+	assert_string_equal(provtest_str(job, "command.3"),
+	    "gpuq-python-package");
+	assert_int_equal(json_array_size(provtest_at(job, "command")), 4);
+	words = provtest_at(job, "args");
+	assert_pp_words(words);
+	json_decref(job);
+	json_decref(b);
+	json_decref(pp);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -395,6 +453,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BODY(test_gce_body_fields),
+		BODY(test_gce_body_python_package),
 		BODY(test_gce_body_standard_a2),
 		BODY(test_gce_body_needs_zone),
 		cmocka_unit_test(test_gce_machine_series),

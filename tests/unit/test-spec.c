@@ -29,8 +29,9 @@
 		"\"accelerator\": {\"type\": \"nvidia-tesla-t4\", \"count\": 1}"
 #define WITH(extra)	"{" BASE ", " extra "}"
 
-#define KNOWN	"name, image, command, args, env, secret_env, accelerator, " \
-		"machine_type, regions, providers, spot, max_hourly_usd, " \
+#define KNOWN	"name, image, command, args, python_package, env, secret_env, " \
+		"accelerator, machine_type, regions, providers, spot, " \
+		"max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
 		"checkpoint, priority, labels, notify"
@@ -1258,6 +1259,140 @@ test_spec_notify(void **state)
 	    "are failed, succeeded, interrupted and cancelled");
 	bad(WITH("\"notify\": {\"url\": \"https://h/x\"}"), "notify.url",
 	    "unknown field; known fields are: webhook, on");
+/* A python_package job: the package stands instead of image. */
+#define PP_ACC	"\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}"
+#define PP(body) "{" PP_ACC ", \"python_package\": {" body "}}"
+#define PP_OK	"\"executor_image\": \"us-docker.pkg.dev/vertex-ai/training/" \
+		"pytorch-gpu.2-1:latest\", \"package_uris\": " \
+		"[\"gs://my-bkt/dist/trainer-0.1.tar.gz\"], " \
+		"\"module\": \"trainer.task\""
+
+static void
+test_spec_python_package(void **state)
+{
+	(void)state;
+	ok_field(PP(PP_OK), "python_package",
+	    "{\"executor_image\":\"us-docker.pkg.dev/vertex-ai/training/"
+	    "pytorch-gpu.2-1:latest\",\"package_uris\":[\"gs://my-bkt/dist/"
+	    "trainer-0.1.tar.gz\"],\"module\":\"trainer.task\",\"args\":[]}");
+	ok_absent(PP(PP_OK), "image");
+	ok_field(PP(PP_OK ", \"args\": [\"--lr\", \"0.1\"]"), "python_package",
+	    "{\"executor_image\":\"us-docker.pkg.dev/vertex-ai/training/"
+	    "pytorch-gpu.2-1:latest\",\"package_uris\":[\"gs://my-bkt/dist/"
+	    "trainer-0.1.tar.gz\"],\"module\":\"trainer.task\",\"args\":"
+	    "[\"--lr\",\"0.1\"]}");
+
+	/* Neither: image is wanted. */
+	bad("{" PP_ACC "}", "image", "required: the container image to "
+	    "run, e.g. us-docker.pkg.dev/my-project/train/resnet:1.0");
+	/* Both, or command/args beside it. */
+	bad("{\"image\": \"img\", " PP_ACC ", \"python_package\": {" PP_OK
+	    "}}", "image", "give either image or python_package: "
+	    "python_package.executor_image is the image that runs the package");
+	bad("{\"args\": [\"x\"], " PP_ACC ", \"python_package\": {" PP_OK
+	    "}}", "args", "a python_package job runs its module; give the "
+	    "arguments as python_package.args and leave args out");
+	bad("{\"command\": [\"x\"], " PP_ACC ", \"python_package\": {" PP_OK
+	    "}}", "command", "a python_package job runs its module; give the "
+	    "arguments as python_package.args and leave command out");
+	bad(PP(PP_OK ", \"modul\": \"x\""), "python_package.modul",
+	    "unknown field; known fields are: executor_image, package_uris, "
+	    "module, args");
+	bad("{" PP_ACC ", \"python_package\": \"gs://x\"}", "python_package",
+	    "must be an object with executor_image, package_uris, module and "
+	    "args, not a string");
+	bad(PP("\"package_uris\": [\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\""),
+	    "python_package.executor_image", "required: the image that "
+	    "installs and runs the package, e.g. one of Vertex AI's prebuilt "
+	    "training containers");
+	bad(PP("\"executor_image\": \"-x\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\""),
+	    "python_package.executor_image", "\"-x\" starts with '-': an "
+	    "image is a name such as us-docker.pkg.dev/my-project/train/"
+	    "resnet:1.0, never an option");
+	bad(PP("\"executor_image\": \"a/b:1\", \"module\": \"t\""),
+	    "python_package.package_uris", "required: the package files, e.g. "
+	    "[gs://my-bucket/trainer-0.1.tar.gz]");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": [], "
+	    "\"module\": \"t\""), "python_package.package_uris", "must list "
+	    "1 to 100 package files, as Vertex AI takes them");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\", \"/tmp/t.tar.gz\"], \"module\": \"t\""),
+	    "python_package.package_uris[1]", "\"/tmp/t.tar.gz\" is not a "
+	    "package file on Cloud Storage; write gs://BUCKET/path/"
+	    "trainer-0.1.tar.gz");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/dir/\"], \"module\": \"t\""),
+	    "python_package.package_uris[0]", "\"gs://my-bkt/dir/\" is not a "
+	    "package file on Cloud Storage; write gs://BUCKET/path/"
+	    "trainer-0.1.tar.gz");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/a b.tar.gz\"], \"module\": \"t\""),
+	    "python_package.package_uris[0]", "must not contain whitespace");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://Bad_Bucket/t.tar.gz\"], \"module\": \"t\""),
+	    "python_package.package_uris[0]", "bucket name may hold only "
+	    "lowercase letters, digits, '-', '_' and '.'");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"]"), "python_package.module", "required: the "
+	    "module to run, as python -m takes it, e.g. trainer.task");
+	/* Not a module: an option, a path, a shell word. */
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"-c\""),
+	    "python_package.module", "\"-c\" is not a Python module name: "
+	    "names of letters, digits and '_' joined by '.', such as "
+	    "trainer.task (at most 255 characters)");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t;reboot\""),
+	    "python_package.module", "\"t;reboot\" is not a Python module "
+	    "name: names of letters, digits and '_' joined by '.', such as "
+	    "trainer.task (at most 255 characters)");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"trainer.\""),
+	    "python_package.module", "\"trainer.\" is not a Python module "
+	    "name: names of letters, digits and '_' joined by '.', such as "
+	    "trainer.task (at most 255 characters)");
+	bad(PP("\"executor_image\": \"a/b:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"1x\""),
+	    "python_package.module", "\"1x\" is not a Python module "
+	    "name: names of letters, digits and '_' joined by '.', such as "
+	    "trainer.task (at most 255 characters)");
+	bad(PP(PP_OK ", \"args\": [\"--lr\", 1]"), "python_package.args[1]",
+	    "must be a string; quote it");
+	/* Vertex AI takes only its pre-built containers as executors: a
+	 * job with another image runs elsewhere, or names vertex in vain. */
+	ok_absent(PP(PP_OK), "providers");
+	ok_field(PP("\"executor_image\": \"gcr.io/p/py:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\""), "providers",
+	    "[\"batch\",\"gce\"]");
+	ok_field("{" PP_ACC ", \"providers\": [\"gce\"], \"python_package\": "
+	    "{\"executor_image\": \"gcr.io/p/py:1\", \"package_uris\": "
+	    "[\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\"}}", "providers",
+	    "[\"gce\"]");
+	bad("{" PP_ACC ", \"providers\": [\"gce\", \"vertex\"], "
+	    "\"python_package\": {\"executor_image\": \"gcr.io/p/py:1\", "
+	    "\"package_uris\": [\"gs://my-bkt/t.tar.gz\"], \"module\": \"t\"}}",
+	    "providers[1]", "vertex runs a python_package only with its own "
+	    "executor images (us-docker.pkg.dev/vertex-ai/training/...); use "
+	    "one of them, or leave vertex out");
+	ok_field("{" PP_ACC ", \"providers\": [\"vertex\"], \"python_package\": "
+	    "{" PP_OK "}}", "providers", "[\"vertex\"]");
+	/* The normalized spec validates again to itself. */
+	{
+		json_t	*once = ok(PP("\"executor_image\": \"gcr.io/p/py:1\", "
+			    "\"package_uris\": [\"gs://my-bkt/t.tar.gz\"], "
+			    "\"module\": \"t\"")), *twice;
+		char	*a, *b;
+
+		a = dump(once);
+		twice = ok(a);
+		b = dump(twice);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		json_decref(once);
+		json_decref(twice);
+	}
 }
 
 int
@@ -1320,6 +1455,7 @@ main(void)
 		cmocka_unit_test(test_spec_labels),
 		cmocka_unit_test(test_spec_labels_limits),
 		cmocka_unit_test(test_spec_long_user_text_is_cut),
+		cmocka_unit_test(test_spec_python_package),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

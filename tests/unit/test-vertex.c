@@ -384,6 +384,40 @@ test_vertex_map_not_ours(void **state)
 	json_decref(j);
 }
 
+/*
+ * A python_package job on Vertex AI: passed as a pythonPackageSpec as
+ * it is, with the env, and no containerSpec (they are one of).
+ */
+static void
+test_vertex_body_python_package(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *ps, *pp;
+
+	pp = provtest_json("{\"executor_image\": \"us-docker.pkg.dev/v/t/"
+	    "py:1\", \"package_uris\": [\"gs://bkt/a-1.tar.gz\"], "
+	    "\"module\": \"trainer.task\", \"args\": [\"--lr\", \"0.1\"]}");
+	f->l.python_package = pp;
+	f->l.image = "us-docker.pkg.dev/v/t/py:1";
+	f->l.command = NULL;
+	f->l.args = NULL;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_null(provtest_at(b, "jobSpec.workerPoolSpecs.0.containerSpec"));
+	ps = provtest_at(b, "jobSpec.workerPoolSpecs.0.pythonPackageSpec");
+	assert_non_null(ps);
+	assert_int_equal(json_object_size(ps), 5);
+	assert_string_equal(provtest_str(ps, "executorImageUri"),
+	    "us-docker.pkg.dev/v/t/py:1");
+	assert_string_equal(provtest_str(ps, "packageUris.0"),
+	    "gs://bkt/a-1.tar.gz");
+	assert_string_equal(provtest_str(ps, "pythonModule"), "trainer.task");
+	assert_string_equal(provtest_str(ps, "args.1"), "0.1");
+	assert_true(json_is_array(provtest_at(ps, "env")));
+	assert_true(json_array_size(provtest_at(ps, "env")) > 0);
+	json_decref(b);
+	json_decref(pp);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -392,6 +426,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BODY(test_vertex_body_fields),
+		BODY(test_vertex_body_python_package),
 		BODY(test_vertex_body_standard_minimal),
 		BODY(test_vertex_body_output_slashes),
 		BODY(test_vertex_body_invalid),
