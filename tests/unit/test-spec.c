@@ -1259,6 +1259,8 @@ test_spec_notify(void **state)
 	    "are failed, succeeded, interrupted and cancelled");
 	bad(WITH("\"notify\": {\"url\": \"https://h/x\"}"), "notify.url",
 	    "unknown field; known fields are: webhook, on");
+}
+
 /* A python_package job: the package stands instead of image. */
 #define PP_ACC	"\"accelerator\": {\"type\": \"nvidia-l4\", \"count\": 1}"
 #define PP(body) "{" PP_ACC ", \"python_package\": {" body "}}"
