@@ -28,6 +28,7 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/sched.c daemon/sched.h \
 	daemon/sched-offer.c daemon/sched-offer.h \
 	daemon/sched-place.c daemon/sched-place.h \
+	daemon/sched-gate.c daemon/sched-gate.h \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
