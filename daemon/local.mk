@@ -146,3 +146,14 @@ tests_unit_test_cloud_SOURCES = tests/unit/test-cloud.c \
 tests_unit_test_cloud_CFLAGS = $(GPUQD_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_cloud_LDADD = $(GPUQD_TEST_LDADD)
+
+# Dependencies and array parallelism before placement, over a real store.
+check_PROGRAMS += tests/unit/test-sched-gate
+TESTS += tests/unit/test-sched-gate
+tests_unit_test_sched_gate_SOURCES = tests/unit/test-sched-gate.c \
+	daemon/sched-gate.c daemon/sched-gate.h
+tests_unit_test_sched_gate_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(UV_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_sched_gate_LDADD = tests/unit/libunittest.a store/libstore.a \
+	common/libcommon.a $(SQLITE_LIBS) $(JANSSON_LIBS) $(UV_LIBS) \
+	$(CMOCKA_LIBS)
