@@ -1535,6 +1535,8 @@ api_op_show(struct api_req *r, struct store_job *unused)
 		jsonw_null(&out);
 	JSONW_KEY(&out, "spec");
 	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	/* A task's index is in its id; its spec is the array's. */
+	(void)json_object_del(spec, "task");
 	if (spec != NULL && !api_may_see(r, j))
 		api_spec_withhold(spec);
 	jsonw_json(&out, spec);

@@ -78,11 +78,19 @@ sched_gate_reset(struct sched_gate *g)
 }
 
 void
+sched_gate_begin(struct sched_gate *g)
+{
+	sched_gate_reset(g);
+	g->ndoomed = 0;
+}
+
+void
 sched_gate_free(struct sched_gate *g)
 {
 	sched_gate_reset(g);
 	free(g->seen);
 	free(g->busy);
+	free(g->doomed);
 	memset(g, 0, sizeof *g);
 }
 
@@ -248,6 +256,28 @@ sched_gate_check(struct sched_gate *g, struct store *st, int64_t id,
 	    "once (parallelism)", j->array_id, j->parallelism);
 	(void)id;
 	return SCHED_GATE_WAIT;
+}
+
+void
+sched_gate_doomed(struct sched_gate *g, int64_t array_id)
+{
+	if (g->ndoomed == g->capdoomed) {
+		g->capdoomed = g->capdoomed ? g->capdoomed * 2 : 8;
+		g->doomed = xreallocarray(g->doomed, g->capdoomed,
+		    sizeof *g->doomed);
+	}
+	g->doomed[g->ndoomed++] = array_id;
+}
+
+int
+sched_gate_is_doomed(const struct sched_gate *g, int64_t array_id)
+{
+	size_t	i;
+
+	for (i = 0; array_id != 0 && i < g->ndoomed; i++)
+		if (g->doomed[i] == array_id)
+			return 1;
+	return 0;
 }
 
 void

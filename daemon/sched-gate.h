@@ -45,6 +45,8 @@ struct sched_gate {
 					   cancelling */
 	}		*busy;
 	size_t		 nbusy, capbusy;
+	int64_t		*doomed;	/* arrays cancelled this pass */
+	size_t		 ndoomed, capdoomed;
 };
 
 enum {
@@ -58,8 +60,9 @@ void	sched_gate_parse(struct sched_gate_job *g, const struct store_job *row,
 	    json_t *spec);
 void	sched_gate_job_done(struct sched_gate_job *);
 
-/* Forget what the last pass read (at the start of each pass, and when
- * a state changed during one). */
+/* A new pass: forget all the last one read and did. */
+void	sched_gate_begin(struct sched_gate *);
+/* Forget the states read so far (a state changed during the pass). */
 void	sched_gate_reset(struct sched_gate *);
 void	sched_gate_free(struct sched_gate *);
 
@@ -69,6 +72,12 @@ void	sched_gate_free(struct sched_gate *);
  */
 int	sched_gate_check(struct sched_gate *, struct store *, int64_t id,
 	    const struct sched_gate_job *j, char **ret_why);
+/*
+ * Array ARRAY_ID's queued tasks were all cancelled in this pass (a job
+ * they wait for failed): the pass skips the rest of them.
+ */
+void	sched_gate_doomed(struct sched_gate *, int64_t array_id);
+int	sched_gate_is_doomed(const struct sched_gate *, int64_t array_id);
 /* A task of ARRAY_ID was launched in this pass: one more is busy. */
 void	sched_gate_launched(struct sched_gate *, int64_t array_id);
 

@@ -792,21 +792,41 @@ sched_on_why(void *arg, int64_t id, const char *why)
  * its why (doc/DESIGN.md "Arrays and dependencies").
  */
 static void
-sched_dep_cancel(struct sched *s, int64_t id, const char *why)
+sched_dep_cancel(struct sched *s, const struct sched_job *j, const char *why)
 {
 	char	*cause = NULL, *msg;
-	int	 rc;
+	int	 rc, to_of[JOB_NSTATES], i;
 
 	msg = xprintf("cancelled: %s", why);
-	rc = store_job_transition(s->store, id, JOB_MASK(JOB_QUEUED),
-	    JOB_CANCELLED, msg, NULL, &cause);
-	if (rc == 0)
-		rc = store_job_set_why(s->store, id, msg, &cause);
-	if (rc != 0 && rc != -EALREADY)
-		log_warnx("job %" PRId64 ": cannot cancel it: %s", id,
-		    cause != NULL ? cause : strerror(-rc));
-	else if (rc == 0)
-		log_info("job %" PRId64 ": %s", id, msg);
+	if (j->gate.array_id != 0) {
+		/*
+		 * Every queued task of the array waits for the same jobs:
+		 * one transaction for all of them, not one per task.
+		 */
+		for (i = 0; i < JOB_NSTATES; i++)
+			to_of[i] = -1;
+		to_of[JOB_QUEUED] = JOB_CANCELLED;
+		rc = store_array_transition(s->store, j->gate.array_id, to_of,
+		    msg, msg, NULL, NULL, &cause);
+		if (rc < 0)
+			log_warnx("array %" PRId64 ": cannot cancel its "
+			    "tasks: %s", j->gate.array_id, cause != NULL ?
+			    cause : strerror(-rc));
+		else
+			log_info("array %" PRId64 ": %d task(s) %s",
+			    j->gate.array_id, rc, msg);
+		sched_gate_doomed(&s->gate, j->gate.array_id);
+	} else {
+		rc = store_job_transition(s->store, j->id,
+		    JOB_MASK(JOB_QUEUED), JOB_CANCELLED, msg, NULL, &cause);
+		if (rc == 0)
+			rc = store_job_set_why(s->store, j->id, msg, &cause);
+		if (rc != 0 && rc != -EALREADY)
+			log_warnx("job %" PRId64 ": cannot cancel it: %s",
+			    j->id, cause != NULL ? cause : strerror(-rc));
+		else if (rc == 0)
+			log_info("job %" PRId64 ": %s", j->id, msg);
+	}
 	free(cause);
 	free(msg);
 	/* States changed: what this pass read of them is stale. */
@@ -930,14 +950,16 @@ sched_pass_run(struct sched *s)
 		log_warnx("scheduler: cannot list the queue: %s", cause);
 		free(cause);
 	}
-	sched_gate_reset(&s->gate);
+	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
 		j = it->job;
+		if (sched_gate_is_doomed(&s->gate, j->gate.array_id))
+			continue;	/* cancelled with its array */
 		gate = sched_gate_check(&s->gate, s->store, j->id, &j->gate,
 		    &why);
 		if (gate == SCHED_GATE_CANCEL) {
-			sched_dep_cancel(s, j->id, why);
+			sched_dep_cancel(s, j, why);
 			free(why);
 			cancels++;
 			continue;

@@ -97,6 +97,23 @@ def test_chain_and_array_dependency(cloud):
                     m.endswith("was cancelled") for m in msgs),
                 "events of %d: %r" % (jid, msgs), jid)
 
+    # An array waiting for a job that was cancelled: every task goes.
+    doomed = c.submit(json.loads(doc("doomed", after=[a])) |
+                      {"array": {"count": 50, "parallelism": 5}})
+    deadline = time.monotonic() + scaled(30)
+    while True:
+        r = c.request({"op": "list", "state": "all", "limit": 1000,
+                       "expand": True})
+        tasks = [j for j in r["jobs"] if j.get("array_id") == doomed]
+        if tasks and all(t["state"] == "cancelled" for t in tasks):
+            break
+        c.check(time.monotonic() < deadline, "array %d: %s" % (
+            doomed, sorted(set(t["state"] for t in tasks))))
+        time.sleep(0.2)
+    t = c.show("%d.49" % doomed)
+    c.check(t["why"] == "cancelled: job %d it waits for was cancelled" % a
+            and t["attempts"] == 0, "task 49: %r" % t["why"])
+
     arr = c.submit(json.loads(doc("sweep", work=200)) |
                    {"array": {"count": 3, "parallelism": 1}})
     rc, out, err = c.gpuq("submit", "-q", "--after", str(arr),
