@@ -13,7 +13,9 @@ of WORK simulated seconds runs WORK / SPEED real seconds.
 import re
 import time
 
-from cloudutil import TERMINAL, cloud, job_spec, scaled
+import pytest
+
+from cloudutil import PROVIDERS, TERMINAL, cloud, job_spec, scaled
 
 assert cloud  # the fixture, imported for pytest
 
@@ -177,3 +179,49 @@ def test_array_cancel_hold_release(cloud):
     c.check(rc != 0 and "nothing to cancel" in err, "cancel again: %r" % err)
     rc, out, err = c.gpuq("show", "%d.6" % aid)
     c.check(rc != 0 and "no task %d.6" % aid in err, "show 6: %r" % err)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_array_task_recovers_on_its_own(cloud, provider):
+    """On each service, every task of an array sees its index; one task
+    preempted is relaunched alone, resumes from its own checkpoint with
+    the same index, and the others keep their single attempt."""
+    c = cloud(probe=(provider,), speed=SPEED)
+    spec = job_spec(providers=[provider], work=1500, ckpt=100,
+                    name="sweep", spot="require",
+                    array={"count": 3, "parallelism": 3})
+    aid = c.submit(spec)
+    victim = c.show("%d.1" % aid)["id"]
+    c.wait_running(victim, 60, progress=450)
+    [r] = [x for x in c.resources(victim)]
+    body = {"name": r["resource"]}
+    if provider == "vertex":
+        body["vertex_restart"] = False
+    c.ctl("/_fake/preempt", body)
+    deadline = time.monotonic() + scaled(120)
+    while True:
+        rows = tasks_of(c, aid)
+        if all(t["state"] in TERMINAL for t in rows):
+            break
+        c.check(time.monotonic() < deadline, "array did not end: %s" %
+                [t["state"] for t in rows])
+        time.sleep(0.2)
+    c.check([t["state"] for t in rows] == ["succeeded"] * 3,
+            "tasks ended %s" % [t["state"] for t in rows])
+    c.check([t["attempts"] for t in rows] == [1, 2, 1],
+            "attempts per task %s" % [t["attempts"] for t in rows])
+    for t in rows:
+        runs = c.work(t["id"])["resources"]
+        for run in runs:
+            c.check(run["env"].get("GPUQ_TASK_INDEX") ==
+                    str(t["task_index"]) and
+                    run["env"].get("GPUQ_TASK_COUNT") == "3",
+                    "task %d.%d attempt %s saw %r" % (
+                        aid, t["task_index"], run["attempt"],
+                        {k: v for k, v in run["env"].items()
+                         if "TASK" in k}))
+    second = [x for x in c.work(victim)["resources"] if x["attempt"] == "2"]
+    c.check(len(second) == 1 and second[0]["resume_from"] and
+            "/%d/" % victim in second[0]["resume_from"],
+            "task 1's second run resumed from %r" % (
+                second and second[0]["resume_from"]))

@@ -269,6 +269,26 @@ test_sched_gate_parallelism(void **state)
 	sched_gate_free(&g);
 }
 
+/* An array cancelled in a pass is skipped for the rest of it, and only
+ * of it: a reset keeps it, a new pass forgets it. */
+static void
+test_sched_gate_doomed(void **state)
+{
+	struct sched_gate	g;
+
+	memset(&g, 0, sizeof g);
+	assert_false(sched_gate_is_doomed(&g, 42));
+	sched_gate_doomed(&g, 42);
+	assert_true(sched_gate_is_doomed(&g, 42));
+	assert_false(sched_gate_is_doomed(&g, 43));
+	assert_false(sched_gate_is_doomed(&g, 0));
+	sched_gate_reset(&g);
+	assert_true(sched_gate_is_doomed(&g, 42));
+	sched_gate_begin(&g);
+	assert_false(sched_gate_is_doomed(&g, 42));
+	sched_gate_free(&g);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -278,6 +298,7 @@ main(void)
 		T(test_sched_gate_after),
 		T(test_sched_gate_array_dependency),
 		T(test_sched_gate_parallelism),
+		T(test_sched_gate_doomed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
