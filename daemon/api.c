@@ -1653,8 +1653,10 @@ api_array_change(struct api_req *r, const struct store_job *j,
 	struct store_sum	 sum;
 	struct jsonw		*w = &a->reply;
 	char			*cause = NULL, *msg, *why;
-	unsigned		 uid = (unsigned)server_client_peer(r->client)->uid;
+	unsigned		 uid;
 	int			 n, rc, to = -1, i;
+
+	uid = (unsigned)server_client_peer(r->client)->uid;
 
 	msg = xprintf("%s by uid %u (the whole array)", verb, uid);
 	for (i = 0; i < JOB_NSTATES; i++)

@@ -177,7 +177,7 @@ struct sched {
 	size_t			 nitems, capitems;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
 
-	struct sched_gate	 gate;		/* deps and parallelism, a pass */
+	struct sched_gate	 gate;		/* deps, parallelism: a pass */
 
 	/* Whys to write at the end of the pass, in one transaction. */
 	int64_t			*why_ids;
