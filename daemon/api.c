@@ -1657,7 +1657,6 @@ api_array_change(struct api_req *r, const struct store_job *j,
 	int			 n, rc, to = -1, i;
 
 	uid = (unsigned)server_client_peer(r->client)->uid;
-
 	msg = xprintf("%s by uid %u (the whole array)", verb, uid);
 	for (i = 0; i < JOB_NSTATES; i++)
 		if (to_of[i] >= 0 && to < 0)
