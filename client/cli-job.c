@@ -34,8 +34,8 @@ cli_job_exec(struct cli *cli, int argc, char **argv)
 	};
 	const struct cli_cmd		*cmd = NULL;
 	const char			*op = NULL, *done = NULL, *state;
-	json_t				*reply;
-	int64_t				*ids, id;
+	json_t				*reply, **ids;
+	const char			*id;
 	int				 ch, i, n, rc = GPUQ_EXIT_OK;
 	size_t				 k;
 
@@ -64,24 +64,26 @@ cli_job_exec(struct cli *cli, int argc, char **argv)
 	n = argc - optind;
 	ids = xcalloc((size_t)n, sizeof *ids);
 	for (i = 0; i < n; i++) {
-		if (cli_parse_id(argv[optind + i], &ids[i]) != 0) {
-			cli_warnx("'%s' is not a job id (a positive integer)",
+		if ((ids[i] = cli_job_ref(argv[optind + i])) == NULL) {
+			cli_warnx("'%s' is not a job id (a positive integer, "
+			    "or ARRAY.TASK for one task of an array)",
 			    argv[optind + i]);
+			while (i-- > 0)
+				json_decref(ids[i]);
 			free(ids);
 			return GPUQ_EXIT_USAGE;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		id = ids[i];
-		reply = cli_call(cli, json_pack("{s:s, s:I}", "op", op, "id",
-		    (json_int_t)id));
+		id = argv[optind + i];
+		reply = cli_call(cli, json_pack("{s:s, s:o}", "op", op, "id",
+		    ids[i]));
 		if (reply == NULL) {
 			rc = GPUQ_EXIT_FAILED;
 			continue;
 		}
 		if (!cli_reply_ok(reply)) {
-			rc = cli_reply_warn(reply, "%s job %lld", op,
-			    (long long)id);
+			rc = cli_reply_warn(reply, "%s job %s", op, id);
 			json_decref(reply);
 			continue;
 		}
@@ -89,10 +91,14 @@ cli_job_exec(struct cli *cli, int argc, char **argv)
 		if (state != NULL && strcmp(op, "cancel") == 0 &&
 		    strcmp(state, "cancelled") != 0)
 			/* Cloud resources first: gpuqd finishes it later. */
-			printf("cancelling job %lld: its cloud resource is "
-			    "being deleted\n", (long long)id);
+			printf("cancelling job %s: its cloud resource is "
+			    "being deleted\n", id);
+		else if (json_is_integer(json_object_get(reply, "tasks")))
+			printf("%s job %s (%lld task%s)\n", done, id,
+			    (long long)cli_json_int(reply, "tasks", 0),
+			    cli_json_int(reply, "tasks", 0) == 1 ? "" : "s");
 		else
-			printf("%s job %lld\n", done, (long long)id);
+			printf("%s job %s\n", done, id);
 		json_decref(reply);
 	}
 	free(ids);

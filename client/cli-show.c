@@ -191,9 +191,25 @@ show_header(json_t *job, int64_t now)
 	double		 cost, live;
 
 	c = cli_table_clean(name ? name : "-");
-	printf("job %lld  %s  %s\n", (long long)cli_json_int(job, "id", 0),
-	    c, (s = cli_json_str(job, "state")) ? s : "?");
+	if (json_is_integer(json_object_get(job, "array_id")))
+		printf("job %lld.%lld  %s  %s\n",
+		    (long long)cli_json_int(job, "array_id", 0),
+		    (long long)cli_json_int(job, "task_index", 0), c,
+		    (s = cli_json_str(job, "state")) ? s : "?");
+	else if (json_is_object(json_object_get(job, "array")))
+		printf("array %lld[0-%lld]  %s  %s\n",
+		    (long long)cli_json_int(job, "id", 0),
+		    (long long)cli_json_int(json_object_get(job, "array"),
+		    "count", 0) - 1, c,
+		    (s = cli_json_str(job, "state")) ? s : "?");
+	else
+		printf("job %lld  %s  %s\n",
+		    (long long)cli_json_int(job, "id", 0), c,
+		    (s = cli_json_str(job, "state")) ? s : "?");
 	free(c);
+	if (json_is_object(json_object_get(job, "array")))
+		show_field("parallelism", "%lld", (long long)cli_json_int(
+		    json_object_get(job, "array"), "parallelism", 0));
 	show_field("owner", "%s", cli_fmt_user(cli_json_int(job, "owner", -1),
 	    b1, sizeof b1));
 	show_field("priority", "%lld",
@@ -240,6 +256,48 @@ show_header(json_t *job, int64_t now)
 		show_field("exit code", "%lld", (long long)n);
 	if ((s = cli_json_str(job, "message")) != NULL)
 		show_field("message", "%s", s);
+}
+
+/* An array's tasks: index, state, attempts, cost, why. */
+static void
+show_tasks(json_t *job)
+{
+	static const struct cli_col	 cols[] = {
+		{ "TASK", CLI_RIGHT },
+		{ "STATE", CLI_LEFT },
+		{ "ATTEMPTS", CLI_RIGHT },
+		{ "COST", CLI_RIGHT },
+		{ "WHY", CLI_LEFT },
+	};
+	struct cli_table	*t;
+	json_t			*k;
+	const char		*s;
+	char			 buf[64];
+	size_t			 i;
+
+	printf("\nTasks\n");
+	t = cli_table_new(cols, NCOLS(cols));
+	cli_table_set_indent(t, 2);
+	json_array_foreach(json_object_get(job, "tasks"), i, k) {
+		cli_table_addf(t, "%lld.%lld",
+		    (long long)cli_json_int(k, "array_id", 0),
+		    (long long)cli_json_int(k, "task_index", 0));
+		cli_table_add(t, (s = cli_json_str(k, "state")) ? s : "?");
+		cli_table_addf(t, "%lld",
+		    (long long)cli_json_int(k, "attempts", 0));
+		cli_table_add(t, cli_fmt_usd(cli_json_num(k, "cost_usd", 0),
+		    buf, sizeof buf));
+		s = cli_json_str(k, "why");
+		if (s == NULL)
+			s = cli_json_str(k, "message");
+		cli_table_add(t, s != NULL ? s : "");
+	}
+	cli_table_print(t, stdout, cli_table_width(), 1);
+	cli_table_free(t);
+	if (json_is_true(json_object_get(job, "tasks_more")))
+		printf("  (the first %zu tasks; 'gpuq status --expand' lists "
+		    "them all)\n", json_array_size(json_object_get(job,
+		    "tasks")));
 }
 
 static void
@@ -355,7 +413,7 @@ cli_show_exec(struct cli *cli, int argc, char **argv)
 	};
 	const struct cli_cmd		*cmd = cli_cmd_find("show");
 	json_t				*reply, *job, *spec;
-	int64_t				 id;
+	json_t				*ref;
 	int				 ch, json = 0;
 
 	while ((ch = cli_getopt(argc, argv, "h", opts, cmd)) != -1) {
@@ -373,17 +431,17 @@ cli_show_exec(struct cli *cli, int argc, char **argv)
 		cli_usage(stderr, cmd);
 		return GPUQ_EXIT_USAGE;
 	}
-	if (cli_parse_id(argv[optind], &id) != 0) {
-		cli_warnx("'%s' is not a job id (a positive integer)",
-		    argv[optind]);
+	if ((ref = cli_job_ref(argv[optind])) == NULL) {
+		cli_warnx("'%s' is not a job id (a positive integer, or "
+		    "ARRAY.TASK for one task of an array)", argv[optind]);
 		return GPUQ_EXIT_USAGE;
 	}
-	reply = cli_call(cli, json_pack("{s:s, s:I}", "op", "show", "id",
-	    (json_int_t)id));
+	reply = cli_call(cli, json_pack("{s:s, s:o}", "op", "show", "id",
+	    ref));
 	if (reply == NULL)
 		return GPUQ_EXIT_FAILED;
 	if (!cli_reply_ok(reply)) {
-		cli_reply_warn(reply, "job %lld", (long long)id);
+		cli_reply_warn(reply, "job %s", argv[optind]);
 		json_decref(reply);
 		return GPUQ_EXIT_FAILED;
 	}
@@ -402,6 +460,11 @@ cli_show_exec(struct cli *cli, int argc, char **argv)
 	if (json_is_object(spec)) {
 		printf("\nSpec\n");
 		show_yaml(spec, 2);
+	}
+	if (json_is_array(json_object_get(job, "tasks"))) {
+		show_tasks(job);
+		json_decref(reply);
+		return GPUQ_EXIT_OK;
 	}
 	show_attempts(show_list(reply, job, "attempts_list", "attempts"),
 	    (int64_t)time(NULL));

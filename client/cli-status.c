@@ -69,6 +69,7 @@ struct status_opts {
 	int64_t		 owner;
 	int64_t		 limit;		/* 0 = no limit */
 	int		 first_page;	/* limit is the terminal's default */
+	int		 expand;	/* arrays task by task */
 };
 
 static int
@@ -160,6 +161,8 @@ status_request(const struct status_opts *o, int64_t after, int64_t limit)
 		json_object_set_new(req, "owner", json_integer(o->owner));
 	if (after > 0)
 		json_object_set_new(req, "after", json_integer(after));
+	if (o->expand)
+		json_object_set_new(req, "expand", json_true());
 	return req;
 }
 
@@ -189,6 +192,9 @@ struct status_job {
 	double		 cur_cost;
 	double		 hourly;
 	int		 spot;		/* the live attempt is on Spot */
+	int64_t		 array_id;	/* a task: its array; else 0 */
+	int64_t		 task_index;
+	int64_t		 tasks;		/* a folded array: its size; else 0 */
 };
 
 #define STATUS_KEY(k, kl, name) \
@@ -253,12 +259,29 @@ status_cur_member(const char *k, size_t kl, const char *v, size_t vl,
 } while (0)
 
 static int
+status_array_member(const char *k, size_t kl, const char *v, size_t vl,
+    void *arg)
+{
+	struct status_job	*j = arg;
+
+	if (STATUS_KEY(k, kl, "count"))
+		j->tasks = cli_jscan_int(v, vl, 0);
+	return 0;
+}
+
+static int
 status_job_member(const char *k, size_t kl, const char *v, size_t vl,
     void *arg)
 {
 	struct status_job	*j = arg;
 
-	if (STATUS_KEY(k, kl, "id"))
+	if (STATUS_KEY(k, kl, "array_id"))
+		j->array_id = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "task_index"))
+		j->task_index = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "array") && *v == '{')
+		return cli_jscan_object(v, vl, status_array_member, j);
+	else if (STATUS_KEY(k, kl, "id"))
 		j->id = cli_jscan_int(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "name"))
 		STATUS_STR(name);
@@ -354,7 +377,15 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	int64_t		 since;
 	double		 cost;
 
-	cli_table_addf(t, "%lld", (long long)j->id);
+	/* An array folded: 42[0-15]; one of its tasks: 42.3. */
+	if (j->tasks > 0)
+		cli_table_addf(t, "%lld[0-%lld]", (long long)j->id,
+		    (long long)j->tasks - 1);
+	else if (j->array_id > 0)
+		cli_table_addf(t, "%lld.%lld", (long long)j->array_id,
+		    (long long)j->task_index);
+	else
+		cli_table_addf(t, "%lld", (long long)j->id);
 	cli_table_add(t, j->name);
 	cli_table_add(t, j->state);
 	cli_table_add(t, cli_fmt_gpu_s(j->gpu, j->count, buf, sizeof buf));
@@ -591,6 +622,7 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 		{ "user", required_argument, NULL, 'u' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "expand", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -625,6 +657,9 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 			break;
 		case 'J':
 			json = 1;
+			break;
+		case 'E':
+			o->expand = 1;
 			break;
 		case 'h':
 			return GPUQ_EXIT_OK;

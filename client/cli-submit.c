@@ -32,6 +32,7 @@ struct submit_run {
 	struct cli_docs		*docs;
 	int			 quiet;
 	size_t			 ok;
+	int64_t			*ids;		/* each job's id, 0: none */
 };
 
 /* Show the reply to the Ith job. 0 submitted, -1 not. */
@@ -58,7 +59,14 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 		return -1;
 	}
 	id = json_integer_value(json_object_get(reply, "id"));
-	if (r->quiet)
+	if (r->ids != NULL)
+		r->ids[i] = id;
+	if (json_is_integer(json_object_get(reply, "tasks")) && !r->quiet)
+		printf("submitted array %lld: tasks %lld.0 to %lld.%lld\n",
+		    (long long)id, (long long)id, (long long)id,
+		    (long long)json_integer_value(json_object_get(reply,
+		    "tasks")) - 1);
+	else if (r->quiet)
 		printf("%lld\n", (long long)id);
 	else
 		printf("submitted job %lld\n", (long long)id);
@@ -209,6 +217,139 @@ submit_print(struct cli_docs *docs)
 	}
 }
 
+/*
+ * Where the file names an earlier document in after or after_any
+ * (after: [preprocess]): 1 if any does, 0 if none, -1 (said) if a name
+ * is no earlier document's. Names that are numbers ("41") become ids.
+ */
+static int
+submit_names_check(struct submit_run *r)
+{
+	static const char *const keys[] = { "after", "after_any" };
+	struct cli_docs	*d = r->docs;
+	json_t		*l, *v;
+	const char	*s, *n;
+	int64_t		 id;
+	size_t		 i, j, k, x;
+	int		 any = 0;
+
+	for (i = 0; i < d->n; i++) {
+		for (k = 0; k < 2; k++) {
+			l = json_object_get(d->v[i].job, keys[k]);
+			json_array_foreach(l, x, v) {
+				if ((s = json_string_value(v)) == NULL)
+					continue;
+				if (cli_parse_id(s, &id) == 0) {
+					json_array_set_new(l, x,
+					    json_integer(id));
+					continue;
+				}
+				for (j = 0; j < i; j++) {
+					n = cli_json_str(d->v[j].job, "name");
+					if (n != NULL && strcmp(n, s) == 0)
+						break;
+				}
+				if (j == i) {
+					cli_warnx("%s: job %zu: %s: no earlier "
+					    "job in this file is named \"%s\" "
+					    "(give a job id, or the name of a "
+					    "job above it)", r->file, i + 1,
+					    keys[k], s);
+					return -1;
+				}
+				any = 1;
+			}
+		}
+	}
+	return any;
+}
+
+/*
+ * Job I's after and after_any with the names of earlier documents
+ * replaced by their ids: 0, or -1 (said) when such a job was not
+ * submitted.
+ */
+static int
+submit_names_resolve(struct submit_run *r, size_t i)
+{
+	static const char *const keys[] = { "after", "after_any" };
+	struct cli_docs	*d = r->docs;
+	json_t		*l, *v;
+	const char	*s, *n;
+	size_t		 j, k, x, found;
+
+	for (k = 0; k < 2; k++) {
+		l = json_object_get(d->v[i].job, keys[k]);
+		json_array_foreach(l, x, v) {
+			if ((s = json_string_value(v)) == NULL)
+				continue;
+			/* The nearest earlier job of that name. */
+			found = i;
+			for (j = 0; j < i; j++) {
+				n = cli_json_str(d->v[j].job, "name");
+				if (n != NULL && strcmp(n, s) == 0)
+					found = j;
+			}
+			if (found == i || r->ids[found] == 0) {
+				cli_warnx("%s: job %zu not submitted: it "
+				    "waits for \"%s\", which was not", r->file,
+				    i + 1, s);
+				return -1;
+			}
+			json_array_set_new(l, x, json_integer(r->ids[found]));
+		}
+	}
+	return 0;
+}
+
+/*
+ * A file whose jobs name each other: one at a time, in order, each
+ * sent once the ids it waits for are known.
+ */
+static int
+submit_ordered(struct submit_run *r, int hold)
+{
+	json_t	*req;
+	size_t	 i;
+	int	 failed = 0;
+
+	for (i = 0; i < r->docs->n; i++) {
+		if (submit_names_resolve(r, i) != 0) {
+			failed = 1;
+			continue;
+		}
+		req = json_pack("{s:s, s:O, s:b}", "op", "submit", "job",
+		    r->docs->v[i].job, "hold", hold);
+		if (submit_reply(r, i, cli_call(r->cli, req)) != 0)
+			failed = 1;
+	}
+	if (r->docs->n > 1 && failed)
+		cli_warnx("%s: %zu of %zu jobs submitted", r->file, r->ok,
+		    r->docs->n);
+	return failed ? GPUQ_EXIT_FAILED : GPUQ_EXIT_OK;
+}
+
+/* --after 41[,40]: the ids, appended to every job's after. */
+static int
+submit_after_opt(const char *arg, json_t *list)
+{
+	char	*copy, *p, *tok;
+	int64_t	 id;
+
+	copy = xstrdup(arg);
+	for (p = copy; (tok = strsep(&p, ",")) != NULL;) {
+		if (cli_parse_id(tok, &id) != 0) {
+			cli_warnx("--after: '%s' is not a job id (a positive "
+			    "integer)", tok);
+			free(copy);
+			return -1;
+		}
+		json_array_append_new(list, json_integer(id));
+	}
+	free(copy);
+	return 0;
+}
+
 int
 cli_submit_exec(struct cli *cli, int argc, char **argv)
 {
@@ -219,6 +360,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		{ "priority", required_argument, NULL, 'P' },
 		{ "from", required_argument, NULL, 'F' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "after", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -231,6 +373,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 	int				 ch, hold = 0, prio_set = 0, rc;
 	int				 dry = 0;
 	size_t				 i;
+	json_t				*after = json_array(), *l;
 
 	memset(&r, 0, sizeof r);
 	while ((ch = cli_getopt(argc, argv, "qh", opts, cmd)) != -1) {
@@ -271,9 +414,17 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		case 'n':
 			dry = 1;
 			break;
+		case 'A':
+			if (submit_after_opt(optarg, after) != 0) {
+				json_decref(after);
+				return GPUQ_EXIT_USAGE;
+			}
+			break;
 		case 'h':
+			json_decref(after);
 			return GPUQ_EXIT_OK;
 		default:
+			json_decref(after);
 			return GPUQ_EXIT_USAGE;
 		}
 	}
@@ -281,16 +432,20 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		cli_warnx("submit takes one job file (or '-' for standard "
 		    "input)");
 		cli_usage(stderr, cmd);
+		json_decref(after);
 		return GPUQ_EXIT_USAGE;
 	}
 	r.file = strcmp(argv[optind], "-") == 0 ? "<stdin>" : argv[optind];
 	if (cli_jobfile_read(argv[optind], &docs, &cause) != 0) {
 		cli_warnx("%s", cause);
 		free(cause);
+		json_decref(after);
 		return GPUQ_EXIT_FAILED;
 	}
-	if (from != NULL && submit_convert(from, r.file, &docs) != 0)
+	if (from != NULL && submit_convert(from, r.file, &docs) != 0) {
+		json_decref(after);
 		return GPUQ_EXIT_FAILED;
+	}
 	for (i = 0; i < docs.n; i++) {
 		if (name != NULL)
 			json_object_set_new(docs.v[i].job, "name",
@@ -298,7 +453,16 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		if (prio_set)
 			json_object_set_new(docs.v[i].job, "priority",
 			    json_integer(prio));
+		if (json_array_size(after) == 0)
+			continue;
+		/* --after joins what the file says (gpuqd drops repeats). */
+		l = json_object_get(docs.v[i].job, "after");
+		if (json_is_array(l))
+			json_array_extend(l, after);
+		else if (l == NULL)
+			json_object_set(docs.v[i].job, "after", after);
 	}
+	json_decref(after);
 	if (dry) {
 		submit_print(&docs);
 		cli_docs_done(&docs);
@@ -306,7 +470,15 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 	}
 	r.cli = cli;
 	r.docs = &docs;
-	rc = submit_all(&r, hold);
+	rc = submit_names_check(&r);
+	if (rc < 0)
+		rc = GPUQ_EXIT_FAILED;
+	else if (rc > 0) {
+		r.ids = xcalloc(docs.n, sizeof *r.ids);
+		rc = submit_ordered(&r, hold);
+	} else
+		rc = submit_all(&r, hold);
+	free(r.ids);
 	cli_docs_done(&docs);
 	return rc;
 }

@@ -112,6 +112,8 @@ int	cli_reply_warn(json_t *reply, const char *what, ...)
 void	cli_reply_warnings(json_t *reply);
 /* Parse a job id ("142"); 0 or -EINVAL. */
 int	cli_parse_id(const char *, int64_t *ret);
+/* "42" or "42.3" as the wire's "id": new value, NULL if neither. */
+json_t	*cli_job_ref(const char *);
 
 /*
  * jobfile.c: job files. A file holds one job or several (a sweep): YAML

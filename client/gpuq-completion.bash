@@ -54,9 +54,9 @@ _gpuq_options()
 {
 	case $1 in
 	'')		echo '--socket --timeout --help --version' ;;
-	submit)		echo '-q --quiet --hold --name --priority --from --dry-run' \
-			    '--help' ;;
-	status)		echo '--all --state --user --limit --json --help' ;;
+	submit)		echo '-q --quiet --hold --name --priority --after --from' \
+			    '--dry-run --help' ;;
+	status)		echo '--all --expand --state --user --limit --json --help' ;;
 	show)		echo '--json --help' ;;
 	plan)		echo '--json --all --help' ;;
 	quotas)		echo '--region --gpu --json --help' ;;
@@ -71,7 +71,7 @@ _gpuq_takes_value()
 {
 	case $1 in
 	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
-	--limit|--region|--gpu|--from)
+	--limit|--region|--gpu|--from|--after)
 		return 0 ;;
 	esac
 	return 1
@@ -153,7 +153,7 @@ _gpuq_value()
 	-u|--user)
 		_gpuq_reply -u -- "$cur"
 		;;
-	-t|--timeout|--name|--priority|-n|--limit|--region)
+	-t|--timeout|--name|--priority|-n|--limit|--region|--after)
 		COMPREPLY=()
 		;;
 	*)

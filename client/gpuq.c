@@ -35,8 +35,8 @@
  */
 const struct cli_cmd cli_cmds[] = {
 	{ "submit", cli_submit_exec,
-	  "[-q] [--hold] [--name NAME] [--priority N] [--from vertex|batch] "
-	  "[--dry-run] FILE|-",
+	  "[-q] [--hold] [--name NAME] [--priority N] [--after ID[,ID...]] "
+	  "[--from vertex|batch] [--dry-run] FILE|-",
 	  "queue the job(s) in a YAML or JSON file",
 	  "  -q, --quiet          print only the new job id(s)\n"
 	  "      --hold           queue the job(s) held: they start after "
@@ -51,14 +51,20 @@ const struct cli_cmd cli_cmds[] = {
 	  "      --from batch     FILE is a Cloud Batch job (JSON or YAML)\n"
 	  "      --dry-run        print the job(s) as gpuq YAML and submit "
 	  "nothing\n"
+	  "      --after ID,...   start only after these jobs (or whole "
+	  "arrays)\n"
+	  "                       succeeded; added to the file's after\n"
 	  "  FILE may hold several jobs (YAML documents separated by '---',\n"
 	  "  or a JSON array): each is submitted. '-' reads standard "
 	  "input.\n"
+	  "  A job's after: may name an earlier job of the file by its "
+	  "name.\n"
 	  "  Warnings about an accepted job (Spot without a checkpoint "
 	  "place) go\n"
 	  "  to standard error.\n" },
 	{ "status", cli_status_exec,
-	  "[--all] [--state S[,S...]] [--user USER] [--limit N] [--json]",
+	  "[--all] [--expand] [--state S[,S...]] [--user USER] [--limit N] "
+	  "[--json]",
 	  "list active jobs: where they run, for how long, cost, why they "
 	  "wait",
 	  "  -a, --all            include finished jobs (succeeded, failed, "
@@ -74,17 +80,25 @@ const struct cli_cmd cli_cmds[] = {
 	  "                       the first 100 active jobs)\n"
 	  "      --json           print the jobs as a JSON array, as gpuqd "
 	  "sends them\n"
+	  "      --expand         list each task of an array (ID.TASK), not "
+	  "one line\n"
+	  "                       per array (ID[0-N])\n"
 	  "  WHY goes whole under its job when the table is wider than the\n"
 	  "  terminal (or $COLUMNS).\n" },
 	{ "show", cli_show_exec, "[--json] ID",
 	  "tell one job's story: spec, attempts, events",
-	  "      --json           print gpuqd's reply as JSON\n" },
+	  "      --json           print gpuqd's reply as JSON\n"
+	  "  ID is a job, an array (its summary and tasks) or one task "
+	  "(42.3).\n" },
 	{ "cancel", cli_job_exec, "ID...",
-	  "cancel jobs (and delete what they run in the cloud)", "" },
+	  "cancel jobs (and delete what they run in the cloud)",
+	  "  An array's ID cancels every task; ID.TASK (42.3) one task.\n" },
 	{ "hold", cli_job_exec, "ID...",
-	  "keep queued jobs from starting", "" },
+	  "keep queued jobs from starting",
+	  "  An array's ID holds every queued task; ID.TASK one task.\n" },
 	{ "release", cli_job_exec, "ID...",
-	  "let held jobs start", "" },
+	  "let held jobs start",
+	  "  An array's ID releases every held task; ID.TASK one task.\n" },
 	{ "plan", cli_plan_exec, "[--json] [--all] FILE|-",
 	  "rank the ways to run a job by expected cost, without launching",
 	  "      --json           print gpuqd's reply as JSON; for a file of "
@@ -485,6 +499,31 @@ cli_parse_id(const char *s, int64_t *ret)
 		return -EINVAL;
 	*ret = n;
 	return 0;
+}
+
+/*
+ * A job id as the wire takes it: "42" as the integer 42 (what every
+ * gpuqd understands), "42.3" (task 3 of array 42) as that string. New
+ * value, or NULL when S is neither.
+ */
+json_t *
+cli_job_ref(const char *s)
+{
+	const char	*dot = strchr(s, '.');
+	char		*head;
+	int64_t		 id, task;
+	int		 rc;
+
+	if (dot == NULL)
+		return cli_parse_id(s, &id) == 0 ? json_integer(id) : NULL;
+	head = xstrndup(s, (size_t)(dot - s));
+	rc = cli_parse_id(head, &id);
+	free(head);
+	if (rc != 0 || dot[1] < '0' || dot[1] > '9')
+		return NULL;
+	if (strcmp(dot + 1, "0") != 0 && cli_parse_id(dot + 1, &task) != 0)
+		return NULL;
+	return json_string(s);
 }
 
 int

@@ -37,6 +37,7 @@ struct api_batch {
 	size_t			 n;
 	size_t			 cap;
 	struct jsonw		 text;		/* NUL-separated strings */
+	size_t			 nrows;		/* jobs rows: tasks count */
 };
 
 struct api {
@@ -86,6 +87,8 @@ struct api_req {
 	struct server_client	*client;
 	json_t			*req;		/* the parsed line; borrowed */
 	const struct api_op	*op;
+	int			 task;		/* "id" named task N ("42.3"),
+						   or -1 */
 };
 
 /* Optional string field: 1 and *ret (borrowed), 0 absent, -1 replied. */

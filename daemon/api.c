@@ -35,6 +35,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,8 @@
  * this plus one per client.
  */
 #define API_BATCH_MAX		1024
+#define API_BATCH_ROWS		16384	/* ... and rows (tasks) at most, but
+					   one array is never split */
 #define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
 #define API_NONE		((size_t)-1)	/* no string */
 #define API_WITHHELD		"<withheld>"	/* shown for a secret */
@@ -85,6 +88,7 @@ struct api_submit {
 	int			 priority;
 	int			 held;
 	size_t			 warnings;	/* JSON array, or API_NONE */
+	int			 tasks;		/* array.count, 0: plain job */
 };
 
 static int	api_op_submit(struct api_req *, struct store_job *);
@@ -103,7 +107,8 @@ static int	api_op_metrics(struct api_req *, struct store_job *);
  */
 static const struct api_op api_ops[] = {
 	{ "submit",	api_op_submit,	API_DEFER, "job,hold,name,priority" },
-	{ "list",	api_op_list,	0, "state,owner,name,limit,after" },
+	{ "list",	api_op_list,	0,
+	    "state,owner,name,limit,after,expand" },
 	{ "show",	api_op_show,	0, "id" },
 	{ "cancel",	api_op_cancel,	API_OWNER, "id" },
 	{ "hold",	api_op_hold,	API_OWNER, "id" },
@@ -314,13 +319,58 @@ api_spec_withhold(json_t *spec)
 		(void)json_array_set_new(o, n, json_string(API_WITHHELD));
 }
 
-/* Required "id": 1 and *ret, else replied and -1. */
+/*
+ * "42" or "42.3" (task 3 of array 42): 0 with *ret_id and *ret_task (-1
+ * for none), else -1.
+ */
+static int
+api_id_parse(const char *s, int64_t *ret_id, int *ret_task)
+{
+	char		*end;
+	long long	 id;
+	long		 task = -1;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	id = strtoll(s, &end, 10);
+	if (errno != 0 || id < 1)
+		return -1;
+	if (*end == '.') {
+		s = end + 1;
+		if (*s < '0' || *s > '9')
+			return -1;
+		task = strtol(s, &end, 10);
+		if (errno != 0 || task < 0 || task >= INT32_MAX)
+			return -1;
+	}
+	if (*end != '\0')
+		return -1;
+	*ret_id = id;
+	*ret_task = (int)task;
+	return 0;
+}
+
+/*
+ * Required "id": the job number, or as a string "42" or "42.3" (a task
+ * of array 42, r->task = 3). 1 and *ret, else replied and -1.
+ */
 static int
 api_field_id(struct api_req *r, int64_t *ret)
 {
-	json_int_t	id;
-	int		rc;
+	json_t		*v = json_object_get(r->req, "id");
+	json_int_t	 id;
+	int		 rc;
 
+	r->task = -1;
+	if (json_is_string(v)) {
+		if (api_id_parse(json_string_value(v), ret, &r->task) == 0)
+			return 0;
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "id",
+		    "\"id\" must be a job number (42) or a task of an array "
+		    "(42.3)");
+		return -1;
+	}
 	rc = api_field_int(r, "id", 1, INT64_MAX, &id);
 	if (rc == 0)
 		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "id",
@@ -344,7 +394,17 @@ api_job_fetch(struct api_req *r, int64_t *ret_id, struct store_job **ret)
 
 	if (api_field_id(r, &id) != 0)
 		return -1;
-	rc = store_job_get(r->api->store, id, ret, &cause);
+	if (r->task >= 0)
+		rc = store_task_get(r->api->store, id, r->task, ret, &cause);
+	else
+		rc = store_job_get(r->api->store, id, ret, &cause);
+	if (rc == -ENOENT && r->task >= 0) {
+		free(cause);
+		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
+		    "no task %" PRId64 ".%d: job %" PRId64 " is not an array "
+		    "or has no task %d", id, r->task, id, r->task);
+		return -1;
+	}
 	if (rc == -ENOENT) {
 		free(cause);
 		server_client_error(r->client, GPUQ_ERR_NOT_FOUND, "id",
@@ -355,7 +415,7 @@ api_job_fetch(struct api_req *r, int64_t *ret_id, struct store_job **ret)
 		api_store_error(r, rc, cause, "cannot read the job");
 		return -1;
 	}
-	*ret_id = id;
+	*ret_id = (*ret)->id;
 	return 0;
 }
 
@@ -404,6 +464,7 @@ api_request(void *arg, struct server_client *c, const char *line,
 	int			 owed = server_client_owed(c) > 0, rc;
 
 	memset(&r, 0, sizeof r);
+	r.task = -1;
 	r.api = a;
 	r.client = c;
 	r.req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -523,6 +584,46 @@ api_site_check(struct api *a, json_t *norm, json_t **ret_warnings,
 }
 
 /*
+ * Every job NORM's after and after_any name must exist, as a plain job
+ * or an array (doc/DESIGN.md "Arrays and dependencies"): 0, or -EINVAL
+ * and ERR naming the first that does not (or -EIO: the store failed).
+ */
+static int
+api_deps_check(struct api *a, json_t *norm, struct spec_error *err)
+{
+	static const char *const keys[] = { "after", "after_any" };
+	struct store_sum	 sum;
+	json_t			*l, *v;
+	char			*cause = NULL;
+	size_t			 i, k;
+	int64_t			 id;
+	int			 rc;
+
+	for (k = 0; k < 2; k++) {
+		l = json_object_get(norm, keys[k]);
+		json_array_foreach(l, i, v) {
+			id = json_integer_value(v);
+			rc = store_job_sum(a->store, id, &sum, &cause);
+			if (rc == 0)
+				continue;
+			err->field = xprintf("%s[%zu]", keys[k], i);
+			if (rc == -ENOENT)
+				err->message = xprintf("no job %" PRId64 " to "
+				    "wait for; give the id of a submitted job "
+				    "or array (gpuq status --all lists them)",
+				    id);
+			else
+				err->message = xprintf("cannot read job %"
+				    PRId64 ": %s", id, cause != NULL ? cause :
+				    strerror(-rc));
+			free(cause);
+			return rc == -ENOENT ? -EINVAL : rc;
+		}
+	}
+	return 0;
+}
+
+/*
  * submit: validate now, answer after the group commit. A bad submit
  * behind owed replies waits its turn like any immediate answer.
  */
@@ -536,7 +637,7 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	json_t			*job, *v, *norm, *labels, *acc, *warn;
 	int			 owed = server_client_owed(r->client) > 0, rc;
 
-	if (owed && b->n >= API_BATCH_MAX)
+	if (owed && (b->n >= API_BATCH_MAX || b->nrows >= API_BATCH_ROWS))
 		return -EAGAIN;		/* the next batch, after this one */
 	job = json_object_get(r->req, "job");
 	v = json_object_get(r->req, "hold");
@@ -565,6 +666,8 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 		(void)json_object_set(job, "priority", v);
 	rc = spec_validate(job, &norm, &err);
 	if (rc == 0 && (rc = api_site_check(a, norm, &warn, &err)) != 0)
+		json_decref(norm);
+	if (rc == 0 && (rc = api_deps_check(a, norm, &err)) != 0)
 		json_decref(norm);
 	if (rc != 0) {
 		if (owed) {
@@ -602,12 +705,36 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	s->held = json_is_true(json_object_get(r->req, "hold"));
 	s->warnings = json_array_size(warn) > 0 ?
 	    api_batch_dump(b, warn) : API_NONE;
+	v = json_object_get(json_object_get(norm, "array"), "count");
+	s->tasks = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+	b->nrows += s->tasks > 0 ? (size_t)s->tasks : 1;
 	json_decref(warn);
 	json_decref(norm);
 	if (b->n++ == 0)
 		(void)uv_idle_start(&a->idle, api_on_idle);
 	server_client_defer(r->client);
 	return 0;
+}
+
+/*
+ * Task INDEX of COUNT's spec into W: SPEC (compact JSON of an object)
+ * with "task": {"index", "count"} added, which the checkpoint contract
+ * reads (cloud_env) wherever the stored spec is loaded. NUL-terminated;
+ * returns its offset in W.
+ */
+static size_t
+api_task_spec(struct jsonw *w, const char *spec, int index, int count)
+{
+	size_t	 off = w->len, len = strlen(spec);
+	char	 tail[96];
+	int	 n;
+
+	/* spec ends in '}': put the member before it. */
+	jsonw_put(w, spec, len - 1);
+	n = snprintf(tail, sizeof tail, "%s\"task\":{\"index\":%d,"
+	    "\"count\":%d}}", len > 2 ? "," : "", index, count);
+	jsonw_put(w, tail, (size_t)n + 1);
+	return off;
 }
 
 /*
@@ -630,7 +757,8 @@ api_commit(struct api *a)
 {
 	struct api_batch	 tmp;
 	struct api_submit	*b;
-	size_t			 n = a->batch.n, i;
+	struct jsonw		 tasks;
+	size_t			 n = a->batch.n, i, k, nrows, row, *first;
 	char			*cause = NULL;
 	int			 rc;
 
@@ -642,50 +770,84 @@ api_commit(struct api *a)
 	a->spare = a->batch;
 	a->batch = tmp;
 	a->batch.n = 0;
+	a->batch.nrows = 0;
 	jsonw_reset(&a->batch.text);
 	b = a->spare.v;
 
-	if (n > a->caprows) {
-		a->caprows = n;
-		a->rows = xreallocarray(a->rows, n, sizeof *a->rows);
-		a->ids = xreallocarray(a->ids, n, sizeof *a->ids);
+	/* An array is one row per task, all in this one transaction. */
+	nrows = 0;
+	for (i = 0; i < n; i++)
+		nrows += b[i].tasks > 0 ? (size_t)b[i].tasks : 1;
+	if (nrows > a->caprows) {
+		a->caprows = nrows;
+		a->rows = xreallocarray(a->rows, nrows, sizeof *a->rows);
+		a->ids = xreallocarray(a->ids, nrows, sizeof *a->ids);
 	}
-	for (i = 0; i < n; i++) {
-		struct store_job_new	*row = &a->rows[i];
-		const char		*t = a->spare.text.buf;
+	first = xreallocarray(NULL, n, sizeof *first);
+	jsonw_init(&tasks);
+	for (i = 0, row = 0; i < n; i++) {
+		const char	*t = a->spare.text.buf;
 
-		row->name = t + b[i].name;
-		row->priority = b[i].priority;
-		row->owner = server_client_peer(b[i].client)->uid;
-		row->spec = t + b[i].spec;
-		row->labels = b[i].labels == API_NONE ? NULL : t + b[i].labels;
-		row->held = b[i].held;
-		row->gpu_type = b[i].gpu_type == API_NONE ? NULL :
-		    t + b[i].gpu_type;
-		row->gpu_count = b[i].gpu_count;
+		first[i] = row;
+		for (k = 0; k < (b[i].tasks > 0 ? (size_t)b[i].tasks : 1);
+		    k++, row++) {
+			struct store_job_new	*rw = &a->rows[row];
+
+			memset(rw, 0, sizeof *rw);
+			rw->name = t + b[i].name;
+			rw->priority = b[i].priority;
+			rw->owner = server_client_peer(b[i].client)->uid;
+			rw->spec = t + b[i].spec;
+			rw->labels = b[i].labels == API_NONE ? NULL :
+			    t + b[i].labels;
+			rw->held = b[i].held;
+			rw->gpu_type = b[i].gpu_type == API_NONE ? NULL :
+			    t + b[i].gpu_type;
+			rw->gpu_count = b[i].gpu_count;
+			if (b[i].tasks > 0) {
+				rw->task = 1;
+				rw->task_index = (int)k;
+				/* Its offset now; a pointer once all are in. */
+				rw->spec = (const char *)(uintptr_t)
+				    api_task_spec(&tasks, t + b[i].spec, (int)k,
+				    b[i].tasks);
+			}
+		}
 	}
-	rc = store_jobs_insert(a->store, a->rows, n, a->ids, &cause);
+	for (row = 0; row < nrows; row++)
+		if (a->rows[row].task)
+			a->rows[row].spec = tasks.buf +
+			    (uintptr_t)a->rows[row].spec;
+	rc = store_jobs_insert(a->store, a->rows, nrows, a->ids, &cause);
+	jsonw_done(&tasks);
 	if (rc != 0)
 		log_warnx("submit: %zu job(s) not stored: %s", n,
 		    cause != NULL ? cause : strerror(-rc));
 	else
-		log_debug("submit: %zu job(s) committed, ids %" PRId64
-		    "-%" PRId64, n, a->ids[0], a->ids[n - 1]);
+		log_debug("submit: %zu job(s) committed (%zu rows), ids %"
+		    PRId64 "-%" PRId64, n, nrows, a->ids[0],
+		    a->ids[nrows - 1]);
 
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && a->conf->log_submits)
 			log_info("job %" PRId64 ": submitted by uid %u pid "
-			    "%d, name \"%s\"%s", a->ids[i],
-			    (unsigned)a->rows[i].owner,
+			    "%d, name \"%s\"%s%s", a->ids[first[i]],
+			    (unsigned)a->rows[first[i]].owner,
 			    (int)server_client_peer(b[i].client)->pid,
-			    a->rows[i].name, a->rows[i].held ? ", held" : "");
+			    a->rows[first[i]].name,
+			    b[i].tasks > 0 ? ", an array" : "",
+			    a->rows[first[i]].held ? ", held" : "");
 		if (rc == 0) {
 			jsonw_reset(&a->reply);
 			jsonw_object_begin(&a->reply);
 			JSONW_KEY(&a->reply, "ok");
 			jsonw_bool(&a->reply, 1);
 			JSONW_KEY(&a->reply, "id");
-			jsonw_int(&a->reply, a->ids[i]);
+			jsonw_int(&a->reply, a->ids[first[i]]);
+			if (b[i].tasks > 0) {
+				JSONW_KEY(&a->reply, "tasks");
+				jsonw_int(&a->reply, b[i].tasks);
+			}
 			if (b[i].warnings != API_NONE) {
 				JSONW_KEY(&a->reply, "warnings");
 				jsonw_raw(&a->reply, a->spare.text.buf +
@@ -703,12 +865,14 @@ api_commit(struct api *a)
 			    rc == -EBUSY ? "; try again" : "");
 		server_client_settle(b[i].client);
 	}
+	free(first);
 	free(cause);
 	/* A burst grew the text: do not keep that while idle. */
 	if (a->spare.text.cap > API_TEXT_KEEP)
 		jsonw_done(&a->spare.text);
 	jsonw_reset(&a->spare.text);
 	a->spare.n = 0;
+	a->spare.nrows = 0;
 	if (rc == 0)
 		api_changed(a);
 	if (a->batch.n == 0)
@@ -842,7 +1006,123 @@ api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 		JSONW_KEY(w, "not_before");
 		jsonw_int(w, j->not_before);
 	}
+	if (j->array_id != 0) {
+		JSONW_KEY(w, "array_id");
+		jsonw_int(w, j->array_id);
+		JSONW_KEY(w, "task_index");
+		jsonw_int(w, j->task_index);
+	}
 	JSONW_KEY(w, "current");
+}
+
+/* The order an array's counts are told in. */
+static const int api_array_order[] = {
+	JOB_RUNNING, JOB_PENDING, JOB_LAUNCHING, JOB_QUEUED, JOB_HELD,
+	JOB_CANCELLING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED,
+};
+
+/*
+ * One state for a whole array: the most alive of its tasks' states; once
+ * all have ended, failed if any failed, else cancelled if any was, else
+ * succeeded.
+ */
+static int
+api_array_state(const struct store_sum *sum)
+{
+	static const int	order[] = {
+		JOB_CANCELLING, JOB_RUNNING, JOB_PENDING, JOB_LAUNCHING,
+		JOB_QUEUED, JOB_HELD, JOB_FAILED, JOB_CANCELLED,
+	};
+	size_t			i;
+
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		if (sum->states[order[i]] > 0)
+			return order[i];
+	return JOB_SUCCEEDED;
+}
+
+/*
+ * Write array J->array_id (J one of its tasks) as one job object, left
+ * open after "current": null like api_job_write: the array's id, its
+ * folded state, its tasks' total cost, as why the tasks per state ("4
+ * running, 9 queued, 3 succeeded"), and "array": {count, parallelism,
+ * states}. *ret_last is its last task's row id. 0, else replied and -1.
+ */
+static int
+api_array_write(struct api_req *r, struct jsonw *w, const struct store_job *j,
+    int64_t *ret_last)
+{
+	struct store_sum	 sum;
+	struct store_job	 f;
+	json_t			*spec;
+	char			*cause = NULL, *why, *t;
+	double			 cost = 0;
+	size_t			 i;
+	int			 rc, par;
+
+	rc = store_job_sum(r->api->store, j->array_id, &sum, &cause);
+	if (rc == 0)
+		rc = store_array_cost(r->api->store, j->array_id, &cost,
+		    &cause);
+	if (rc != 0) {
+		api_store_error(r, rc, cause, "cannot read the array");
+		return -1;
+	}
+	why = xstrdup("");
+	for (i = 0; i < sizeof api_array_order / sizeof api_array_order[0];
+	    i++) {
+		if (sum.states[api_array_order[i]] == 0)
+			continue;
+		t = xprintf("%s%s%" PRId64 " %s", why, *why ? ", " : "",
+		    sum.states[api_array_order[i]],
+		    job_state_name(api_array_order[i]));
+		free(why);
+		why = t;
+	}
+	if ((j->state == JOB_QUEUED || j->state == JOB_HELD) &&
+	    j->why != NULL) {
+		t = xprintf("%s; %" PRId64 ".%d: %s", why, j->array_id,
+		    j->task_index, j->why);
+		free(why);
+		why = t;
+	}
+	spec = json_loads(j->spec != NULL ? j->spec : "", 0, NULL);
+	par = (int)json_integer_value(json_object_get(json_object_get(spec,
+	    "array"), "parallelism"));
+	json_decref(spec);
+
+	f = *j;
+	f.id = j->array_id;
+	f.array_id = 0;
+	f.state = api_array_state(&sum);
+	f.cost_usd = cost;
+	f.why = why;
+	f.exit_code = -1;
+	f.message = NULL;
+	f.checkpoint = NULL;
+	f.checkpoint_at = 0;
+	f.not_before = 0;
+	api_job_write(w, r->api, &f);
+	jsonw_null(w);
+	JSONW_KEY(w, "array");
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "count");
+	jsonw_int(w, sum.tasks);
+	JSONW_KEY(w, "parallelism");
+	jsonw_int(w, par > 0 ? par : sum.tasks);
+	JSONW_KEY(w, "states");
+	jsonw_object_begin(w);
+	for (i = 0; i < JOB_NSTATES; i++) {
+		if (sum.states[i] == 0)
+			continue;
+		jsonw_key(w, job_state_name((int)i));
+		jsonw_int(w, sum.states[i]);
+	}
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+	free(why);
+	*ret_last = sum.last_id;
+	return 0;
 }
 
 /*
@@ -856,6 +1136,12 @@ struct api_page {
 	const struct api	*api;
 	struct jsonw		 out;		/* the reply so far */
 	struct jsonw		 att;		/* attempts' text */
+	int			 expand;	/* tasks one by one */
+	int			 stop;		/* folded an array: resume */
+	int64_t			 resume;	/* ... after this id */
+	int			 rows;		/* jobs written */
+	int			 error;		/* store error, replied */
+	struct api_req		*req;
 	struct api_page_slot {
 		int64_t		 id;		/* job id; ascending */
 		size_t		 at;		/* its null in out */
@@ -873,6 +1159,19 @@ api_list_on_job(const struct store_job *j, void *arg)
 	struct api_page		*p = arg;
 	struct api_page_slot	*sl;
 
+	if (j->array_id != 0 && !p->expand) {
+		/* The whole array as one, then on after its last task. */
+		if (api_array_write(p->req, &p->out, j, &p->resume) != 0) {
+			p->error = 1;
+			return 1;
+		}
+		jsonw_object_end(&p->out);
+		p->rows++;
+		p->last = p->resume;
+		p->stop = 1;
+		return 1;
+	}
+	p->rows++;
 	api_job_write(&p->out, p->api, j);
 	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING))) {
 		if (p->nslots == p->capslots) {
@@ -991,6 +1290,7 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	struct api_page		 p;
 	json_int_t		 owner, limit = GPUQ_LIST_DEFAULT, after = 0;
 	int64_t			 counts[JOB_NSTATES];
+	json_t			*v;
 	char			*cause = NULL, *buf;
 	size_t			 len, cap;
 	int			 more = 0, rc, i;
@@ -1011,6 +1311,14 @@ api_op_list(struct api_req *r, struct store_job *unused)
 
 	memset(&p, 0, sizeof p);
 	p.api = a;
+	p.req = r;
+	v = json_object_get(r->req, "expand");
+	if (v != NULL && !json_is_boolean(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "expand",
+		    "\"expand\" must be true or false");
+		return 0;
+	}
+	p.expand = json_is_true(v);
 	jsonw_init(&p.out);
 	jsonw_init(&p.att);
 	p.out.prec = p.att.prec = GPUQ_REPLY_PRECISION;
@@ -1020,8 +1328,27 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	jsonw_bool(&p.out, 1);
 	JSONW_KEY(&p.out, "jobs");
 	jsonw_array_begin(&p.out);
-	rc = store_job_list(a->store, &f, after, (int)limit, api_list_on_job,
-	    &p, &more, &cause);
+	/*
+	 * An array folded into one line counts as one job of the page;
+	 * the walk goes on after its last task (its tasks' ids follow each
+	 * other).
+	 */
+	for (;;) {
+		p.stop = 0;
+		rc = store_job_list(a->store, &f, after, (int)limit - p.rows,
+		    api_list_on_job, &p, &more, &cause);
+		if (p.error) {
+			rc = 0;
+			goto out;
+		}
+		if (rc < 0 || !p.stop)
+			break;
+		after = p.resume;
+		if (p.rows == (int)limit) {
+			more = 1;	/* perhaps; the next page says */
+			break;
+		}
+	}
 	if (rc >= 0 && p.nslots > 0)
 		rc = store_attempt_list_live(a->store, api_list_on_attempt, &p,
 		    &cause);
@@ -1100,6 +1427,76 @@ api_show_on_event(const struct store_event *e, void *arg)
 	return 0;
 }
 
+/* Did the request's "id" name array J as a whole (42, not 42.0)? */
+static int
+api_names_array(const struct api_req *r, const struct store_job *j)
+{
+	return r->task < 0 && j->array_id != 0 && j->array_id == j->id;
+}
+
+#define API_SHOW_TASKS	1000	/* tasks listed by show of an array */
+
+static int
+api_show_on_task(const struct store_job *t, void *arg)
+{
+	struct api_page	*p = arg;
+
+	api_job_write(&p->out, p->api, t);
+	jsonw_null(&p->out);
+	jsonw_object_end(&p->out);
+	p->rows++;
+	return 0;
+}
+
+/*
+ * show of an array: the array as list folds it, then "spec" (without
+ * the task member), "tasks" (the first API_SHOW_TASKS, in index order,
+ * as list writes jobs) and "tasks_more".
+ */
+static void
+api_array_show(struct api_req *r, const struct store_job *j)
+{
+	struct api_page	 p;
+	json_t		*spec;
+	char		*cause = NULL;
+	int64_t		 last;
+	int		 rc;
+
+	memset(&p, 0, sizeof p);
+	p.api = r->api;
+	jsonw_init(&p.out);
+	p.out.prec = GPUQ_REPLY_PRECISION;
+	jsonw_object_begin(&p.out);
+	JSONW_KEY(&p.out, "ok");
+	jsonw_bool(&p.out, 1);
+	JSONW_KEY(&p.out, "job");
+	if (api_array_write(r, &p.out, j, &last) != 0)
+		goto out;
+	JSONW_KEY(&p.out, "spec");
+	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	(void)json_object_del(spec, "task");
+	if (spec != NULL && !api_may_see(r, j))
+		api_spec_withhold(spec);
+	jsonw_json(&p.out, spec);
+	json_decref(spec);
+	JSONW_KEY(&p.out, "tasks");
+	jsonw_array_begin(&p.out);
+	rc = store_task_list(r->api->store, j->array_id, 0, API_SHOW_TASKS,
+	    api_show_on_task, &p, &cause);
+	if (rc < 0) {
+		api_store_error(r, rc, cause, "cannot list the tasks");
+		goto out;
+	}
+	jsonw_array_end(&p.out);
+	JSONW_KEY(&p.out, "tasks_more");
+	jsonw_bool(&p.out, j->array_id + p.rows <= last);
+	jsonw_object_end(&p.out);	/* the job */
+	jsonw_object_end(&p.out);
+	server_client_reply_jsonw(r->client, &p.out);
+out:
+	jsonw_done(&p.out);
+}
+
 /*
  * show: the job as list writes it, with "current" its newest attempt
  * not ended, and then "spec", "attempts_list" (oldest first) and
@@ -1119,6 +1516,11 @@ api_op_show(struct api_req *r, struct store_job *unused)
 
 	if (api_job_fetch(r, &id, &j) != 0)
 		return 0;
+	if (api_names_array(r, j)) {
+		api_array_show(r, j);
+		store_job_free(j);
+		return 0;
+	}
 	memset(&h, 0, sizeof h);
 	jsonw_init(&h.w);
 	jsonw_init(&out);
@@ -1140,6 +1542,8 @@ api_op_show(struct api_req *r, struct store_job *unused)
 		jsonw_null(&out);
 	JSONW_KEY(&out, "spec");
 	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;
+	/* A task's index is in its id; its spec is the array's. */
+	(void)json_object_del(spec, "task");
 	if (spec != NULL && !api_may_see(r, j))
 		api_spec_withhold(spec);
 	jsonw_json(&out, spec);
@@ -1232,6 +1636,98 @@ api_transition(struct api_req *r, struct store_job *j, int to,
 	return 0;
 }
 
+/* A task of an array went to cancelling: the cloud side stops it. */
+static void
+api_array_on_moved(int64_t id, int from, int to, void *arg)
+{
+	struct api	*a = arg;
+
+	if (to == JOB_CANCELLING)
+		api_cancel_cloud(a, id);
+}
+
+/*
+ * cancel, hold or release (VERB) of array J as a whole: every task in a
+ * state S with TO_OF[S] >= 0 moves, in one transaction. The reply is
+ * the array's state after, and how many tasks moved. When none could,
+ * NONE_ERR (if not NULL) is a conflict: the array has nothing to act on.
+ */
+static int
+api_array_change(struct api_req *r, const struct store_job *j,
+    const int to_of[JOB_NSTATES], const char *verb, const char *none_err)
+{
+	struct api		*a = r->api;
+	struct store_sum	 sum;
+	struct jsonw		*w = &a->reply;
+	char			*cause = NULL, *msg, *why;
+	unsigned		 uid;
+	int			 n, rc, to = -1, i;
+
+	uid = (unsigned)server_client_peer(r->client)->uid;
+	msg = xprintf("%s by uid %u (the whole array)", verb, uid);
+	for (i = 0; i < JOB_NSTATES; i++)
+		if (to_of[i] >= 0 && to < 0)
+			to = to_of[i];
+	why = api_transition_why(to, uid);
+	n = store_array_transition(a->store, j->array_id, to_of, msg, why,
+	    api_array_on_moved, a, &cause);
+	free(msg);
+	free(why);
+	if (n < 0) {
+		api_store_error(r, n, cause, "cannot change the array");
+		return 0;
+	}
+	if ((rc = store_job_sum(a->store, j->array_id, &sum, &cause)) != 0) {
+		api_store_error(r, rc, cause, "cannot read the array");
+		return 0;
+	}
+	if (n == 0 && none_err != NULL) {
+		server_client_error(r->client, GPUQ_ERR_CONFLICT, "id",
+		    "array %" PRId64 " is %s; %s", j->array_id,
+		    job_state_name(api_array_state(&sum)), none_err);
+		return 0;
+	}
+	if (n > 0) {
+		log_info("array %" PRId64 ": %s %d task(s) by uid %u",
+		    j->array_id, verb, n, uid);
+		api_changed(a);
+	}
+	jsonw_reset(w);
+	jsonw_object_begin(w);
+	JSONW_KEY(w, "ok");
+	jsonw_bool(w, 1);
+	JSONW_KEY(w, "state");
+	jsonw_string(w, job_state_name(api_array_state(&sum)));
+	JSONW_KEY(w, "tasks");
+	jsonw_int(w, n);
+	jsonw_object_end(w);
+	server_client_reply(r->client, w->buf, w->len);
+	return 0;
+}
+
+/* The moves of a whole array's cancel, hold and release. */
+static void
+api_array_moves(int op, int to_of[JOB_NSTATES])
+{
+	int	i;
+
+	for (i = 0; i < JOB_NSTATES; i++)
+		to_of[i] = -1;
+	switch (op) {
+	case 'c':
+		to_of[JOB_HELD] = to_of[JOB_QUEUED] = JOB_CANCELLED;
+		to_of[JOB_LAUNCHING] = to_of[JOB_PENDING] =
+		    to_of[JOB_RUNNING] = JOB_CANCELLING;
+		break;
+	case 'h':
+		to_of[JOB_QUEUED] = JOB_HELD;
+		break;
+	default:
+		to_of[JOB_HELD] = JOB_QUEUED;
+		break;
+	}
+}
+
 /*
  * cancel: held or queued jobs end at once; jobs in the cloud go to
  * cancelling and the reconciler finishes them. Cancelling twice is fine;
@@ -1240,6 +1736,13 @@ api_transition(struct api_req *r, struct store_job *j, int to,
 static int
 api_op_cancel(struct api_req *r, struct store_job *j)
 {
+	int	to_of[JOB_NSTATES];
+
+	if (api_names_array(r, j)) {
+		api_array_moves('c', to_of);
+		return api_array_change(r, j, to_of, "cancelled",
+		    "there is nothing to cancel");
+	}
 	switch (j->state) {
 	case JOB_HELD:
 	case JOB_QUEUED:
@@ -1285,6 +1788,12 @@ api_hold_release(struct api_req *r, struct store_job *j, int from, int to,
 static int
 api_op_hold(struct api_req *r, struct store_job *j)
 {
+	int	to_of[JOB_NSTATES];
+
+	if (api_names_array(r, j)) {
+		api_array_moves('h', to_of);
+		return api_array_change(r, j, to_of, "held", NULL);
+	}
 	return api_hold_release(r, j, JOB_QUEUED, JOB_HELD, "held");
 }
 
@@ -1292,6 +1801,12 @@ api_op_hold(struct api_req *r, struct store_job *j)
 static int
 api_op_release(struct api_req *r, struct store_job *j)
 {
+	int	to_of[JOB_NSTATES];
+
+	if (api_names_array(r, j)) {
+		api_array_moves('r', to_of);
+		return api_array_change(r, j, to_of, "released", NULL);
+	}
 	return api_hold_release(r, j, JOB_HELD, JOB_QUEUED, "released");
 }
 

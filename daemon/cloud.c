@@ -347,6 +347,32 @@ cloud_env_set(json_t *obj, const char *key, const char *v)
 		fatalx("cloud: out of memory building an environment");
 }
 
+/*
+ * A task of an array (its spec's "task", which submit adds): its index
+ * and the array's size, under gpuq's names and Cloud Batch's, so a
+ * script written for a Batch sweep runs unchanged. Set after the user's
+ * env, so they are ours whatever the file says; on Batch, where the
+ * service sets BATCH_TASK_INDEX itself (0 for our one-task jobs), the
+ * runnable's environment wins (DESIGN GD.4).
+ */
+static void
+cloud_env_task(json_t *env, json_t *spec)
+{
+	json_t	*t = json_object_get(spec, "task");
+	char	 num[32];
+
+	if (!json_is_object(t))
+		return;
+	(void)snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
+	    json_integer_value(json_object_get(t, "index")));
+	cloud_env_set(env, CLOUD_ENV_TASK_INDEX, num);
+	cloud_env_set(env, "BATCH_TASK_INDEX", num);
+	(void)snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
+	    json_integer_value(json_object_get(t, "count")));
+	cloud_env_set(env, CLOUD_ENV_TASK_COUNT, num);
+	cloud_env_set(env, "BATCH_TASK_COUNT", num);
+}
+
 json_t *
 cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 {
@@ -374,6 +400,7 @@ cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 		cloud_env_set(env, name, json_string_value(v));
 		free(name);
 	}
+	cloud_env_task(env, spec);
 	return env;
 }
 

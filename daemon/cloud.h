@@ -38,6 +38,8 @@ struct store_attempt;
 /* Environment variables of the checkpoint contract (gpuq-job(5)). */
 #define CLOUD_ENV_JOB_ID	"GPUQ_JOB_ID"
 #define CLOUD_ENV_ATTEMPT	"GPUQ_ATTEMPT"
+#define CLOUD_ENV_TASK_INDEX	"GPUQ_TASK_INDEX"	/* arrays */
+#define CLOUD_ENV_TASK_COUNT	"GPUQ_TASK_COUNT"
 #define CLOUD_ENV_CKPT_DIR	"GPUQ_CHECKPOINT_DIR"
 #define CLOUD_ENV_RESUME	"GPUQ_RESUME_FROM"
 /* GPUQ_SECRET_<NAME>: the Secret Manager version of secret_env NAME. */

@@ -30,6 +30,7 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/sched.c daemon/sched.h \
 	daemon/sched-offer.c daemon/sched-offer.h \
 	daemon/sched-place.c daemon/sched-place.h \
+	daemon/sched-gate.c daemon/sched-gate.h \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h
@@ -158,3 +159,14 @@ tests_unit_test_notify_SOURCES = tests/unit/test-notify.c \
 	daemon/conf.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_notify_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_notify_LDADD = $(GPUQD_TEST_LDADD)
+
+# Dependencies and array parallelism before placement, over a real store.
+check_PROGRAMS += tests/unit/test-sched-gate
+TESTS += tests/unit/test-sched-gate
+tests_unit_test_sched_gate_SOURCES = tests/unit/test-sched-gate.c \
+	daemon/sched-gate.c daemon/sched-gate.h
+tests_unit_test_sched_gate_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(UV_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_sched_gate_LDADD = tests/unit/libunittest.a store/libstore.a \
+	common/libcommon.a $(SQLITE_LIBS) $(JANSSON_LIBS) $(UV_LIBS) \
+	$(CMOCKA_LIBS)

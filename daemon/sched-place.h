@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "daemon/sched-gate.h"
 #include "daemon/sched-offer.h"
 
 struct provider;
@@ -73,6 +74,7 @@ struct sched_job {
 		int64_t		 until;
 	}			 avoid[SCHED_AVOID];
 	int64_t			 blocked_since;	/* waiting on quota since */
+	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
 	TAILQ_ENTRY(sched_job)	 entry;		/* oldest seen first */
 };
 TAILQ_HEAD(sched_jobs, sched_job);

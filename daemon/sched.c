@@ -86,6 +86,7 @@
 #include "daemon/conf.h"
 #include "daemon/cost.h"
 #include "daemon/sched.h"
+#include "daemon/sched-gate.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
 #include "providers/gcp/gcp.h"
@@ -175,6 +176,8 @@ struct sched {
 	struct sched_item	*items;
 	size_t			 nitems, capitems;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
+
+	struct sched_gate	 gate;		/* deps, parallelism: a pass */
 
 	/* Whys to write at the end of the pass, in one transaction. */
 	int64_t			*why_ids;
@@ -303,6 +306,7 @@ sched_job_get(struct sched *s, const struct store_job *row)
 	else {
 		j->shape = sched_shape_get(s, spec, &j->bad);
 		sched_job_limits(j, spec);
+		sched_gate_parse(&j->gate, row, spec);
 		json_decref(spec);
 	}
 	if (tsearch(j, &s->jobs, sched_now_cmp) == NULL)
@@ -319,6 +323,7 @@ sched_job_free(struct sched *s, struct sched_job *j)
 	TAILQ_REMOVE(&s->job_list, j, entry);
 	s->njobs--;
 	sched_shape_unref(s, j->shape);
+	sched_gate_job_done(&j->gate);
 	free(j->bad);
 	free(j);
 }
@@ -781,6 +786,53 @@ sched_on_why(void *arg, int64_t id, const char *why)
 /* ---------------------------------------------------------------- */
 /* The pass.							    */
 
+/*
+ * Job ID waits for a job that failed or was cancelled (WHY says which):
+ * it can never start, so it is cancelled, with WHY in its events and as
+ * its why (doc/DESIGN.md "Arrays and dependencies").
+ */
+static void
+sched_dep_cancel(struct sched *s, const struct sched_job *j, const char *why)
+{
+	char	*cause = NULL, *msg;
+	int	 rc, to_of[JOB_NSTATES], i;
+
+	msg = xprintf("cancelled: %s", why);
+	if (j->gate.array_id != 0) {
+		/*
+		 * Every queued task of the array waits for the same jobs:
+		 * one transaction for all of them, not one per task.
+		 */
+		for (i = 0; i < JOB_NSTATES; i++)
+			to_of[i] = -1;
+		to_of[JOB_QUEUED] = JOB_CANCELLED;
+		rc = store_array_transition(s->store, j->gate.array_id, to_of,
+		    msg, msg, NULL, NULL, &cause);
+		if (rc < 0)
+			log_warnx("array %" PRId64 ": cannot cancel its "
+			    "tasks: %s", j->gate.array_id, cause != NULL ?
+			    cause : strerror(-rc));
+		else
+			log_info("array %" PRId64 ": %d task(s) %s",
+			    j->gate.array_id, rc, msg);
+		sched_gate_doomed(&s->gate, j->gate.array_id);
+	} else {
+		rc = store_job_transition(s->store, j->id,
+		    JOB_MASK(JOB_QUEUED), JOB_CANCELLED, msg, NULL, &cause);
+		if (rc == 0)
+			rc = store_job_set_why(s->store, j->id, msg, &cause);
+		if (rc != 0 && rc != -EALREADY)
+			log_warnx("job %" PRId64 ": cannot cancel it: %s",
+			    j->id, cause != NULL ? cause : strerror(-rc));
+		else if (rc == 0)
+			log_info("job %" PRId64 ": %s", j->id, msg);
+	}
+	free(cause);
+	free(msg);
+	/* States changed: what this pass read of them is stale. */
+	sched_gate_reset(&s->gate);
+}
+
 static int
 sched_on_runnable(const struct store_job *row, void *arg)
 {
@@ -883,8 +935,8 @@ sched_pass_run(struct sched *s)
 	struct sched_verdict	 v;
 	char			*cause = NULL, *why;
 	uint64_t		 t0 = uv_hrtime();
-	size_t			 i, waiting = 0, shapes = 0;
-	int			 burst = SCHED_LAUNCH_BURST;
+	size_t			 i, waiting = 0, shapes = 0, cancels = 0;
+	int			 burst = SCHED_LAUNCH_BURST, gate;
 	int64_t			 due;
 
 	s->state = SCHED_S_PASS;
@@ -898,9 +950,26 @@ sched_pass_run(struct sched *s)
 		log_warnx("scheduler: cannot list the queue: %s", cause);
 		free(cause);
 	}
+	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
 		j = it->job;
+		if (sched_gate_is_doomed(&s->gate, j->gate.array_id))
+			continue;	/* cancelled with its array */
+		gate = sched_gate_check(&s->gate, s->store, j->id, &j->gate,
+		    &why);
+		if (gate == SCHED_GATE_CANCEL) {
+			sched_dep_cancel(s, j, why);
+			free(why);
+			cancels++;
+			continue;
+		}
+		if (gate == SCHED_GATE_WAIT) {
+			sched_why_set(s, j->id, it->why_hash, why);
+			free(why);
+			waiting++;
+			continue;
+		}
 		if (j->shape == NULL) {
 			sched_why_set(s, j->id, it->why_hash, j->bad);
 			continue;
@@ -923,8 +992,11 @@ sched_pass_run(struct sched *s)
 		}
 		sched_place(ctx, j, it->priority, &v);
 		if (v.offer != NULL) {
-			if (sched_launch_start(s, ctx, it, v.offer) == 0)
+			if (sched_launch_start(s, ctx, it, v.offer) == 0) {
 				burst--;
+				sched_gate_launched(&s->gate,
+				    j->gate.array_id);
+			}
 		} else {
 			sched_why_set(s, j->id, it->why_hash, v.why);
 			sched_place_fail_note(ctx, j, &v);
@@ -934,6 +1006,9 @@ sched_pass_run(struct sched *s)
 	}
 	sched_why_flush(s);
 	sched_evict(s, ctx->now);
+	/* A job cancelled for its dependency may doom one waiting for it. */
+	if (cancels > 0 && s->state == SCHED_S_PASS)
+		s->state = SCHED_S_PASS_AGAIN;
 
 	s->stats.passes++;
 	s->stats.jobs_seen = s->nitems;
@@ -1276,6 +1351,7 @@ sched_unref(struct sched *s)
 	free(s->sellers);
 	sched_ctx_done(&s->ctx);
 	free(s->items);
+	sched_gate_free(&s->gate);
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
 	free(s->why_ids);

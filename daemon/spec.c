@@ -56,6 +56,8 @@
 #define SPEC_INTERRUPTIONS_DEFAULT 20
 #define SPEC_PRIORITY_MIN	(-1000)
 #define SPEC_PRIORITY_MAX	1000
+#define SPEC_ARRAY_MAX		10000	/* tasks in one array */
+#define SPEC_DEPS_MAX		100	/* jobs in after or after_any */
 #define SPEC_QUOTE_MAX		48	/* bytes of user text echoed back */
 
 /*
@@ -1813,6 +1815,143 @@ spec_check_python_package(struct spec_ctx *c, const char *field, json_t *v)
 }
 
 /*
+ * array: {count, parallelism}: COUNT tasks of one job, at most
+ * PARALLELISM of them launching or running at once (doc/DESIGN.md
+ * "Arrays and dependencies"). Absent: one plain job.
+ */
+static int
+spec_check_array(struct spec_ctx *c, const char *field, json_t *v)
+{
+	static const char *const keys[] = { "count", "parallelism" };
+	json_t		*out, *e;
+	const char	*k;
+	long long	 count, par;
+	char		*f;
+	int		 r;
+	size_t		 i;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v, "an object with count and "
+		    "parallelism, e.g. {count: 16, parallelism: 4}");
+	json_object_foreach(v, k, e) {
+		for (i = 0; i < 2 && strcmp(k, keys[i]) != 0; i++)
+			;
+		if (i == 2) {
+			f = spec_clean(k);
+			r = spec_fail(c, field, "unknown key \"%s\"; known "
+			    "keys: count, parallelism", f);
+			free(f);
+			return r;
+		}
+	}
+	f = xprintf("%s.count", field);
+	if ((e = json_object_get(v, "count")) == NULL)
+		r = spec_fail(c, f, "required: how many tasks, 1 to %d",
+		    SPEC_ARRAY_MAX);
+	else
+		r = spec_integer(c, f, e, 1, SPEC_ARRAY_MAX, &count);
+	free(f);
+	if (r != 0)
+		return r;
+	par = count;
+	f = xprintf("%s.parallelism", field);
+	e = json_object_get(v, "parallelism");
+	r = e == NULL ? 0 : spec_integer(c, f, e, 1, SPEC_ARRAY_MAX, &par);
+	if (r == 0 && par > count)
+		r = spec_fail(c, f, "must be at most count (%lld); leave it "
+		    "out to run every task at once", count);
+	free(f);
+	if (r != 0)
+		return r;
+	if ((out = json_object()) == NULL)
+		fatalx("spec: out of memory");
+	spec_put(out, "count", json_integer(count));
+	spec_put(out, "parallelism", json_integer(par));
+	spec_put(c->out, "array", out);
+	return 0;
+}
+
+/*
+ * after, after_any: the ids of jobs (or whole arrays) this one waits
+ * for, to succeed (after) or to end whatever the result (after_any).
+ * Names of earlier documents of a file are the client's to resolve; the
+ * daemon checks each id exists when it stores the job.
+ */
+static int
+spec_check_deps(struct spec_ctx *c, const char *field, json_t *v,
+    const char *key)
+{
+	json_t		*out, *e;
+	long long	 id;
+	size_t		 i, j;
+	char		*f, *q;
+	int		 r;
+
+	if (v == NULL)
+		return 0;
+	if (json_is_integer(v)) {
+		if ((out = json_array()) == NULL ||
+		    json_array_append(out, v) == -1)
+			fatalx("spec: out of memory");
+		v = out;
+	} else {
+		if (!json_is_array(v))
+			return spec_fail_type(c, field, v, "a list of job ids, "
+			    "e.g. [41, 40]");
+		json_incref(v);
+	}
+	if (json_array_size(v) > SPEC_DEPS_MAX) {
+		json_decref(v);
+		return spec_fail(c, field, "lists %zu jobs; at most %d are "
+		    "allowed", json_array_size(v), SPEC_DEPS_MAX);
+	}
+	if ((out = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	json_array_foreach(v, i, e) {
+		f = xprintf("%s[%zu]", field, i);
+		if (json_is_string(e)) {
+			q = spec_clean(json_string_value(e));
+			r = spec_fail(c, f, "\"%s\" is not a job id; a name "
+			    "is resolved only when gpuq submit reads it from "
+			    "an earlier document of the same file", q);
+			free(q);
+		} else if (json_is_integer(e) && json_integer_value(e) < 1)
+			r = spec_fail(c, f, "must be a job id, 1 or more");
+		else
+			r = spec_integer(c, f, e, 1, INT64_MAX, &id);
+		free(f);
+		if (r != 0) {
+			json_decref(out);
+			json_decref(v);
+			return r;
+		}
+		for (j = 0; j < json_array_size(out); j++)
+			if (json_integer_value(json_array_get(out, j)) == id)
+				break;
+		if (j == json_array_size(out) &&
+		    json_array_append_new(out, json_integer(id)) == -1)
+			fatalx("spec: out of memory");
+	}
+	json_decref(v);
+	spec_put(c->out, key, out);
+	return 0;
+}
+
+static int
+spec_check_after(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_deps(c, field, v, "after");
+}
+
+static int
+spec_check_after_any(struct spec_ctx *c, const char *field, json_t *v)
+{
+	return spec_check_deps(c, field, v, "after_any");
+}
+
+/*
  * The fields of a job, in the order gpuq-job(5) documents them, which
  * is also the order of checking and of the normalized object.
  * machine_type follows accelerator because it depends on it.
@@ -1922,6 +2061,9 @@ static const struct spec_field spec_fields[] = {
 	{ "priority",		spec_check_priority },
 	{ "labels",		spec_check_labels },
 	{ "notify",		spec_check_notify },
+	{ "array",		spec_check_array },
+	{ "after",		spec_check_after },
+	{ "after_any",		spec_check_after_any },
 };
 
 int

@@ -6,6 +6,7 @@ store_libstore_a_SOURCES = \
 	store/store-schema.c \
 	store/store-job.c \
 	store/store-attempt.c \
+	store/store-array.c \
 	store/store-names.c
 store_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 

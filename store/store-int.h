@@ -27,7 +27,7 @@
 	"id, name, state, priority, owner, spec, labels, created, "	\
 	"updated, not_before, attempts, failures, interruptions, "	\
 	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
-	"message, gpu_type, gpu_count"
+	"message, gpu_type, gpu_count, array_id, task_index"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
@@ -44,6 +44,7 @@ enum store_stmt {
 	STMT_META_GET,
 	STMT_META_SET,
 	STMT_JOB_INSERT,
+	STMT_JOB_SET_ARRAY,
 	STMT_JOB_GET,
 	STMT_JOB_STATE,
 	STMT_JOB_SET_STATE,

@@ -54,6 +54,9 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->message = store_col_text(s, 18);
 	j->gpu_type = store_col_text(s, 19);
 	j->gpu_count = sqlite3_column_int(s, 20);
+	j->array_id = sqlite3_column_int64(s, 21);
+	j->task_index = sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int(s, 22);
 }
 
 /* Write one events row; the caller holds the transaction. */
@@ -83,7 +86,8 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
     size_t n, int64_t *ret_ids, char **cause)
 {
 	sqlite3_stmt	*s = st->stmt[STMT_JOB_INSERT];
-	int64_t		 now, id;
+	sqlite3_stmt	*sa = st->stmt[STMT_JOB_SET_ARRAY];
+	int64_t		 now, id, array_id = 0;
 	size_t		 i;
 	int		 rc, state;
 
@@ -108,9 +112,37 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 		sqlite3_bind_int64(s, 7, now);
 		store_bind_text(s, 8, jobs[i].gpu_type);
 		sqlite3_bind_int(s, 9, jobs[i].gpu_count);
+		if (jobs[i].task && jobs[i].task_index > 0 && array_id > 0) {
+			sqlite3_bind_int64(s, 10, array_id);
+			sqlite3_bind_int(s, 11, jobs[i].task_index);
+		} else if (jobs[i].task) {
+			sqlite3_bind_null(s, 10);	/* set below */
+			sqlite3_bind_int(s, 11, 0);
+		} else {
+			sqlite3_bind_null(s, 10);
+			sqlite3_bind_null(s, 11);
+		}
+		if (jobs[i].task && jobs[i].task_index > 0 && array_id == 0) {
+			rc = store_invalid(cause, "insert jobs: task %d comes "
+			    "before its task 0", jobs[i].task_index);
+			goto fail;
+		}
 		if ((rc = store_step_done(st, s, cause, "insert job")) != 0)
 			goto fail;
 		id = sqlite3_last_insert_rowid(st->db);
+		if (jobs[i].task && jobs[i].task_index == 0) {
+			/*
+			 * The array's tasks follow in this transaction, so
+			 * their ids are this one plus their index
+			 * (store_task_get relies on it).
+			 */
+			array_id = id;
+			sqlite3_bind_int64(sa, 1, id);
+			if ((rc = store_step_done(st, sa, cause,
+			    "insert job: mark the array")) != 0)
+				goto fail;
+		} else if (!jobs[i].task)
+			array_id = 0;
 		rc = store_event_write(st, id, now, -1, state,
 		    jobs[i].held ? "submitted, held" : "submitted", cause);
 		if (rc != 0)

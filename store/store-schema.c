@@ -21,6 +21,10 @@
  *            holds the state, so live counts read only that index; events
  *            is clustered by job (WITHOUT ROWID, key (job_id, seq)): one
  *            B-tree where a table and its events_job index were two.
+ * Then:      jobs.array_id and jobs.task_index: the tasks of a job array
+ *            are rows of jobs (doc/DESIGN.md "Arrays and dependencies"),
+ *            array_id the id of task 0; jobs_array (partial: tasks only)
+ *            counts an array's tasks per state without reading rows.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -198,6 +202,12 @@ static const char *const store_migrations[] = {
 	"  time, from_state, to_state, message FROM events;"
 	"DROP TABLE events;"
 	"ALTER TABLE events_v4 RENAME TO events;",
+
+	/* arrays: task rows in jobs; plain jobs keep NULLs (no rewrite). */
+	"ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN task_index INTEGER;"
+	"CREATE INDEX jobs_array ON jobs(array_id, state)"
+	"  WHERE array_id IS NOT NULL;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

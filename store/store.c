@@ -37,13 +37,16 @@ static const char *const store_sql[STMT_COUNT] = {
 
 	/* ?8 NULL or ?9 0: take the accelerator from the spec. */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
-	    " spec, labels, created, updated, gpu_type, gpu_count)"
+	    " spec, labels, created, updated, gpu_type, gpu_count, array_id,"
+	    " task_index)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, coalesce(?8,"
 	    " CASE WHEN json_valid(?5)"
 	    " THEN json_extract(?5, '$.accelerator.type') END),"
 	    " CASE WHEN ?9 > 0 THEN ?9 WHEN json_valid(?5)"
 	    " THEN coalesce(json_extract(?5, '$.accelerator.count'), 0)"
-	    " ELSE 0 END)",
+	    " ELSE 0 END, ?10, ?11)",
+	/* Task 0 of an array: its own id is the array's. */
+	[STMT_JOB_SET_ARRAY] = "UPDATE jobs SET array_id = id WHERE id = ?1",
 	[STMT_JOB_GET] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE id = ?1",
 	[STMT_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
 	[STMT_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, updated = ?3"

@@ -113,6 +113,9 @@ struct store_job {
 	char		*message;	/* last end message, or NULL */
 	char		*gpu_type;	/* spec's accelerator.type or NULL */
 	int		 gpu_count;	/* its accelerator.count, 0 if none */
+	int64_t		 array_id;	/* a task: its array (task 0's id);
+					   0 for a plain job */
+	int		 task_index;	/* a task: 0, 1, ...; else -1 */
 };
 
 /*
@@ -130,6 +133,10 @@ struct store_job_new {
 	int		 held;		/* start in JOB_HELD */
 	const char	*gpu_type;	/* accelerator.type, NULL: from spec */
 	int		 gpu_count;	/* accelerator.count, 0: from spec */
+	int		 task;		/* a task of an array */
+	int		 task_index;	/* its index; index 0 starts an array,
+					   the rows after it with index 1, 2,
+					   ... are its other tasks */
 };
 
 struct store_attempt {
@@ -389,6 +396,52 @@ typedef int (*store_history_cb)(const char *provider, const char *region,
 	    const char *gpu, double hours, int interruptions, void *);
 int	 store_spot_history(struct store *, int64_t since, store_history_cb,
 	    void *, char **cause);
+
+/*
+ * Job arrays and dependencies (doc/DESIGN.md "Arrays and dependencies").
+ * The tasks of an array are jobs rows with array_id set, task 0's id
+ * being the array's, and consecutive ids (task i is row array_id + i).
+ */
+
+/* What store_job_sum() counts of a job or of an array's tasks. */
+struct store_sum {
+	int64_t		 tasks;		/* rows counted; 1 for a plain job */
+	int64_t		 states[JOB_NSTATES];
+	int64_t		 last_id;	/* highest row id among them */
+	int		 array;		/* 1: ID is an array */
+};
+
+/*
+ * Task INDEX of array ARRAY_ID as a new object; -ENOENT if there is no
+ * such task.
+ */
+int	 store_task_get(struct store *, int64_t array_id, int index,
+	    struct store_job **ret, char **cause);
+/*
+ * The states of job ID: of every task if ID is an array, else of the
+ * job itself. -ENOENT when ID is neither a plain job nor an array (a
+ * task's own row id is not an array). Reads the jobs_array index only.
+ */
+int	 store_job_sum(struct store *, int64_t id, struct store_sum *ret,
+	    char **cause);
+/* The cost so far of every task of ARRAY_ID, in *ret. */
+int	 store_array_cost(struct store *, int64_t array_id, double *ret,
+	    char **cause);
+/*
+ * Move every task of ARRAY_ID whose state S has TO_OF[S] >= 0 to
+ * TO_OF[S], each with an event saying MESSAGE and its why set to WHY
+ * (NULL clears), in ONE transaction. Then CB (may be NULL) is called
+ * for each task moved, with its id, old and new state. Returns how many
+ * moved.
+ */
+typedef void (*store_moved_cb)(int64_t id, int from, int to, void *);
+int	 store_array_transition(struct store *, int64_t array_id,
+	    const int to_of[JOB_NSTATES], const char *message, const char *why,
+	    store_moved_cb cb, void *arg, char **cause);
+/* Tasks of ARRAY_ID in index order, from index FROM on, at most LIMIT
+ * (< 0: all). Returns the count given to CB. */
+int	 store_task_list(struct store *, int64_t array_id, int from,
+	    int limit, store_job_cb cb, void *arg, char **cause);
 
 /* meta key/value. get: new string in *ret, -ENOENT if unset. */
 int	 store_meta_get(struct store *, const char *key, char **ret,

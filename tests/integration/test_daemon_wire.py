@@ -39,7 +39,12 @@ def test_daemon_malformed_inputs_keep_the_connection(daemon):
         (b'{"op":"launch"}', "unknown_op", "op"),
         (b'{"id":1}', "bad_request", "op"),
         (b'{"op":42}', "bad_request", "op"),
-        (b'{"op":"show","id":"7"}', "bad_request", "id"),
+        # A string id is "42" or a task "42.3" (doc/DESIGN.md "Arrays
+        # and dependencies"); anything else is refused.
+        (b'{"op":"show","id":"7"}', "not_found", "id"),
+        (b'{"op":"show","id":"7.x"}', "bad_request", "id"),
+        (b'{"op":"show","id":"seven"}', "bad_request", "id"),
+        (b'{"op":"show","id":"7.3"}', "not_found", "id"),
         (b'{"op":"show","id":1.5}', "bad_request", "id"),
         (b'{"op":"show"}', "bad_request", "id"),
         (b'{"op":"cancel","id":0}', "bad_request", "id"),

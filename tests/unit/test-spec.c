@@ -34,7 +34,8 @@
 		"max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
-		"checkpoint, priority, labels, notify"
+		"checkpoint, priority, labels, notify, array, after, " \
+		"after_any"
 
 /* Parse TEXT; a typo in a test is a test bug. New object. */
 static json_t *
@@ -1397,6 +1398,58 @@ test_spec_python_package(void **state)
 	}
 }
 
+/* array: count 1-10,000, parallelism 1-count defaulting to count. */
+static void
+test_spec_array(void **state)
+{
+	ok_absent(WITH("\"name\": \"x\""), "array");
+	ok_field(WITH("\"array\": {\"count\": 16}"), "array",
+	    "{\"count\":16,\"parallelism\":16}");
+	ok_field(WITH("\"array\": {\"count\": 16, \"parallelism\": 4}"),
+	    "array", "{\"count\":16,\"parallelism\":4}");
+	ok_field(WITH("\"array\": {\"count\": 10000, \"parallelism\": 1}"),
+	    "array", "{\"count\":10000,\"parallelism\":1}");
+	bad(WITH("\"array\": 16"), "array", "must be an object with count "
+	    "and parallelism, e.g. {count: 16, parallelism: 4}, not a number");
+	bad(WITH("\"array\": {}"), "array.count",
+	    "required: how many tasks, 1 to 10000");
+	bad(WITH("\"array\": {\"count\": 0}"), "array.count",
+	    "must be between 1 and 10000");
+	bad(WITH("\"array\": {\"count\": 10001}"), "array.count",
+	    "must be between 1 and 10000");
+	bad(WITH("\"array\": {\"count\": \"4\"}"), "array.count",
+	    "must be an integer, not a string; remove the quotes");
+	bad(WITH("\"array\": {\"count\": 4, \"parallelism\": 0}"),
+	    "array.parallelism", "must be between 1 and 10000");
+	bad(WITH("\"array\": {\"count\": 4, \"parallelism\": 5}"),
+	    "array.parallelism", "must be at most count (4); leave it out "
+	    "to run every task at once");
+	bad(WITH("\"array\": {\"count\": 4, \"paralelism\": 2}"), "array",
+	    "unknown key \"paralelism\"; known keys: count, parallelism");
+	/* The daemon's own member of a task's stored spec is no field. */
+	bad(WITH("\"task\": {\"index\": 1, \"count\": 2}"), "task",
+	    "unknown field; known fields are: " KNOWN);
+}
+
+/* after, after_any: job ids, once each; a bare id is a list of one. */
+static void
+test_spec_after(void **state)
+{
+	ok_absent(WITH("\"name\": \"x\""), "after");
+	ok_field(WITH("\"after\": [41, 40, 41]"), "after", "[41,40]");
+	ok_field(WITH("\"after\": 41"), "after", "[41]");
+	ok_field(WITH("\"after_any\": [7]"), "after_any", "[7]");
+	ok_field(WITH("\"after\": []"), "after", "[]");
+	bad(WITH("\"after\": [\"preprocess\"]"), "after[0]",
+	    "\"preprocess\" is not a job id; a name is resolved only when "
+	    "gpuq submit reads it from an earlier document of the same file");
+	bad(WITH("\"after_any\": [1, 0]"), "after_any[1]",
+	    "must be a job id, 1 or more");
+	bad(WITH("\"after\": [1.5]"), "after[0]", "must be a whole number");
+	bad(WITH("\"after\": {\"a\": 1}"), "after",
+	    "must be a list of job ids, e.g. [41, 40], not an object");
+}
+
 int
 main(void)
 {
@@ -1458,6 +1511,8 @@ main(void)
 		cmocka_unit_test(test_spec_labels_limits),
 		cmocka_unit_test(test_spec_long_user_text_is_cut),
 		cmocka_unit_test(test_spec_python_package),
+		cmocka_unit_test(test_spec_array),
+		cmocka_unit_test(test_spec_after),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

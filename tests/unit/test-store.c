@@ -2036,6 +2036,105 @@ test_store_names(void **state)
 	assert_false(attempt_end_is_interruption(END_SUCCEEDED));
 }
 
+/* A moved task, as store_array_transition() reports it. */
+static void
+moved_count(int64_t id, int from, int to, void *arg)
+{
+	int	*n = arg;
+
+	assert_int_equal(from, JOB_QUEUED);
+	assert_int_equal(to, JOB_HELD);
+	(*n)++;
+}
+
+/*
+ * An array's tasks are consecutive rows with array_id (task 0's id) and
+ * task_index; a task is found by (array, index); sums count an array's
+ * tasks or one plain job; a whole-array move is one transaction with an
+ * event per task.
+ */
+static void
+test_store_arrays(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 rows[7];
+	struct store_job	*j;
+	struct store_sum	 sum;
+	int64_t			 ids[7], counts[JOB_NSTATES];
+	int			 to_of[JOB_NSTATES], i, moved = 0;
+	char			*cause = NULL;
+
+	memset(rows, 0, sizeof rows);
+	for (i = 0; i < 7; i++) {
+		rows[i].name = "sweep";
+		rows[i].owner = 1000;
+		rows[i].spec = "{\"image\":\"x\"}";
+		/* A plain job, an array of 5, a plain job. */
+		rows[i].task = i >= 1 && i <= 5;
+		rows[i].task_index = i - 1;
+	}
+	assert_int_equal(store_jobs_insert(fx->st, rows, 7, ids, &cause), 0);
+	for (i = 1; i < 7; i++)
+		assert_int_equal(ids[i], ids[0] + i);
+
+	assert_int_equal(store_task_get(fx->st, ids[1], 3, &j, &cause), 0);
+	assert_int_equal(j->id, ids[4]);
+	assert_int_equal(j->array_id, ids[1]);
+	assert_int_equal(j->task_index, 3);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, ids[1], &j, &cause), 0);
+	assert_int_equal(j->array_id, ids[1]);
+	assert_int_equal(j->task_index, 0);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, ids[6], &j, &cause), 0);
+	assert_int_equal(j->array_id, 0);
+	assert_int_equal(j->task_index, -1);
+	store_job_free(j);
+	assert_int_equal(store_task_get(fx->st, ids[1], 5, &j, &cause),
+	    -ENOENT);
+	assert_int_equal(store_task_get(fx->st, ids[0], 0, &j, &cause),
+	    -ENOENT);
+	assert_int_equal(store_task_get(fx->st, ids[2], 0, &j, &cause),
+	    -ENOENT);
+
+	assert_int_equal(store_job_sum(fx->st, ids[1], &sum, &cause), 0);
+	assert_int_equal(sum.tasks, 5);
+	assert_int_equal(sum.states[JOB_QUEUED], 5);
+	assert_int_equal(sum.last_id, ids[5]);
+	assert_int_equal(sum.array, 1);
+	assert_int_equal(store_job_sum(fx->st, ids[6], &sum, &cause), 0);
+	assert_int_equal(sum.tasks, 1);
+	assert_int_equal(sum.array, 0);
+	/* A task's own row is not an array. */
+	assert_int_equal(store_job_sum(fx->st, ids[3], &sum, &cause),
+	    -ENOENT);
+	assert_int_equal(store_job_sum(fx->st, ids[6] + 1, &sum, &cause),
+	    -ENOENT);
+
+	/* Hold the array: one task already held stays, four move. */
+	assert_int_equal(store_job_transition(fx->st, ids[2],
+	    JOB_MASK(JOB_QUEUED), JOB_HELD, "held", NULL, &cause), 0);
+	for (i = 0; i < JOB_NSTATES; i++)
+		to_of[i] = -1;
+	to_of[JOB_QUEUED] = JOB_HELD;
+	assert_int_equal(store_array_transition(fx->st, ids[1], to_of,
+	    "held by uid 0 (the whole array)", "held", moved_count, &moved,
+	    &cause), 4);
+	assert_int_equal(moved, 4);
+	assert_int_equal(store_job_sum(fx->st, ids[1], &sum, &cause), 0);
+	assert_int_equal(sum.states[JOB_HELD], 5);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	assert_int_equal(counts[JOB_HELD], 5);
+	assert_int_equal(counts[JOB_QUEUED], 2);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events WHERE "
+	    "message = 'held by uid 0 (the whole array)'"), 4);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM jobs WHERE "
+	    "why = 'held' AND array_id = %lld", (long long)ids[1]), 4);
+	/* The plain jobs were not touched. */
+	assert_int_equal(sql_int(fx->st, "SELECT state FROM jobs WHERE id = "
+	    "%lld", (long long)ids[6]), JOB_QUEUED);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define TN(f)	cmocka_unit_test_setup_teardown(f, setup_nostore, teardown)
 
@@ -2075,6 +2174,7 @@ main(void)
 		T(test_store_cooldown_list),
 		T(test_store_spot_history),
 		T(test_store_meta),
+		T(test_store_arrays),
 		TN(test_store_migrate_from_v1),
 		TN(test_store_migrate_from_v2),
 		TN(test_store_migrate_refuses_orphans),
