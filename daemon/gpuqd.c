@@ -712,6 +712,8 @@ main(int argc, char **argv)
 		gpuqd_die(cause, NULL);
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
+	if (cloud_conf_check(&g.conf, &cause) != 0)
+		gpuqd_die(cause, g.config);
 	if (check) {
 		dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
 		rc = gpuqd_check(dbpath);

@@ -35,6 +35,15 @@
  */
 #define GCP_DEFAULT_BUDGET		600
 
+/*
+ * Boot disk of every job's VM or worker ([gcp] boot_disk_gb): what each
+ * service got before the key existed, and Vertex AI's own default and
+ * smallest size (DiskSpec.bootDiskSizeGb, aiplatform v1).
+ */
+#define GCP_DEFAULT_BOOT_DISK_GB	100
+#define GCP_BOOT_DISK_GB_MIN		100
+#define GCP_BOOT_DISK_GB_MAX		64000
+
 /* Not in gpuqd.conf: retries and timeouts of the HTTP layer. */
 #define GCP_DEFAULT_ATTEMPTS		5	/* first try included */
 #define GCP_DEFAULT_RETRY_BASE_MS	1000
