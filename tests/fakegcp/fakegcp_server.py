@@ -19,15 +19,18 @@ import fakegcp_billing
 import fakegcp_cloudquotas
 import fakegcp_compute
 import fakegcp_fields as fields
+import fakegcp_iam
 import fakegcp_oauth as oauth
 import fakegcp_schema as schema
+import fakegcp_serviceusage
 import fakegcp_storage
 import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
 API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
-               fakegcp_vertex, fakegcp_billing, fakegcp_storage)
+               fakegcp_vertex, fakegcp_billing, fakegcp_storage,
+               fakegcp_iam, fakegcp_serviceusage)
 
 
 class Req:

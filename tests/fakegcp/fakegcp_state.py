@@ -41,6 +41,20 @@ DEFAULT_CFG = {
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503
     "unreachable_zones": [],
+    # the project setup (fakegcp_project.py): networks {name: {region:
+    # subnetwork}} ("default" auto-mode unless given), accounts that
+    # exist besides the Compute default one, what the caller lacks,
+    # APIs turned off, buckets missing, an org policy against external IPs
+    "networks": {},
+    "service_accounts": [],
+    "disabled_service_accounts": [],
+    "act_as_denied": [],
+    "denied_permissions": [],
+    "bucket_denied_permissions": [],
+    "missing_buckets": [],
+    "disabled_services": [],
+    "project_denied": False,
+    "forbid_external_ip": False,
 }
 
 
@@ -83,6 +97,7 @@ class Fake(QuotaBook):
                                       create=lambda j: (j.created, j.seq))
             self.lros = {}                 # name -> dict (Batch/Vertex LRO)
             self.buckets = {}              # bucket -> {name: object}
+            self.create_bodies = []        # fakegcp_project._keep
             self.gen = itertools.count(int(time.time() * 1e6))
             self.limits = {}               # (project, region|global, metric)
             self.base_usage = {}
