@@ -20,6 +20,7 @@ gpuq_SOURCES = \
 	client/cli-cloud.c \
 	client/cli-job.c \
 	client/cli-ping.c \
+	client/cli-doctor.c \
 	client/cli-show.c \
 	client/cli-status.c \
 	client/cli-submit.c

@@ -42,6 +42,12 @@ static const struct {
 	[GCP_API_TOKEN] = { "token", GCP_DEFAULT_TOKEN_ENDPOINT, "" },
 	[GCP_API_METADATA] = { "metadata", GCP_DEFAULT_METADATA_ENDPOINT,
 	    "/computeMetadata/v1/" },
+	/* What gpuq doctor and the start-up checks ask (API-NOTES M). */
+	[GCP_API_SERVICEUSAGE] = { "serviceusage",
+	    GCP_DEFAULT_SERVICEUSAGE_ENDPOINT, "/v1/" },
+	[GCP_API_RESOURCEMANAGER] = { "resourcemanager",
+	    GCP_DEFAULT_RESOURCEMANAGER_ENDPOINT, "/v3/" },
+	[GCP_API_IAM] = { "iam", GCP_DEFAULT_IAM_ENDPOINT, "/v1/" },
 };
 
 static const char *const gcp_services[] = {

@@ -18,6 +18,11 @@
 #define GCP_DEFAULT_BILLING_ENDPOINT	"https://cloudbilling.googleapis.com"
 #define GCP_DEFAULT_STORAGE_ENDPOINT	"https://storage.googleapis.com"
 #define GCP_DEFAULT_QUOTAS_ENDPOINT	"https://cloudquotas.googleapis.com"
+/* Reached only under [gcp] endpoint, when one is set (doctor checks). */
+#define GCP_DEFAULT_SERVICEUSAGE_ENDPOINT "https://serviceusage.googleapis.com"
+#define GCP_DEFAULT_RESOURCEMANAGER_ENDPOINT \
+	"https://cloudresourcemanager.googleapis.com"
+#define GCP_DEFAULT_IAM_ENDPOINT	"https://iam.googleapis.com"
 /* The whole token URL, not a root (DESIGN GH.3). */
 #define GCP_DEFAULT_TOKEN_ENDPOINT	"https://oauth2.googleapis.com/token"
 /* Unless $GCE_METADATA_HOST names another (DESIGN GH.3). */

@@ -365,3 +365,62 @@ gcp_site_disk_gb(const struct gcp_conf *c)
 	return c->boot_disk_gb > 0 ? c->boot_disk_gb :
 	    GCP_DEFAULT_BOOT_DISK_GB;
 }
+
+/*
+ * What running jobs on each service needs of the project: the APIs to
+ * turn on and the permissions gpuqd's own credentials must hold (API-
+ * NOTES M.1, M.2; Google's "IAM roles and permissions" index for each
+ * service), with the predefined role that grants them. gpuq doctor
+ * tests these; the service's own ones come from its row, the rest from
+ * the common row.
+ */
+static const char *const gcp_needs_gce_apis[] = {
+	"compute.googleapis.com", NULL };
+static const char *const gcp_needs_gce_perms[] = {
+	"compute.instances.create", "compute.instances.get",
+	"compute.instances.list", "compute.instances.delete",
+	"compute.instances.getGuestAttributes", "compute.instances.setMetadata",
+	"compute.instances.setLabels", "compute.instances.setServiceAccount",
+	"compute.disks.create", "compute.subnetworks.use",
+	"compute.zoneOperations.get", "compute.zoneOperations.list", NULL };
+static const char *const gcp_needs_batch_apis[] = {
+	"batch.googleapis.com", "compute.googleapis.com",
+	"logging.googleapis.com", NULL };
+static const char *const gcp_needs_batch_perms[] = {
+	"batch.jobs.create", "batch.jobs.get", "batch.jobs.list",
+	"batch.jobs.delete", "batch.tasks.get", "batch.tasks.list", NULL };
+static const char *const gcp_needs_vertex_apis[] = {
+	"aiplatform.googleapis.com", "cloudquotas.googleapis.com", NULL };
+static const char *const gcp_needs_vertex_perms[] = {
+	"aiplatform.customJobs.create", "aiplatform.customJobs.get",
+	"aiplatform.customJobs.list", "aiplatform.customJobs.cancel",
+	"aiplatform.customJobs.delete", NULL };
+static const char *const gcp_needs_common_apis[] = {
+	"compute.googleapis.com", "cloudbilling.googleapis.com",
+	"serviceusage.googleapis.com", "cloudresourcemanager.googleapis.com",
+	NULL };
+static const char *const gcp_needs_common_perms[] = {
+	"compute.regions.get", "compute.acceleratorTypes.list",
+	"resourcemanager.projects.get", "serviceusage.services.get", NULL };
+
+static const struct gcp_needs gcp_needs_table[] = {
+	[GCP_SERVICE_GCE] = { "Compute Engine", gcp_needs_gce_apis,
+	    gcp_needs_gce_perms, "roles/compute.instanceAdmin.v1" },
+	[GCP_SERVICE_BATCH] = { "Cloud Batch", gcp_needs_batch_apis,
+	    gcp_needs_batch_perms, "roles/batch.jobsEditor" },
+	[GCP_SERVICE_VERTEX] = { "Vertex AI", gcp_needs_vertex_apis,
+	    gcp_needs_vertex_perms, "roles/aiplatform.user" },
+};
+static const struct gcp_needs gcp_needs_common = { "gpuqd",
+	gcp_needs_common_apis, gcp_needs_common_perms,
+	"roles/compute.viewer and roles/serviceusage.serviceUsageConsumer" };
+
+const struct gcp_needs *
+gcp_site_needs(int service)
+{
+	if (service < 0)
+		return &gcp_needs_common;
+	if ((unsigned)service > GCP_SERVICE_VERTEX)
+		return NULL;
+	return &gcp_needs_table[service];
+}

@@ -34,6 +34,9 @@ enum gcp_api {
 	GCP_API_QUOTAS,		/* v1/ on cloudquotas.googleapis.com */
 	GCP_API_TOKEN,		/* the OAuth token URL itself */
 	GCP_API_METADATA,	/* computeMetadata/v1/ */
+	GCP_API_SERVICEUSAGE,	/* v1/ on serviceusage.googleapis.com */
+	GCP_API_RESOURCEMANAGER, /* v3/ on cloudresourcemanager.googleapis.com */
+	GCP_API_IAM,		/* v1/ on iam.googleapis.com */
 	GCP_API_MAX
 };
 
@@ -283,6 +286,17 @@ const char	*gcp_site_subnetwork(const struct gcp_conf *c,
 		    const char *region);
 /* The boot disk size in GB: C's, or GCP_DEFAULT_BOOT_DISK_GB. */
 int		 gcp_site_disk_gb(const struct gcp_conf *c);
+
+/* What running jobs on a service needs of the project (gpuq doctor). */
+struct gcp_needs {
+	const char		*what;		/* "Vertex AI" */
+	const char *const	*apis;		/* to turn on; NULL-ended */
+	const char *const	*perms;		/* gpuqd must hold; NULL-ended */
+	const char		*role;		/* the role that grants them */
+};
+/* The needs of SERVICE (enum gcp_service), or with -1 what every
+ * install needs. Static; NULL for an unknown service. */
+const struct gcp_needs *gcp_site_needs(int service);
 
 /* Deep copy of SRC, for modules that keep their configuration. */
 struct gcp_conf	*gcp_conf_dup(const struct gcp_conf *src);
