@@ -7,6 +7,7 @@ on the simulated cloud, which refuses what the real services refuse (a
 network that does not exist, an account gpuqd may not act as, an
 external IP under the organisation policy against them)."""
 
+import signal
 import subprocess
 
 import pytest
@@ -115,17 +116,24 @@ def test_network_that_does_not_exist_fails_the_launch(cloud):
     assert "nowhere" in text and "was not found" in text
 
 
-def test_a_job_account_gpuqd_may_not_act_as_is_refused(cloud):
-    c = cloud(speed=SPEED, providers=["batch"],
+def test_without_act_as_nothing_launches_and_why_says_so(cloud):
+    c = cloud(speed=SPEED, providers=["batch", "gce"],
               fake_config={"service_accounts": [SA], "act_as_denied": [SA]},
               gcp={"job_service_account": SA})
     jid = c.submit(job_spec(work=60))
-    job = c.wait_for(jid, lambda j: "serviceAccountUser" in (
-        j.get("why") or "") or j["state"] in TERMINAL, 60,
-        "a WHY naming the missing actAs", allow_terminal=True)
-    assert job["state"] != "succeeded"
-    assert "iam.serviceAccounts.actAs" in (job.get("why") or "") or \
-        "serviceAccountUser" in str(c.show(jid))
+    job = c.wait_for(jid, lambda j: "actAs" in (j.get("why") or ""), 30,
+                     "a WHY naming the missing actAs")
+    assert job["state"] == "queued"
+    assert "gpuqd's account may not act as %s (no iam.serviceAccounts."\
+        "actAs): fix with gcloud iam service-accounts add-iam-policy-"\
+        "binding %s" % (SA, SA) in job["why"]
+    assert "roles/iam.serviceAccountUser" in job["why"]
+    assert c.creates() == []
+    # The grant needs no restart: a reload tests again.
+    c.ctl("/_fake/config", {"act_as_denied": []})
+    c.gpuqd.signal(signal.SIGHUP)
+    job = c.wait_state(jid, TERMINAL, 60)
+    assert job["state"] == "succeeded", job
 
 
 BAD = [
