@@ -199,6 +199,38 @@ def check_vertex(fake, project, region, body):
     _keep(fake, "vertex", body)
 
 
+# the fake's API names (route table) -> Service Usage service names
+SERVICES = {"compute": "compute.googleapis.com",
+            "batch": "batch.googleapis.com",
+            "aiplatform": "aiplatform.googleapis.com",
+            "cloudquotas": "cloudquotas.googleapis.com",
+            "cloudbilling": "cloudbilling.googleapis.com",
+            "storage": "storage.googleapis.com",
+            "iam": "iam.googleapis.com",
+            "cloudresourcemanager": "cloudresourcemanager.googleapis.com",
+            "serviceusage": "serviceusage.googleapis.com"}
+
+
+def check_enabled(fake, api, project):
+    """A call to an API the project has turned off is 403
+    SERVICE_DISABLED (API-NOTES M.1, H.6), with Google's ErrorInfo."""
+    svc = SERVICES.get(api)
+    if svc is None or svc not in (fake.cfg.get("disabled_services") or []):
+        return
+    p = project or fake.default_project
+    raise ApiError(
+        403, "%s API has not been used in project %s before or it is "
+        "disabled. Enable it by visiting https://console.developers.google"
+        ".com/apis/api/%s/overview?project=%s then retry." % (
+            svc, fake.project_number(p), svc, fake.project_number(p)),
+        "accessNotConfigured", status="PERMISSION_DENIED",
+        details=[{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                  "reason": "SERVICE_DISABLED", "domain": "googleapis.com",
+                  "metadata": {"service": svc,
+                               "consumer": "projects/" +
+                               fake.project_number(p)}}])
+
+
 def check_permissions(perms):
     """testIamPermissions refuses wildcards and malformed names."""
     if not isinstance(perms, list) or not perms:

@@ -20,6 +20,7 @@ import fakegcp_cloudquotas
 import fakegcp_compute
 import fakegcp_fields as fields
 import fakegcp_iam
+import fakegcp_project
 import fakegcp_oauth as oauth
 import fakegcp_schema as schema
 import fakegcp_serviceusage
@@ -218,6 +219,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self._fault(fake, path):
             return mid
         oauth.check_bearer(fake, self.headers.get("Authorization"))
+        fakegcp_project.check_enabled(fake, api, params.get("project"))
         # strict checks (schema module)
         if api in schema.SCHEMAS:
             val = schema.validator(api)

@@ -118,3 +118,15 @@ def test_batch_and_vertex_check_setup(gcp):
     st, r, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/"
                         "customJobs", v)
     assert st == 400
+
+
+def test_a_disabled_api_answers_service_disabled(gcp):
+    gcp.ctl("/_fake/config", {"disabled_services": ["batch.googleapis.com"]})
+    st, b, _ = gcp.get("/v1/projects/gpuq-demo/locations/us-central1/jobs")
+    assert st == 403 and b["error"]["status"] == "PERMISSION_DENIED"
+    assert b["error"]["details"][0]["reason"] == "SERVICE_DISABLED"
+    assert "batch.googleapis.com API has not been used" in \
+        b["error"]["message"]
+    # the others still answer
+    assert gcp.get("/v1/projects/gpuq-demo/locations/us-central1/"
+                   "customJobs")[0] == 200
