@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -882,9 +883,19 @@ doctor_prices(struct doctor *d)
 	struct doctor_wait	*w;
 	int			 rc;
 
+	size_t			 line;
+	time_t			 at;
+
+	line = doctor_line_add(d, "prices");
+	/* Read once already: no need to read thousands of SKUs again. */
+	if ((at = price_fetched_at(gcp_price(d->gcp))) > 0) {
+		doctor_set(d, line, 1, xprintf("Cloud Billing catalog read %lld "
+		    "s ago", (long long)(time(NULL) - at)), NULL);
+		return;
+	}
 	w = xcalloc(1, sizeof *w);
 	w->d = d;
-	w->line = doctor_line_add(d, "prices");
+	w->line = line;
 	d->pending++;
 	rc = price_refresh(gcp_price(d->gcp), doctor_on_prices, w);
 	if (rc != 0) {

@@ -28,6 +28,7 @@ setup" keys):
   disabled_services        APIs turned off (Service Usage)
   project_denied           the caller cannot see the project at all
   forbid_external_ip       constraints/compute.vmExternalIpAccess
+  no_private_google_access subnetworks with Private Google Access off
 """
 import re
 
@@ -274,7 +275,9 @@ class Setup:
                         "network": COMPUTE_LINK + "projects/%s/global/"
                         "networks/%s" % (p, name),
                         "ipCidrRange": "10.128.0.0/20",
-                        "privateIpGoogleAccess": True,
+                        "privateIpGoogleAccess": s not in (
+                            self.f.cfg.get("no_private_google_access")
+                            or []),
                         "selfLink": COMPUTE_LINK + "projects/%s/regions/%s/"
                         "subnetworks/%s" % (p, r, s)}
         raise ApiError(404, "The resource 'projects/%s/regions/%s/"

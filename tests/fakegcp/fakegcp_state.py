@@ -55,6 +55,7 @@ DEFAULT_CFG = {
     "disabled_services": [],
     "project_denied": False,
     "forbid_external_ip": False,
+    "no_private_google_access": [],
 }
 
 

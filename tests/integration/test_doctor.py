@@ -82,6 +82,8 @@ def test_every_check_fails_with_its_fix(cloud):
         "GPU quota": "request GPU quota",
         "prices": "cloudbilling.googleapis.com",
     }
+    assert got["prices"]["detail"].startswith("the Cloud Billing catalog "
+                                              "could not be read")
     for name, fix in want.items():
         assert got[name]["ok"] is False, (name, got[name])
         assert fix in got[name]["fix"], (name, got[name])
@@ -97,6 +99,19 @@ def test_every_check_fails_with_its_fix(cloud):
         "DISABLED\n     fix: gcloud services enable" in text
     assert text.splitlines()[-1] == "%d of %d checks failed" % (
         rep["failed"], len(rep["checks"]))
+
+
+def test_private_google_access_off_with_no_external_ip(cloud):
+    c = cloud(speed=100, fake_config=dict(GOOD, no_private_google_access=[
+        "ml"]), gcp=SITE)
+    rc, rep, text = doctor(c)
+    assert rc == 1
+    sub = lines(rep)["subnetwork us-central1"]
+    assert sub["ok"] is False
+    assert "has Private Google Access off, and [gcp] external_ip = no" in \
+        sub["detail"]
+    assert "--enable-private-ip-google-access" in sub["fix"]
+    assert rep["failed"] == 1
 
 
 def test_missing_things(cloud):
