@@ -361,7 +361,8 @@ gpuqd_reload(struct gpuqd *g)
 		free(cause);
 		return;
 	}
-	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0) {
+	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0 ||
+	    cloud_conf_check(&next, &cause) != 0) {
 		log_warnx("reload: refused: %s; keeping the running "
 		    "configuration", cause);
 		free(cause);

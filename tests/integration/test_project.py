@@ -169,3 +169,17 @@ def test_bad_values_stop_gpuqd_and_check(key, value, words):
         assert words in d.read_log()
     finally:
         d.cleanup()
+
+
+def test_a_reload_with_a_bad_value_is_refused():
+    d = gpuqdtest.Gpuqd("[daemon]\nlog_level = info\n", prefix="gpuq-prj-")
+    try:
+        d.start()
+        d.write_conf("[daemon]\nlog_level = info\n[gcp]\n"
+                     "labels = Team=ml\n")
+        d.signal(signal.SIGHUP)
+        d.wait_log("reload: refused: [gcp] labels: \"Team=ml\" has a key")
+        assert d.request({"op": "ping"})["ok"]
+        assert d.stop() == 0
+    finally:
+        d.cleanup()
