@@ -58,7 +58,7 @@ struct conf {
 	int64_t	 price_refresh;		/* s between catalog reads */
 	int	 request_budget;	/* requests a minute per API; 0: none */
 	char	*job_service_account;	/* email jobs run as; empty: default */
-	char	*network;		/* name or projects/P/global/networks/N */
+	char	*network;		/* name, or projects/P/global/... */
 	struct conf_list subnetwork;	/* REGION:projects/P/regions/R/... */
 	int	 external_ip;		/* bool: Compute VMs get one */
 	struct conf_list network_tags;

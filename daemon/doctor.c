@@ -69,7 +69,7 @@ struct doctor {
 	struct cloud		*cloud;		/* borrowed */
 	struct gcp		*gcp;		/* borrowed */
 	const struct gcp_conf	*conf;		/* borrowed from gcp */
-	char			*bucket;	/* of checkpoint_root, or NULL */
+	char			*bucket;	/* checkpoint_root's, or NULL */
 	struct doctor_line	*lines;
 	size_t			 nlines;
 	int			 pending;	/* answers owed, +1 while
@@ -720,8 +720,8 @@ doctor_on_subnetwork(struct doctor_probe *p, const struct http_resp *resp)
 		    "Shared VPC)");
 	else if (d->conf->no_external_ip && !json_is_true(json_object_get(
 	    resp->json, "privateIpGoogleAccess")))
-		doctor_set(d, p->line, 0, xprintf("%s has Private Google Access "
-		    "off, and [gcp] external_ip = no", p->arg), xprintf(
+		doctor_set(d, p->line, 0, xprintf("%s has Private Google "
+		    "Access off, and [gcp] external_ip = no", p->arg), xprintf(
 		    "gcloud compute networks subnets update NAME --region "
 		    "REGION --enable-private-ip-google-access"));
 	else
@@ -889,8 +889,8 @@ doctor_prices(struct doctor *d)
 	line = doctor_line_add(d, "prices");
 	/* Read once already: no need to read thousands of SKUs again. */
 	if ((at = price_fetched_at(gcp_price(d->gcp))) > 0) {
-		doctor_set(d, line, 1, xprintf("Cloud Billing catalog read %lld "
-		    "s ago", (long long)(time(NULL) - at)), NULL);
+		doctor_set(d, line, 1, xprintf("Cloud Billing catalog read "
+		    "%lld s ago", (long long)(time(NULL) - at)), NULL);
 		return;
 	}
 	w = xcalloc(1, sizeof *w);
@@ -939,7 +939,8 @@ doctor_run(struct cloud *cloud, const char *checkpoint_root, doctor_cb cb,
 	d->arg = arg;
 	d->pending = 1;			/* until every check has started */
 
-	(void)doctor_line_add(d, "credentials");	/* line 0, judged last */
+	/* Line 0, judged last: by then every call has asked for a token. */
+	(void)doctor_line_add(d, "credentials");
 	url = gcp_url(d->conf, GCP_API_RESOURCEMANAGER, NULL, "projects/%s",
 	    d->conf->project);
 	doctor_call(d, doctor_line_add(d, "project"), GCP_API_RESOURCEMANAGER,

@@ -4,18 +4,20 @@
  * and the job's own disk put into each service's create request, in the
  * form that service takes (doc/DESIGN.md "A real project"):
  *
- *   setting          Compute Engine         Cloud Batch             Vertex AI
- *   service account  serviceAccounts[]      allocationPolicy.       jobSpec.serviceAccount
- *                                           serviceAccount
- *   network, subnet  networkInterfaces[]    allocationPolicy.       jobSpec.network (peered;
- *                                           network                 no subnetwork field)
- *   external_ip=no   no accessConfigs       noExternalIpAddress     (Vertex VMs have none)
- *   network tags     tags.items             allocationPolicy.tags   (no field)
- *   boot disk        disks[0].initialize-   instances[0].policy.    workerPoolSpecs[].
- *                    Params                 bootDisk                diskSpec
- *   labels           labels (provider.c's prov_labels_new, on every resource)
- *   kms_key          disks[0].disk-         (none: refused at       encryptionSpec
- *                    EncryptionKey          start, gcp-site.c)
+ *   setting          Compute Engine      Cloud Batch          Vertex AI
+ *   service account  serviceAccounts[]   allocationPolicy.    jobSpec.
+ *                                        serviceAccount       serviceAccount
+ *   network, subnet  networkInterfaces[] allocationPolicy.    jobSpec.network
+ *                                        network              (peered; no
+ *                                                             subnetwork)
+ *   external_ip=no   no accessConfigs    noExternalIpAddress  (none to drop)
+ *   network tags     tags.items          allocationPolicy.    (no field)
+ *                                        tags
+ *   boot disk        disks[0].           instances[0].policy. workerPool-
+ *                    initializeParams    bootDisk             Specs[].diskSpec
+ *   labels           labels, on every resource (prov_labels_new)
+ *   kms_key          disks[0].disk-      (no field: refused   encryptionSpec
+ *                    EncryptionKey       at start)
  *
  * Each builder (gce.c, batch.c, vertex.c) calls its function here last,
  * on the body it built with Google's defaults. Knows each service's JSON

@@ -35,7 +35,7 @@ enum gcp_api {
 	GCP_API_TOKEN,		/* the OAuth token URL itself */
 	GCP_API_METADATA,	/* computeMetadata/v1/ */
 	GCP_API_SERVICEUSAGE,	/* v1/ on serviceusage.googleapis.com */
-	GCP_API_RESOURCEMANAGER, /* v3/ on cloudresourcemanager.googleapis.com */
+	GCP_API_RESOURCEMANAGER, /* v3/ on cloudresourcemanager.googleapis... */
 	GCP_API_IAM,		/* v1/ on iam.googleapis.com */
 	GCP_API_MAX
 };
@@ -291,7 +291,7 @@ int		 gcp_site_disk_gb(const struct gcp_conf *c);
 struct gcp_needs {
 	const char		*what;		/* "Vertex AI" */
 	const char *const	*apis;		/* to turn on; NULL-ended */
-	const char *const	*perms;		/* gpuqd must hold; NULL-ended */
+	const char *const	*perms;		/* gpuqd needs; NULL-ended */
 	const char		*role;		/* the role that grants them */
 };
 /* The needs of SERVICE (enum gcp_service), or with -1 what every

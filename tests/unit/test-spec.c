@@ -32,8 +32,8 @@
 #define KNOWN	"name, image, command, args, env, secret_env, accelerator, " \
 		"machine_type, regions, providers, spot, max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
-		"max_interruptions, max_failures, checkpoint, priority, labels, " \
-		"disk"
+		"max_interruptions, max_failures, checkpoint, priority, " \
+		"labels, disk"
 
 /* Parse TEXT; a typo in a test is a test bug. New object. */
 static json_t *
