@@ -11,7 +11,7 @@
 # not bash-completion's helpers, not jq.
 
 # When `gpuq help` cannot be run.
-_gpuq_fallback_commands='submit status show cancel hold release ping metrics help'
+_gpuq_fallback_commands='submit status show cancel hold release ping metrics doctor help'
 _gpuq_states='held queued launching pending running cancelling succeeded failed cancelled'
 _gpuq_gpus='nvidia-tesla-t4 nvidia-l4 nvidia-tesla-v100 nvidia-tesla-p100 nvidia-tesla-p4 nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb nvidia-h200-141gb nvidia-b200'
 # The commands of each gpuq seen in this shell: program path, then list.
@@ -61,6 +61,7 @@ _gpuq_options()
 	plan)		echo '--json --all --help' ;;
 	quotas)		echo '--region --gpu --json --help' ;;
 	prices)		echo '--gpu --region --json --help' ;;
+	doctor)		echo '--json --help' ;;
 	*)		echo '--help' ;;
 	esac
 }

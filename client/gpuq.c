@@ -120,6 +120,10 @@ const struct cli_cmd cli_cmds[] = {
 	  "check that gpuqd answers, and print its version", "" },
 	{ "metrics", cli_metrics_exec, "",
 	  "print gpuqd's metrics in the Prometheus text format", "" },
+	{ "doctor", cli_doctor_exec, "[--json]",
+	  "check the project is ready for a first launch, and say the fixes",
+	  "      --json           print gpuqd's report as JSON\n"
+	  "  Exits 0 only when every check passed.\n" },
 	{ "help", cli_help_exec, "[COMMAND]",
 	  "list the commands, or explain one", "" },
 	{ NULL, NULL, NULL, NULL, NULL }

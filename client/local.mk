@@ -23,6 +23,7 @@ gpuq_SOURCES = \
 	client/cli-job.c \
 	client/cli-ping.c \
 	client/cli-metrics.c \
+	client/cli-doctor.c \
 	client/cli-show.c \
 	client/cli-status.c \
 	client/cli-submit.c

@@ -28,6 +28,8 @@
 #include "common/xmalloc.h"
 #include "daemon/api-int.h"
 #include "daemon/cloud.h"
+#include "daemon/conf.h"
+#include "daemon/doctor.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
 #include "daemon/spec.h"
@@ -286,5 +288,35 @@ api_op_prices(struct api_req *r, struct store_job *unused)
 	reply = price_to_json(gcp_price(cloud_gcp(a->cloud)), region, gpu);
 	api_cloud_answer(w, reply, NULL);
 	json_decref(reply);
+	return 0;
+}
+
+/* doctor.c's report: the answer owed to W's client. */
+static void
+api_cloud_on_doctor(json_t *report, void *arg)
+{
+	api_cloud_answer(arg, report, NULL);
+}
+
+/*
+ * doctor: every check a first launch needs, one line each. It answers
+ * without a project too (one failing line), so it is no API_CLOUD op.
+ */
+int
+api_op_doctor(struct api_req *r, struct store_job *unused)
+{
+	struct api		*a = r->api;
+	struct api_cloud	*w;
+	json_t			*reply;
+
+	w = api_cloud_start(r);
+	if (a->cloud == NULL) {
+		reply = doctor_no_project();
+		api_cloud_answer(w, reply, NULL);
+		json_decref(reply);
+		return 0;
+	}
+	doctor_run(a->cloud, a->conf->checkpoint_root, api_cloud_on_doctor,
+	    w);
 	return 0;
 }

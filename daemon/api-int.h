@@ -108,6 +108,9 @@ int	api_site_check(struct api *, json_t *norm, json_t **ret_warnings,
 int	api_op_plan(struct api_req *, struct store_job *);
 int	api_op_quotas(struct api_req *, struct store_job *);
 int	api_op_prices(struct api_req *, struct store_job *);
+/* doctor: the first-launch checks (doctor.c); without [gcp] project,
+ * the one line saying so. */
+int	api_op_doctor(struct api_req *, struct store_job *);
 /* 1 if client C waits for a cloud op's answer. */
 int	api_cloud_owes(struct api *, struct server_client *c);
 /* Answer every cloud op still owed with "gpuqd is stopping". */

@@ -118,6 +118,7 @@ static const struct api_op api_ops[] = {
 	{ "prices",	api_op_prices,	API_CLOUD, "region,gpu" },
 	{ "ping",	api_op_ping,	0, "" },
 	{ "metrics",	api_op_metrics,	0, "" },
+	{ "doctor",	api_op_doctor,	0, "" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 

@@ -63,6 +63,8 @@ cloud_set_key(const char *name, const char *value)
 	return value;
 }
 
+static void	cloud_gcp_conf_site(const struct conf *, struct gcp_conf *);
+
 void
 cloud_gcp_conf(const struct conf *conf, struct gcp_conf *c)
 {
@@ -94,6 +96,37 @@ cloud_gcp_conf(const struct conf *conf, struct gcp_conf *c)
 	c->price_refresh = conf->price_refresh;
 	c->request_budget = conf->request_budget > 0 ?
 	    conf->request_budget : -1;
+	cloud_gcp_conf_site(conf, c);
+}
+
+/* The project's setup keys ([gcp] job_service_account ... kms_key). */
+static void
+cloud_gcp_conf_site(const struct conf *conf, struct gcp_conf *c)
+{
+	c->job_service_account = conf->job_service_account;
+	c->network = conf->network;
+	c->subnetworks = (const char *const *)conf->subnetwork.v;
+	c->nsubnetworks = conf->subnetwork.n;
+	c->no_external_ip = !conf->external_ip;
+	c->network_tags = (const char *const *)conf->network_tags.v;
+	c->nnetwork_tags = conf->network_tags.n;
+	c->boot_disk_gb = conf->boot_disk_gb;
+	c->boot_disk_type = conf->boot_disk_type;
+	c->labels = (const char *const *)conf->labels.v;
+	c->nlabels = conf->labels.n;
+	c->kms_key = conf->kms_key;
+}
+
+int
+cloud_conf_check(const struct conf *conf, char **cause)
+{
+	struct gcp_conf	gc;
+	int		rc;
+
+	cloud_gcp_conf(conf, &gc);
+	rc = gcp_site_check(&gc, cause);
+	cloud_gcp_conf_done(&gc);
+	return rc;
 }
 
 /* Nothing is owned today; kept so callers need not know that. */
@@ -421,6 +454,22 @@ cloud_python_package(json_t *spec, struct prov_launch *l)
 	l->args = NULL;
 }
 
+/*
+ * The project's setup ([gcp] job_service_account ... kms_key) and the
+ * job's own disk ({size_gb, type}, spec.c) for L; borrowed from the gcp
+ * facade and SPEC (doc/DESIGN.md "A real project").
+ */
+static void
+cloud_launch_site(struct cloud *c, json_t *spec, struct prov_launch *l)
+{
+	json_t	*disk = json_object_get(spec, "disk");
+
+	l->site = gcp_conf(c->gcp);
+	l->disk_gb = (int)json_integer_value(json_object_get(disk,
+	    "size_gb"));
+	l->disk_type = json_string_value(json_object_get(disk, "type"));
+}
+
 int
 cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
     prov_launch_cb cb, void *arg, char **cause)
@@ -469,6 +518,7 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.env = env;
 	v = json_object_get(spec, "secret_env");
 	l.secret_env = json_object_size(v) > 0 ? v : NULL;
+	cloud_launch_site(c, spec, &l);
 	rc = p->launch(c->gcp, &l, cb, arg);
 	if (rc != 0 && cause != NULL)
 		*cause = xprintf("%s launch of %s: %s", p->name, a->resource,

@@ -91,6 +91,10 @@ void	 cloud_set_providers(struct cloud *, const struct provider *const *v,
  * cloud_gcp_conf_done(). */
 void	 cloud_gcp_conf(const struct conf *conf, struct gcp_conf *ret);
 void	 cloud_gcp_conf_done(struct gcp_conf *);
+/* Check CONF's [gcp] project setup (network, accounts, disks, labels,
+ * key) against Google's rules: 0, or -EINVAL and *cause naming the key
+ * and the fix. Touches no network. */
+int	 cloud_conf_check(const struct conf *conf, char **cause);
 
 /* "gpuq-<install>-<job>-<attempt>" into BUF (CLOUD_NAME_MAX bytes). */
 void	 cloud_resource_name(const char *install, int64_t job, int attempt,

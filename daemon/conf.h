@@ -57,6 +57,15 @@ struct conf {
 	char	*quotas_endpoint;
 	int64_t	 price_refresh;		/* s between catalog reads */
 	int	 request_budget;	/* requests a minute per API; 0: none */
+	char	*job_service_account;	/* email jobs run as; empty: default */
+	char	*network;		/* name, or projects/P/global/... */
+	struct conf_list subnetwork;	/* REGION:projects/P/regions/R/... */
+	int	 external_ip;		/* bool: Compute VMs get one */
+	struct conf_list network_tags;
+	int	 boot_disk_gb;
+	char	*boot_disk_type;	/* empty: each service's default */
+	struct conf_list labels;	/* key=value, on every resource */
+	char	*kms_key;		/* Cloud KMS key; empty: Google's */
 
 	/* [scheduler] */
 	int64_t	 poll_interval;		/* s between reconciler polls */

@@ -38,6 +38,7 @@
 #include "common/xmalloc.h"
 #include "daemon/api.h"
 #include "daemon/cloud.h"
+#include "daemon/doctor.h"
 #include "daemon/conf.h"
 #include "daemon/attempt.h"
 #include "daemon/metrics.h"
@@ -61,6 +62,7 @@
  */
 #define GPUQD_FD_RESERVE	320
 #define GPUQD_STATUS_MS		1000	/* STATUS= at most this often */
+#define GPUQD_ACT_AS_RETRY_MS	60000	/* a refused actAs, tested again */
 
 struct gpuqd {
 	uv_loop_t	 loop;
@@ -86,6 +88,7 @@ struct gpuqd {
 	uv_signal_t	 sighup;
 	uv_timer_t	 watchdog;	/* WATCHDOG=1 at half the period */
 	uv_timer_t	 status;	/* throttles STATUS= */
+	uv_timer_t	 act_as;	/* re-tests a refused actAs */
 	int		 notify;	/* NOTIFY_SOCKET is set */
 	int		 stopping;
 	rlim_t		 nofile;	/* soft RLIMIT_NOFILE, raised */
@@ -292,6 +295,43 @@ gpuqd_on_reconciled(void *arg)
 		sched_ready(g->sched);
 }
 
+static void	gpuqd_act_as_test(struct gpuqd *);
+static void	gpuqd_on_act_as_timer(uv_timer_t *);
+
+/*
+ * The answer to "may gpuqd act as [gcp] job_service_account?": when
+ * not, nothing launches (each create would be refused) and every
+ * waiting job's WHY says why and how to fix it; the test is repeated
+ * every GPUQD_ACT_AS_RETRY_MS, since the grant needs no restart.
+ */
+static void
+gpuqd_on_act_as(const char *why, void *arg)
+{
+	struct gpuqd	*g = arg;
+
+	if (g->stopping || g->sched == NULL)
+		return;
+	sched_block(g->sched, why);
+	if (why == NULL)
+		return;
+	log_warnx("cloud: %s; no job launches until then", why);
+	(void)uv_timer_start(&g->act_as, gpuqd_on_act_as_timer,
+	    GPUQD_ACT_AS_RETRY_MS, 0);
+}
+
+static void
+gpuqd_on_act_as_timer(uv_timer_t *t)
+{
+	gpuqd_act_as_test(t->data);
+}
+
+static void
+gpuqd_act_as_test(struct gpuqd *g)
+{
+	if (g->cloud != NULL && !g->stopping)
+		doctor_act_as(g->cloud, gpuqd_on_act_as, g);
+}
+
 /*
  * The cloud side, when [gcp] project is set: the gcp facade and the
  * providers (cloud.c), the reconciler, which first adopts what a
@@ -321,6 +361,7 @@ gpuqd_cloud_start(struct gpuqd *g)
 	sched_start(g->sched);
 	api_set_cloud(g->api, g->cloud, g->sched);
 	metrics_set_cloud(g->metrics, g->cloud, g->sched, g->att);
+	gpuqd_act_as_test(g);
 	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
 	    cloud_nproviders(g->cloud));
 }
@@ -362,7 +403,8 @@ gpuqd_reload(struct gpuqd *g)
 		free(cause);
 		return;
 	}
-	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0) {
+	if (conf_reload_check(&g->conf, &next, g->config, &cause) != 0 ||
+	    cloud_conf_check(&next, &cause) != 0) {
 		log_warnx("reload: refused: %s; keeping the running "
 		    "configuration", cause);
 		free(cause);
@@ -377,6 +419,11 @@ gpuqd_reload(struct gpuqd *g)
 	api_conf_changed(g->api);
 	log_info("reload: done, %d key(s) changed", n);
 	gpuqd_on_changed(g);
+	/* A grant of actAs made meanwhile counts at once. */
+	if (!uv_is_active((uv_handle_t *)&g->act_as))
+		return;
+	uv_timer_stop(&g->act_as);
+	gpuqd_act_as_test(g);
 }
 
 static void
@@ -413,6 +460,7 @@ gpuqd_stop(struct gpuqd *g, const char *why)
 	uv_close((uv_handle_t *)&g->sighup, NULL);
 	uv_close((uv_handle_t *)&g->watchdog, NULL);
 	uv_close((uv_handle_t *)&g->status, NULL);
+	uv_close((uv_handle_t *)&g->act_as, NULL);
 }
 
 static void
@@ -757,6 +805,8 @@ main(int argc, char **argv)
 	gpuqd_overrides(&g, &g.conf);
 	log_verbosity = g.conf.log_level;
 	log_set_journal_sink(sd_journal_sendv);
+	if (cloud_conf_check(&g.conf, &cause) != 0)
+		gpuqd_die(cause, g.config);
 	if (check) {
 		dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
 		rc = gpuqd_check(dbpath);
@@ -816,6 +866,8 @@ main(int argc, char **argv)
 	(void)uv_signal_start(&g.sighup, gpuqd_on_signal, SIGHUP);
 	(void)uv_timer_init(&g.loop, &g.watchdog);
 	(void)uv_timer_init(&g.loop, &g.status);
+	(void)uv_timer_init(&g.loop, &g.act_as);
+	g.act_as.data = &g;
 	g.watchdog.data = g.status.data = &g;
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000) {
 		(void)uv_timer_start(&g.watchdog, gpuqd_on_watchdog,

@@ -33,7 +33,8 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/sched-gate.c daemon/sched-gate.h \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
-	daemon/cost.c daemon/cost.h
+	daemon/cost.c daemon/cost.h \
+	daemon/doctor.c daemon/doctor.h
 
 # Unit tests of the expected cost (pure) and of the scheduler against
 # the simulated cloud (tests/unit/gcptest.c starts tests/fakegcp).

@@ -144,6 +144,8 @@ struct sched {
 	int64_t			 why_said;	/* job whose why a launch's
 						   answer wrote, this call */
 	uv_timer_t		 timer;		/* timer.data == this */
+	char			*blocked;	/* sched_block(): why nothing
+						   launches, or NULL */
 	enum sched_state	 state;
 	unsigned		 owe;		/* SCHED_OWE_* */
 	int			 refs;		/* timer + refreshes owed */
@@ -974,6 +976,11 @@ sched_pass_run(struct sched *s)
 			sched_why_set(s, j->id, it->why_hash, j->bad);
 			continue;
 		}
+		if (s->blocked != NULL) {
+			sched_why_set(s, j->id, it->why_hash, s->blocked);
+			waiting++;
+			continue;
+		}
 		if (j->shape->gen != s->gen) {
 			sched_shape_build(s, ctx, &s->market, j->shape);
 			j->shape->gen = s->gen;
@@ -1172,6 +1179,18 @@ sched_arm(struct sched *s, int64_t delay_ms)
 }
 
 void
+sched_block(struct sched *s, const char *why)
+{
+	if (why == NULL && s->blocked == NULL)
+		return;
+	if (why != NULL && s->blocked != NULL && strcmp(why, s->blocked) == 0)
+		return;
+	free(s->blocked);
+	s->blocked = why != NULL ? xstrdup(why) : NULL;
+	sched_wake(s);
+}
+
+void
 sched_wake(struct sched *s)
 {
 	if (s->state == SCHED_S_CLOSED)
@@ -1358,6 +1377,7 @@ sched_unref(struct sched *s)
 	free(s->why_texts);
 	free(s->zones);
 	free(s->quota_error);
+	free(s->blocked);
 	free(s);
 }
 

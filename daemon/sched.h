@@ -70,6 +70,11 @@ void		 sched_ready(struct sched *);
 /* Run a pass soon: a job was submitted or released, an attempt ended,
  * quotas were refreshed. Cheap; many calls make one pass. */
 void		 sched_wake(struct sched *);
+/* Launch nothing while WHY (copied) holds, and give it as every waiting
+ * job's why: something every launch needs is missing (doc/DESIGN.md "A
+ * real project": gpuqd may not act as the job service account). NULL
+ * lifts it. */
+void		 sched_block(struct sched *, const char *why);
 /* Run a pass no later than WHEN (unix seconds): a backoff ends. */
 void		 sched_wake_at(struct sched *, int64_t when);
 /* Spot history changed (an attempt ended): re-learn λ next pass. */

@@ -38,6 +38,7 @@
 #include "common/webhook.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
+#include "providers/gcp/gcp-defaults.h"
 #include "providers/provider.h"
 
 #define SPEC_NAME_MAX		63
@@ -1563,6 +1564,61 @@ spec_check_secret_env(struct spec_ctx *c, const char *field, json_t *v)
 	return 0;
 }
 
+/* disk.size_gb: the boot disk in GB, in the range every service takes. */
+static int
+spec_check_disk_size(struct spec_ctx *c, const char *field, json_t *v)
+{
+	long long	n;
+	int		r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_integer(c, field, v, GCP_BOOT_DISK_GB_MIN,
+	    GCP_BOOT_DISK_GB_MAX, &n)) != 0)
+		return r;
+	spec_put(json_object_get(c->out, "disk"), "size_gb", json_integer(n));
+	return 0;
+}
+
+/* disk.type: a boot disk type Vertex AI, Batch and Compute all take. */
+static int
+spec_check_disk_type(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s;
+	int		 r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_string(c, field, v, &s)) != 0)
+		return r;
+	if (strcmp(s, "pd-ssd") != 0 && strcmp(s, "pd-standard") != 0 &&
+	    strcmp(s, "hyperdisk-balanced") != 0)
+		return spec_fail(c, field, "must be pd-ssd, pd-standard or "
+		    "hyperdisk-balanced, the boot disk types every service "
+		    "takes");
+	spec_put(json_object_get(c->out, "disk"), "type", json_string(s));
+	return 0;
+}
+
+static const struct spec_field spec_disk_fields[] = {
+	{ "size_gb",	spec_check_disk_size },
+	{ "type",	spec_check_disk_type },
+};
+
+/* disk: optional {size_gb, type} of the boot disk; absent: [gcp]'s. */
+static int
+spec_check_disk(struct spec_ctx *c, const char *field, json_t *v)
+{
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return spec_fail_type(c, field, v, "an object such as "
+		    "{size_gb: 500, type: pd-ssd}");
+	spec_put(c->out, "disk", json_object());
+	return spec_check_fields(c, field, v, spec_disk_fields,
+	    sizeof spec_disk_fields / sizeof spec_disk_fields[0]);
+}
+
 /*
  * python_package: the job's code as Vertex AI's Python-package
  * training gives it (pythonPackageSpec): an executor image, the
@@ -2064,6 +2120,7 @@ static const struct spec_field spec_fields[] = {
 	{ "array",		spec_check_array },
 	{ "after",		spec_check_after },
 	{ "after_any",		spec_check_after_any },
+	{ "disk",		spec_check_disk },
 };
 
 int

@@ -200,6 +200,7 @@ gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 	gce_item(items, "enable-guest-attributes", "TRUE");
 	gce_item(items, "install-nvidia-driver", "True");
 	prov_set(body, "metadata", json_pack("{s:o}", "items", items));
+	prov_site_gce(l, body);
 	*ret = body;
 	return 0;
 }

@@ -7,6 +7,7 @@ noinst_LIBRARIES += providers/libproviders.a
 GCP_SOURCES = \
 	providers/gcp/gcp.h providers/gcp/gcp-defaults.h \
 	providers/gcp/gcp-conf.c \
+	providers/gcp/gcp-site.c \
 	providers/gcp/gcp-error.c \
 	providers/gcp/http.c providers/gcp/http.h \
 	providers/gcp/auth.c providers/gcp/auth.h \

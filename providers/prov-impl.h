@@ -161,6 +161,15 @@ int		 prov_poll_list(struct gcp *g, const struct prov_listing *how,
 		    char *url, const char *install, prov_poll_cb cb,
 		    prov_done_cb done, void *arg);
 
+/* prov-site.c: the project's setup (struct prov_launch's site) and the
+ * job's disk, put into a body the service's builder made (borrowed,
+ * changed in place). */
+void		 prov_site_labels(const struct prov_launch *l,
+		    json_t *labels);
+void		 prov_site_gce(const struct prov_launch *l, json_t *body);
+void		 prov_site_batch(const struct prov_launch *l, json_t *body);
+void		 prov_site_vertex(const struct prov_launch *l, json_t *body);
+
 /* vertex.c */
 /* The customJobs.create body for L: 0 and *ret (new), or -EINVAL and
  * *cause. */

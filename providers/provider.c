@@ -273,6 +273,7 @@ prov_labels_new(const struct prov_launch *l, int with_resource)
 	char		 num[32];
 
 	labels = prov_checked(json_object());
+	prov_site_labels(l, labels);
 	if (json_is_object(l->labels)) {
 		json_object_foreach(l->labels, key, v) {
 			if (json_is_string(v))

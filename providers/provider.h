@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 struct gcp;
+struct gcp_conf;
 struct gpu_type;
 
 /* What the daemon asks a provider to run: one attempt of one job. */
@@ -47,6 +48,12 @@ struct prov_launch {
 	const char	*output_dir;	/* gs://b/p/<job>/ (Vertex base dir) */
 	int64_t		 max_runtime;	/* seconds */
 	json_t		*labels;	/* user labels object; borrowed */
+	/* The project's setup ([gcp] job_service_account ... kms_key,
+	 * doc/DESIGN.md "A real project"); NULL: each service's defaults.
+	 * Borrowed. */
+	const struct gcp_conf *site;
+	int		 disk_gb;	/* the job's disk.size_gb; 0: site's */
+	const char	*disk_type;	/* the job's disk.type; NULL: site's */
 };
 
 /* Where a resource is, as the daemon recorded it. */

@@ -6,7 +6,7 @@
 providers_libproviders_a_SOURCES += \
 	providers/provider.c providers/provider.h providers/prov-impl.h \
 	providers/vertex.c providers/batch.c providers/gce.c \
-	providers/null.c providers/pypkg.c
+	providers/null.c providers/pypkg.c providers/prov-site.c
 
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.
@@ -45,7 +45,7 @@ PROV_TEST_LDADD = providers/libproviders.a common/libcommon.a \
 
 PROV_UNIT_TESTS = tests/unit/test-provider tests/unit/test-vertex \
 	tests/unit/test-batch tests/unit/test-gce \
-	tests/unit/test-providers-live
+	tests/unit/test-providers-live tests/unit/test-site
 check_PROGRAMS += $(PROV_UNIT_TESTS)
 TESTS += $(PROV_UNIT_TESTS)
 
@@ -70,6 +70,10 @@ tests_unit_test_gce_SOURCES = tests/unit/test-gce.c \
 	$(PROVTEST_SOURCES)
 tests_unit_test_gce_CFLAGS = $(PROV_TEST_CFLAGS)
 tests_unit_test_gce_LDADD = $(PROV_TEST_LDADD)
+tests_unit_test_site_SOURCES = tests/unit/test-site.c \
+	$(PROVTEST_SOURCES)
+tests_unit_test_site_CFLAGS = $(PROV_TEST_CFLAGS)
+tests_unit_test_site_LDADD = $(PROV_TEST_LDADD)
 # Against the simulated cloud (tests/fakegcp); fails without it.
 tests_unit_test_providers_live_SOURCES = tests/unit/test-providers-live.c \
 	tests/unit/gcptest.c tests/unit/gcptest.h

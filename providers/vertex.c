@@ -134,6 +134,7 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "displayName", l->resource,
 	    "labels", prov_labels_new(l, 1),
 	    "jobSpec", spec));
+	prov_site_vertex(l, body);
 	*ret = body;
 	return 0;
 }

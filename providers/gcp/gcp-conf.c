@@ -42,6 +42,12 @@ static const struct {
 	[GCP_API_TOKEN] = { "token", GCP_DEFAULT_TOKEN_ENDPOINT, "" },
 	[GCP_API_METADATA] = { "metadata", GCP_DEFAULT_METADATA_ENDPOINT,
 	    "/computeMetadata/v1/" },
+	/* What gpuq doctor and the start-up checks ask (API-NOTES M). */
+	[GCP_API_SERVICEUSAGE] = { "serviceusage",
+	    GCP_DEFAULT_SERVICEUSAGE_ENDPOINT, "/v1/" },
+	[GCP_API_RESOURCEMANAGER] = { "resourcemanager",
+	    GCP_DEFAULT_RESOURCEMANAGER_ENDPOINT, "/v3/" },
+	[GCP_API_IAM] = { "iam", GCP_DEFAULT_IAM_ENDPOINT, "/v1/" },
 };
 
 static const char *const gcp_services[] = {
@@ -329,6 +335,23 @@ gcp_dup_list(const char *const *v, size_t n)
 	return (const char *const *)out;
 }
 
+/* The project settings of SRC (gcp-site.c) copied into C. */
+static void
+gcp_conf_dup_site(struct gcp_conf *c, const struct gcp_conf *src)
+{
+	c->job_service_account = gcp_dup_str(src->job_service_account);
+	c->network = gcp_dup_str(src->network);
+	c->subnetworks = gcp_dup_list(src->subnetworks, src->nsubnetworks);
+	c->nsubnetworks = c->subnetworks != NULL ? src->nsubnetworks : 0;
+	c->network_tags = gcp_dup_list(src->network_tags,
+	    src->nnetwork_tags);
+	c->nnetwork_tags = c->network_tags != NULL ? src->nnetwork_tags : 0;
+	c->boot_disk_type = gcp_dup_str(src->boot_disk_type);
+	c->labels = gcp_dup_list(src->labels, src->nlabels);
+	c->nlabels = c->labels != NULL ? src->nlabels : 0;
+	c->kms_key = gcp_dup_str(src->kms_key);
+}
+
 struct gcp_conf *
 gcp_conf_dup(const struct gcp_conf *src)
 {
@@ -353,6 +376,7 @@ gcp_conf_dup(const struct gcp_conf *src)
 	c->metadata_endpoint = gcp_dup_str(src->metadata_endpoint);
 	c->price_table = xstrdup(gcp_set(src->price_table) ?
 	    src->price_table : GPUQ_DATADIR "/prices.csv");
+	gcp_conf_dup_site(c, src);
 	if (c->quota_ttl <= 0)
 		c->quota_ttl = GCP_DEFAULT_QUOTA_TTL;
 	if (c->price_refresh <= 0)
@@ -403,6 +427,13 @@ gcp_conf_free(struct gcp_conf *c)
 	free((char *)c->token_endpoint);
 	free((char *)c->metadata_endpoint);
 	free((char *)c->price_table);
+	free((char *)c->job_service_account);
+	free((char *)c->network);
+	gcp_free_list(c->subnetworks, c->nsubnetworks);
+	gcp_free_list(c->network_tags, c->nnetwork_tags);
+	free((char *)c->boot_disk_type);
+	gcp_free_list(c->labels, c->nlabels);
+	free((char *)c->kms_key);
 	free(c);
 }
 

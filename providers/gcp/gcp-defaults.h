@@ -18,6 +18,11 @@
 #define GCP_DEFAULT_BILLING_ENDPOINT	"https://cloudbilling.googleapis.com"
 #define GCP_DEFAULT_STORAGE_ENDPOINT	"https://storage.googleapis.com"
 #define GCP_DEFAULT_QUOTAS_ENDPOINT	"https://cloudquotas.googleapis.com"
+/* Reached only under [gcp] endpoint, when one is set (doctor checks). */
+#define GCP_DEFAULT_SERVICEUSAGE_ENDPOINT "https://serviceusage.googleapis.com"
+#define GCP_DEFAULT_RESOURCEMANAGER_ENDPOINT \
+	"https://cloudresourcemanager.googleapis.com"
+#define GCP_DEFAULT_IAM_ENDPOINT	"https://iam.googleapis.com"
 /* The whole token URL, not a root (DESIGN GH.3). */
 #define GCP_DEFAULT_TOKEN_ENDPOINT	"https://oauth2.googleapis.com/token"
 /* Unless $GCE_METADATA_HOST names another (DESIGN GH.3). */
@@ -34,6 +39,15 @@
  * launches may all draw on.
  */
 #define GCP_DEFAULT_BUDGET		600
+
+/*
+ * Boot disk of every job's VM or worker ([gcp] boot_disk_gb): what each
+ * service got before the key existed, and Vertex AI's own default and
+ * smallest size (DiskSpec.bootDiskSizeGb, aiplatform v1).
+ */
+#define GCP_DEFAULT_BOOT_DISK_GB	100
+#define GCP_BOOT_DISK_GB_MIN		100
+#define GCP_BOOT_DISK_GB_MAX		64000
 
 /* Not in gpuqd.conf: retries and timeouts of the HTTP layer. */
 #define GCP_DEFAULT_ATTEMPTS		5	/* first try included */

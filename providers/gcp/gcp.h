@@ -34,6 +34,9 @@ enum gcp_api {
 	GCP_API_QUOTAS,		/* v1/ on cloudquotas.googleapis.com */
 	GCP_API_TOKEN,		/* the OAuth token URL itself */
 	GCP_API_METADATA,	/* computeMetadata/v1/ */
+	GCP_API_SERVICEUSAGE,	/* v1/ on serviceusage.googleapis.com */
+	GCP_API_RESOURCEMANAGER, /* v3/ on cloudresourcemanager.googleapis... */
+	GCP_API_IAM,		/* v1/ on iam.googleapis.com */
 	GCP_API_MAX
 };
 
@@ -100,6 +103,35 @@ struct gcp_conf {
 	int		  retry_cap_ms;		/* GCP_DEFAULT_RETRY_CAP_MS */
 	int		  request_timeout_ms;	/* GCP_DEFAULT_TIMEOUT_MS */
 	int		  page_size;		/* 0: each API's maximum */
+
+	/*
+	 * The project's own setup (gcp-site.c; doc/DESIGN.md "A real
+	 * project"): what every job's resources run as and on, in each
+	 * service's form. NULL, 0 or empty: each service's own default.
+	 *
+	 *   [gcp] job_service_account     job_service_account
+	 *   [gcp] network, subnetwork     network, subnetworks
+	 *   [gcp] external_ip = no        no_external_ip
+	 *   [gcp] network_tags            network_tags
+	 *   [gcp] boot_disk_gb, _type     boot_disk_gb, boot_disk_type
+	 *   [gcp] labels                  labels ("key=value" each)
+	 *   [gcp] kms_key                 kms_key
+	 */
+	const char	 *job_service_account;	/* email */
+	const char	 *network;		/* "vpc" or projects/P/global/
+						   networks/N */
+	const char *const *subnetworks;		/* "region:projects/P/regions/
+						   R/subnetworks/S" */
+	size_t		  nsubnetworks;
+	int		  no_external_ip;
+	const char *const *network_tags;
+	size_t		  nnetwork_tags;
+	int		  boot_disk_gb;		/* GCP_DEFAULT_BOOT_DISK_GB */
+	const char	 *boot_disk_type;
+	const char *const *labels;
+	size_t		  nlabels;
+	const char	 *kms_key;		/* projects/P/locations/L/
+						   keyRings/K/cryptoKeys/C */
 };
 
 /* The OAuth scope of every token gpuq asks for, and of its VMs. */
@@ -239,6 +271,32 @@ struct quota	*gcp_quota(struct gcp *);
 struct price	*gcp_price(struct gcp *);
 /* The copied configuration, with strings owned by G. */
 const struct gcp_conf *gcp_conf(struct gcp *);
+
+/*
+ * gcp-site.c. Check the project settings of C (struct gcp_conf's last
+ * block) against Google's rules: 0, or -EINVAL and *cause naming the
+ * gpuqd.conf key, what is wrong and the fix.
+ */
+int		 gcp_site_check(const struct gcp_conf *c, char **cause);
+/* The network as a resource name: projects/P/global/networks/N. NULL
+ * when none is configured (the project's "default"). New string. */
+char		*gcp_site_network(const struct gcp_conf *c);
+/* The configured subnetwork of REGION (borrowed), or NULL. */
+const char	*gcp_site_subnetwork(const struct gcp_conf *c,
+		    const char *region);
+/* The boot disk size in GB: C's, or GCP_DEFAULT_BOOT_DISK_GB. */
+int		 gcp_site_disk_gb(const struct gcp_conf *c);
+
+/* What running jobs on a service needs of the project (gpuq doctor). */
+struct gcp_needs {
+	const char		*what;		/* "Vertex AI" */
+	const char *const	*apis;		/* to turn on; NULL-ended */
+	const char *const	*perms;		/* gpuqd needs; NULL-ended */
+	const char		*role;		/* the role that grants them */
+};
+/* The needs of SERVICE (enum gcp_service), or with -1 what every
+ * install needs. Static; NULL for an unknown service. */
+const struct gcp_needs *gcp_site_needs(int service);
 
 /* Deep copy of SRC, for modules that keep their configuration. */
 struct gcp_conf	*gcp_conf_dup(const struct gcp_conf *src);

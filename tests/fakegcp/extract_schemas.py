@@ -33,6 +33,7 @@ WANTED = {
         "compute.instances.getGuestAttributes",
         "compute.zoneOperations.get", "compute.zoneOperations.wait",
         "compute.zoneOperations.list",
+        "compute.networks.get", "compute.subnetworks.get",
     ]),
     "batch": ("batch.v1.json", [
         "batch.projects.locations.jobs.create",
@@ -58,6 +59,19 @@ WANTED = {
     "storage": ("storage.v1.json", [
         "storage.objects.list", "storage.objects.get",
         "storage.objects.insert", "storage.objects.delete",
+        "storage.buckets.get", "storage.buckets.testIamPermissions",
+    ]),
+    # what gpuq doctor asks (API-NOTES.md M)
+    "iam": ("iam.v1.json", [
+        "iam.projects.serviceAccounts.get",
+        "iam.projects.serviceAccounts.testIamPermissions",
+    ]),
+    "cloudresourcemanager": ("cloudresourcemanager.v3.json", [
+        "cloudresourcemanager.projects.get",
+        "cloudresourcemanager.projects.testIamPermissions",
+    ]),
+    "serviceusage": ("serviceusage.v1.json", [
+        "serviceusage.services.get", "serviceusage.services.batchGet",
     ]),
 }
 

@@ -14,6 +14,9 @@ URL with Google's own paths (doc/DESIGN.md "The simulated Google Cloud"):
   /v1/projects/{p}/locations/global/services/{s}/quotaInfos  Cloud Quotas (B)
   /v1/services[/{id}/skus]                 Cloud Billing Catalog (F)
   /storage/v1/b/{b}/o..., /upload/storage/v1/b/{b}/o  Cloud Storage (G)
+  /v1/projects/{p}/services/{s}            Service Usage (M)
+  /v1/projects/-/serviceAccounts/{email}   IAM (M)
+  /v3/projects/{p}                         Resource Manager (M)
   /_fake/...                               control API (README.md)
 
 Letters refer to sections of /work/shared/gcp/API-NOTES.md.  Requests are

@@ -12,6 +12,7 @@ import uuid
 import fakegcp_catalog as cat
 import fakegcp_paging as paging
 from fakegcp_compute import UUID_RE, implicit_gpu
+import fakegcp_project
 from fakegcp_errors import ApiError
 from fakegcp_sim import Resource, duration, rfc3339
 
@@ -396,6 +397,7 @@ class Batch:
         if not BATCH_ID_RE.match(jid):
             raise ApiError(400, "Job id '%s' is invalid: it must match "
                            "^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$." % jid)
+        fakegcp_project.check_batch(f, p, r, b)
         tgs = b.get("taskGroups") or []
         if len(tgs) != 1:
             raise ApiError(400, "Only one TaskGroup is supported now: "

@@ -11,6 +11,7 @@ import secrets
 import time
 
 import fakegcp_catalog as cat
+import fakegcp_project
 import fakegcp_paging as paging
 from fakegcp_errors import ApiError, not_found
 from fakegcp_quota import DEFAULT_LIMITS
@@ -540,6 +541,7 @@ class Compute:
             self._bad("resource.machineType", "'%s'. Machine type with name "
                       "'%s' does not exist in zone '%s'." % (
                           mt, mt.rsplit("/", 1)[-1], z))
+        fakegcp_project.check_compute(f, p, z, b)
         gpu, count = implicit_gpu(mt)
         accs = b.get("guestAccelerators") or []
         if accs:
@@ -812,4 +814,4 @@ def routes(fake):
          "compute.zoneOperations.get", c.op_get),
         ("POST", Z + r"/operations/(?P<operation>[^/]+)/wait", "compute",
          "compute.zoneOperations.wait", c.op_wait),
-    ]
+    ] + fakegcp_project.compute_routes(fake)

@@ -125,6 +125,10 @@ class Control:
                                                bad or v))
                     f.cfg[k] = v
             return dict(f.cfg)
+        if ep == "create_bodies":
+            svc = q.get("service")
+            return {"bodies": [b for b in f.create_bodies
+                               if svc is None or b["service"] == svc]}
         if ep == "speed" and method == "POST":
             f.tick()
             f.clock.set_speed(float(body["factor"]))

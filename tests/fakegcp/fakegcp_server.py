@@ -19,15 +19,19 @@ import fakegcp_billing
 import fakegcp_cloudquotas
 import fakegcp_compute
 import fakegcp_fields as fields
+import fakegcp_iam
+import fakegcp_project
 import fakegcp_oauth as oauth
 import fakegcp_schema as schema
+import fakegcp_serviceusage
 import fakegcp_storage
 import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
 API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
-               fakegcp_vertex, fakegcp_billing, fakegcp_storage)
+               fakegcp_vertex, fakegcp_billing, fakegcp_storage,
+               fakegcp_iam, fakegcp_serviceusage)
 
 
 class Req:
@@ -215,6 +219,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self._fault(fake, path):
             return mid
         oauth.check_bearer(fake, self.headers.get("Authorization"))
+        fakegcp_project.check_enabled(fake, api, params.get("project"))
         # strict checks (schema module)
         if api in schema.SCHEMAS:
             val = schema.validator(api)

@@ -47,6 +47,21 @@ DEFAULT_CFG = {
     # (Batch holds a job queued up to 2 days, API-NOTES D.3)
     "batch_shortage": "fail",
     "batch_queue_recheck": 60.0,
+    # the project setup (fakegcp_project.py): networks {name: {region:
+    # subnetwork}} ("default" auto-mode unless given), accounts that
+    # exist besides the Compute default one, what the caller lacks,
+    # APIs turned off, buckets missing, an org policy against external IPs
+    "networks": {},
+    "service_accounts": [],
+    "disabled_service_accounts": [],
+    "act_as_denied": [],
+    "denied_permissions": [],
+    "bucket_denied_permissions": [],
+    "missing_buckets": [],
+    "disabled_services": [],
+    "project_denied": False,
+    "forbid_external_ip": False,
+    "no_private_google_access": [],
 }
 
 
@@ -89,6 +104,7 @@ class Fake(QuotaBook):
                                       create=lambda j: (j.created, j.seq))
             self.lros = {}                 # name -> dict (Batch/Vertex LRO)
             self.buckets = {}              # bucket -> {name: object}
+            self.create_bodies = []        # fakegcp_project._keep
             self.gen = itertools.count(int(time.time() * 1e6))
             self.limits = {}               # (project, region|global, metric)
             self.base_usage = {}

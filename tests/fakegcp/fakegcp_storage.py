@@ -9,6 +9,7 @@ import hashlib
 import urllib.parse
 
 import fakegcp_paging as paging
+import fakegcp_project
 from fakegcp_errors import ApiError
 from fakegcp_sim import rfc3339
 
@@ -127,4 +128,4 @@ def routes(fake):
          "storage", "storage.objects.delete", st.delete),
         ("POST", r"/upload/storage/v1/b/(?P<bucket>[^/]+)/o", "storage",
          "storage.objects.insert", st.upload),
-    ]
+    ] + fakegcp_project.storage_routes(fake)

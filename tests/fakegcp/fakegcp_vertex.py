@@ -12,6 +12,7 @@ import re
 import fakegcp_catalog as cat
 import fakegcp_fields as fields
 import fakegcp_paging as paging
+import fakegcp_project
 from fakegcp_errors import ApiError
 from fakegcp_sim import Resource, rfc3339
 
@@ -249,6 +250,7 @@ class Vertex:
                             "machine_spec.machine_type")
         if errs:
             raise vertex_required(errs)
+        fakegcp_project.check_vertex(f, p, r, b)
         wp = pools[0]
         ms = wp.get("machineSpec") or {}
         acc = ms.get("acceleratorType")

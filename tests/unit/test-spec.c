@@ -35,7 +35,7 @@
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
 		"checkpoint, priority, labels, notify, array, after, " \
-		"after_any"
+		"after_any, disk"
 
 /* Parse TEXT; a typo in a test is a test bug. New object. */
 static json_t *
@@ -242,6 +242,30 @@ test_spec_not_object(void **state)
 	spec_error_done(&err);
 	spec_error_done(&err);		/* twice, and zeroed, is fine */
 	spec_error_done(NULL);
+}
+
+/* disk: {size_gb, type} of the boot disk, only when given. */
+static void
+test_spec_disk(void **state)
+{
+	(void)state;
+	ok_absent("{" BASE "}", "disk");
+	ok_field("{" BASE ", \"disk\": {\"size_gb\": 500, \"type\": "
+	    "\"pd-ssd\"}}", "disk", "{\"size_gb\":500,\"type\":\"pd-ssd\"}");
+	ok_field("{" BASE ", \"disk\": {\"type\": \"hyperdisk-balanced\"}}",
+	    "disk", "{\"type\":\"hyperdisk-balanced\"}");
+	bad("{" BASE ", \"disk\": {\"size_gb\": 20}}", "disk.size_gb",
+	    "must be between 100 and 64000");
+	bad("{" BASE ", \"disk\": {\"size_gb\": \"500\"}}", "disk.size_gb",
+	    "must be an integer, not a string; remove the quotes");
+	bad("{" BASE ", \"disk\": {\"type\": \"pd-balanced\"}}", "disk.type",
+	    "must be pd-ssd, pd-standard or hyperdisk-balanced, the boot "
+	    "disk types every service takes");
+	bad("{" BASE ", \"disk\": {\"size\": 1}}", "disk.size",
+	    "unknown field; known fields are: size_gb, type");
+	bad("{" BASE ", \"disk\": 500}", "disk",
+	    "must be an object such as {size_gb: 500, type: pd-ssd}, not a "
+	    "number");
 }
 
 static void
@@ -1460,6 +1484,7 @@ main(void)
 		cmocka_unit_test(test_spec_gpu_spellings),
 		cmocka_unit_test(test_spec_not_object),
 		cmocka_unit_test(test_spec_notify),
+		cmocka_unit_test(test_spec_disk),
 		cmocka_unit_test(test_spec_unknown_top_level),
 		cmocka_unit_test(test_spec_unknown_nested),
 		cmocka_unit_test(test_spec_unknown_empty_key),
