@@ -405,7 +405,8 @@ def test_completion_options():
     assert complete("gpuq", "--") == ["--socket", "--timeout", "--help",
                                       "--version"]
     assert complete("gpuq", "status", "--") == [
-        "--all", "--state", "--user", "--limit", "--json", "--help"]
+        "--all", "--expand", "--state", "--user", "--limit", "--json",
+        "--help"]
     assert complete("gpuq", "submit", "--h") == ["--hold", "--help"]
     assert complete("gpuq", "submit", "--d") == ["--dry-run"]
     assert complete("gpuq", "submit", "--from", "") == ["vertex", "batch"]
