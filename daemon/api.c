@@ -111,6 +111,8 @@ static const struct api_op api_ops[] = {
 	{ "quotas",	api_op_quotas,	API_CLOUD, "region,gpu" },
 	{ "prices",	api_op_prices,	API_CLOUD, "region,gpu" },
 	{ "ping",	api_op_ping,	0, "" },
+	{ "logs",	api_op_logs,	API_OWNER,
+	    "id,cursor,attempt,node,since,tail" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 
@@ -167,7 +169,7 @@ api_cancel_cloud(struct api *a, int64_t id)
 }
 
 /* Optional integer field: 1 and *ret, 0 absent, -1 bad (replied). */
-static int
+int
 api_field_int(struct api_req *r, const char *name, json_int_t lo,
     json_int_t hi, json_int_t *ret)
 {

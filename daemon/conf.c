@@ -127,6 +127,9 @@ static const struct conf_key conf_table[] = {
 	    GCP_DEFAULT_TEXT(GCP_DEFAULT_BUDGET),
 	    request_budget, CONF_RESTART, 0, 1000000,
 	    "API requests a minute gpuqd may start per API; 0: no limit"),
+	KEYR("gcp", "logs_interval", CONF_DURATION, "10s",
+	    logs_interval, 0, 1, 3600,
+	    "how often one combined Cloud Logging read serves gpuq logs"),
 
 	KEYR("scheduler", "poll_interval", CONF_DURATION, "15s",
 	    poll_interval, 0, 1, 86400,

@@ -57,6 +57,7 @@ struct conf {
 	char	*quotas_endpoint;
 	int64_t	 price_refresh;		/* s between catalog reads */
 	int	 request_budget;	/* requests a minute per API; 0: none */
+	int64_t	 logs_interval;		/* s between Cloud Logging reads */
 
 	/* [scheduler] */
 	int64_t	 poll_interval;		/* s between reconciler polls */

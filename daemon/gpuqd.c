@@ -37,6 +37,7 @@
 #include "common/xmalloc.h"
 #include "daemon/api.h"
 #include "daemon/cloud.h"
+#include "daemon/logs.h"
 #include "daemon/conf.h"
 #include "daemon/attempt.h"
 #include "daemon/reconcile.h"
@@ -76,6 +77,7 @@ struct gpuqd {
 	struct sched	*sched;
 	struct reconcile *rec;
 	struct attempts	*att;
+	struct logs	*logs;		/* gpuq logs' reader */
 	uv_signal_t	 sigterm;
 	uv_signal_t	 sigint;
 	uv_signal_t	 sighup;
@@ -280,6 +282,8 @@ gpuqd_cloud_start(struct gpuqd *g)
 		gpuqd_die(cause, "cannot read the live attempts");
 	sched_start(g->sched);
 	api_set_cloud(g->api, g->cloud, g->sched);
+	g->logs = logs_new(&g->loop, g->cloud);
+	api_set_logs(g->api, g->logs);
 	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
 	    cloud_nproviders(g->cloud));
 }
@@ -290,10 +294,13 @@ static void
 gpuqd_cloud_stop(struct gpuqd *g)
 {
 	api_set_cloud(g->api, NULL, NULL);
+	api_set_logs(g->api, NULL);
 	sched_close(g->sched);
 	reconcile_close(g->rec);
 	attempt_close(g->att);
 	cloud_free(g->cloud);
+	logs_close(g->logs);		/* after the cancellations */
+	g->logs = NULL;
 	g->sched = NULL;
 	g->rec = NULL;
 	g->att = NULL;

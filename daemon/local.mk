@@ -8,7 +8,7 @@ gpuqd_SOURCES = \
 	daemon/conf.c daemon/conf.h \
 	daemon/server.c daemon/server.h \
 	daemon/api.c daemon/api.h daemon/api-int.h \
-	daemon/api-cloud.c \
+	daemon/api-cloud.c daemon/api-logs.c \
 	daemon/spec.c daemon/spec.h \
 	$(GPUQD_CLOUD_SOURCES)
 gpuqd_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS) \
@@ -30,7 +30,8 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/sched-place.c daemon/sched-place.h \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
-	daemon/cost.c daemon/cost.h
+	daemon/cost.c daemon/cost.h \
+	daemon/logs.c daemon/logs.h
 
 # Unit tests of the expected cost (pure) and of the scheduler against
 # the simulated cloud (tests/unit/gcptest.c starts tests/fakegcp).
@@ -127,7 +128,7 @@ check_PROGRAMS += tests/unit/test-api
 TESTS += tests/unit/test-api
 tests_unit_test_api_SOURCES = tests/unit/test-api.c \
 	tests/unit/socktest.c tests/unit/socktest.h \
-	daemon/api.c daemon/api-cloud.c daemon/server.c \
+	daemon/api.c daemon/api-cloud.c daemon/api-logs.c daemon/server.c \
 	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)

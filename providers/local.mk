@@ -13,6 +13,7 @@ GCP_SOURCES = \
 	providers/gcp/quota.c providers/gcp/quota.h \
 	providers/gcp/price.c providers/gcp/price.h \
 	providers/gcp/storage.c providers/gcp/storage.h \
+	providers/gcp/logging.c providers/gcp/logging.h \
 	providers/gcp/gcp.c
 
 providers_libproviders_a_SOURCES = $(GCP_SOURCES)

@@ -18,6 +18,7 @@
 #define GCP_DEFAULT_BILLING_ENDPOINT	"https://cloudbilling.googleapis.com"
 #define GCP_DEFAULT_STORAGE_ENDPOINT	"https://storage.googleapis.com"
 #define GCP_DEFAULT_QUOTAS_ENDPOINT	"https://cloudquotas.googleapis.com"
+#define GCP_DEFAULT_LOGGING_ENDPOINT	"https://logging.googleapis.com"
 /* The whole token URL, not a root (DESIGN GH.3). */
 #define GCP_DEFAULT_TOKEN_ENDPOINT	"https://oauth2.googleapis.com/token"
 /* Unless $GCE_METADATA_HOST names another (DESIGN GH.3). */

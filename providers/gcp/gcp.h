@@ -34,6 +34,7 @@ enum gcp_api {
 	GCP_API_QUOTAS,		/* v1/ on cloudquotas.googleapis.com */
 	GCP_API_TOKEN,		/* the OAuth token URL itself */
 	GCP_API_METADATA,	/* computeMetadata/v1/ */
+	GCP_API_LOGGING,	/* v2/ on logging.googleapis.com */
 	GCP_API_MAX
 };
 
