@@ -41,6 +41,11 @@ DEFAULT_CFG = {
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503
     "unreachable_zones": [],
+    # Cloud Logging (fakegcp_logging.py): entries.list calls allowed in any
+    # real minute before 429 RESOURCE_EXHAUSTED (0: no limit; Google's is
+    # 60 a project), and the most entries one page holds
+    "logging_reads_per_minute": 0,
+    "logging_page_max": 1000,
 }
 
 
