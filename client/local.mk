@@ -19,7 +19,7 @@ gpuq_SOURCES = \
 	client/gpuq.c \
 	client/cli-cloud.c \
 	client/cli-job.c \
-	client/cli-ping.c \
+	client/cli-ping.c client/cli-logs.c \
 	client/cli-show.c \
 	client/cli-status.c \
 	client/cli-submit.c

@@ -6,9 +6,10 @@
  * job bounded below by the newest line it holds less LOGS_OVERLAP (late
  * entries, DESIGN GJ.3), read every page with "timestamp asc", and file
  * each entry under its attempt unless its (timestamp, insertId) is
- * already held. A round that fails is simply done again next time: the
- * lower bounds only move when a round completes, and de-duplication
- * makes the re-read harmless, so no line is dropped or repeated.
+ * already held. The lower bounds move to the newest entry read, even
+ * when a round breaks off (pages come oldest first over the whole
+ * filter, so everything older is in hand), and the overlap is re-read
+ * and de-duplicated, so no line is dropped or repeated.
  *
  * Pace: a round starts at most once per [gcp] logs_interval, whatever
  * the number of jobs and clients; its pages go back to back. A 429
@@ -69,8 +70,6 @@ struct logs_job {
 	size_t		 natt;
 	int64_t		 lo_sec;	/* newest line held (or the submit) */
 	long		 lo_nsec;
-	int64_t		 max_sec;	/* newest seen in the running round */
-	long		 max_nsec;
 	json_t		*seen;		/* set of "sec.nsec|insertId" */
 	struct logs_line *lines;
 	size_t		 nlines;
@@ -95,6 +94,8 @@ struct logs {
 	uint64_t	 last_start;	/* uv_now() of the last round */
 	uint64_t	 backoff_ms;	/* 0: none */
 	json_t		*body;		/* the running round's request */
+	int64_t		 max_sec;	/* newest entry of the running round */
+	long		 max_nsec;
 	struct logs_stats stats;
 };
 
@@ -282,14 +283,21 @@ logs_round_end(struct logs *l, int complete)
 		TAILQ_INSERT_TAIL(&served, j, entry);
 	}
 	TAILQ_CONCAT(&l->jobs, &served, entry);
+	/*
+	 * The pages come oldest first across the whole combined filter,
+	 * so every entry of every job in the round older than the newest
+	 * one read is in hand, even when the round broke off (a 429 in
+	 * mid-round): the next round starts there, and a quota too small
+	 * for a whole round still makes progress.
+	 */
 	TAILQ_FOREACH(j, &l->jobs, entry) {
 		if (!j->in_round)
 			continue;
 		j->in_round = 0;
-		if (complete && (j->max_sec > j->lo_sec ||
-		    (j->max_sec == j->lo_sec && j->max_nsec > j->lo_nsec))) {
-			j->lo_sec = j->max_sec;
-			j->lo_nsec = j->max_nsec;
+		if (l->max_sec > j->lo_sec || (l->max_sec == j->lo_sec &&
+		    l->max_nsec > j->lo_nsec)) {
+			j->lo_sec = l->max_sec;
+			j->lo_nsec = l->max_nsec;
 		}
 	}
 	if (complete) {
@@ -335,6 +343,13 @@ logs_entry(struct logs *l, json_t *entry)
 	int			 attempt = 0;
 
 	l->stats.entries++;
+	if (logging_entry_parse(entry, &le) != 0)
+		return;
+	if (le.sec > l->max_sec || (le.sec == l->max_sec &&
+	    le.nsec > l->max_nsec)) {
+		l->max_sec = le.sec;
+		l->max_nsec = le.nsec;
+	}
 	if ((key = logging_entry_key(entry)) == NULL)
 		return;
 	TAILQ_FOREACH(j, &l->jobs, entry) {
@@ -350,7 +365,7 @@ logs_entry(struct logs *l, json_t *entry)
 			break;
 	}
 	free(key);
-	if (j == NULL || logging_entry_parse(entry, &le) != 0)
+	if (j == NULL)
 		return;
 	dup = xprintf("%" PRId64 ".%09ld|%s", le.sec, le.nsec, le.insert_id);
 	if (json_object_get(j->seen, dup) != NULL) {
@@ -378,11 +393,6 @@ logs_entry(struct logs *l, json_t *entry)
 	if (n > 0 && ln.text[n - 1] == '\n')
 		ln.text[n - 1] = '\0';
 	logs_job_add(j, &ln);
-	if (le.sec > j->max_sec || (le.sec == j->max_sec &&
-	    le.nsec > j->max_nsec)) {
-		j->max_sec = le.sec;
-		j->max_nsec = le.nsec;
-	}
 }
 
 static void
@@ -496,8 +506,6 @@ logs_filter(struct logs *l)
 		free(out);
 		len += plen;
 		j->in_round = 1;
-		j->max_sec = j->lo_sec;
-		j->max_nsec = j->lo_nsec;
 	}
 	return buf;
 }
@@ -529,6 +537,8 @@ logs_round_start(struct logs *l)
 		return;
 	}
 	l->busy = 1;
+	l->max_sec = 0;
+	l->max_nsec = 0;
 	l->body = logging_request_body(cloud_conf(l->cloud)->project, filter,
 	    http_page_size(gcp_http(cloud_gcp(l->cloud)), LOGGING_PAGE_MAX),
 	    NULL);

@@ -38,7 +38,8 @@ other request fields, which must not change (400 otherwise).
 
 Rate: cfg ``logging_reads_per_minute`` (0: none) answers 429
 RESOURCE_EXHAUSTED once more calls than that came in the last real
-minute, as Google's 60-a-minute read quota does (DESIGN GJ.4).
+minute (cfg ``logging_rate_window`` seconds, for tests), as Google's
+60-a-minute read quota does (DESIGN GJ.4).
 """
 import base64
 import collections
@@ -312,12 +313,15 @@ def _run_lines(run, now):
         if not m:
             continue
         t = t0 + int(m.group(1)) - run.start_progress
+        # printed just after the step it saves (a program's lines have
+        # distinct times; equal ones would come in insertId order)
+        t += 0.001
         if t <= now:
             out.append((t, "step %d: saved checkpoint %s"
                         % (int(m.group(1)), uri)))
     if run.state == "done" and run.ended_at is not None and \
-            run.ended_at <= now:
-        out.append((run.ended_at, "gpuq-fake: training finished, exit "
+            run.ended_at + 0.002 <= now:
+        out.append((run.ended_at + 0.002, "gpuq-fake: training finished, exit "
                     "code %s" % run.result))
     out.sort(key=lambda x: x[0])
     return out
@@ -399,7 +403,8 @@ class Logging:
         if limit <= 0:
             return
         now = time.monotonic()
-        while self.calls and self.calls[0] < now - 60:
+        window = float(self.fake.cfg.get("logging_rate_window") or 60)
+        while self.calls and self.calls[0] < now - window:
             self.calls.popleft()
         if len(self.calls) >= limit:
             self.fake.counters["logging.entries.list:429"] = \

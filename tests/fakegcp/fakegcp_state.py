@@ -45,6 +45,7 @@ DEFAULT_CFG = {
     # real minute before 429 RESOURCE_EXHAUSTED (0: no limit; Google's is
     # 60 a project), and the most entries one page holds
     "logging_reads_per_minute": 0,
+    "logging_rate_window": 60,    # real seconds the read rate counts over
     "logging_page_max": 1000,
 }
 
