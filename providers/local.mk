@@ -73,6 +73,14 @@ tests_unit_test_storage_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_storage_LDADD = $(GCP_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-logging
+TESTS += tests/unit/test-logging
+tests_unit_test_logging_SOURCES = tests/unit/test-logging.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_logging_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_logging_LDADD = $(GCP_TEST_LIBS)
+
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.
 include $(srcdir)/providers/providers.mk
