@@ -132,7 +132,7 @@ cli_logs_exec(struct cli *cli, int argc, char **argv)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "attempt", required_argument, NULL, 'a' },
 		{ "node", required_argument, NULL, 'N' },
-		{ "since", required_argument, NULL, 's' },
+		{ "since", required_argument, NULL, 'S' },
 		{ "tail", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -147,7 +147,7 @@ cli_logs_exec(struct cli *cli, int argc, char **argv)
 	int				 ch, follow = 0, more, caught, end;
 	char				*endp;
 
-	while ((ch = cli_getopt(argc, argv, "fa:N:s:n:h", opts, cmd)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "fa:N:n:h", opts, cmd)) != -1) {
 		switch (ch) {
 		case 'f':
 			follow = 1;
@@ -172,7 +172,7 @@ cli_logs_exec(struct cli *cli, int argc, char **argv)
 			else
 				tail = v;
 			break;
-		case 's':
+		case 'S':
 			if (duration_parse(optarg, &v) != 0 || v < 0) {
 				cli_warnx("logs: --since takes a duration "
 				    "such as 90s, 10m or 2h, not \"%s\"",

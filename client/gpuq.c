@@ -102,7 +102,7 @@ const struct cli_cmd cli_cmds[] = {
 	  "                       job ends\n"
 	  "  -a, --attempt N      only attempt N\n"
 	  "  -N, --node R         only node (replica) R, from 0\n"
-	  "  -s, --since DUR      only lines of the last DUR (90s, 10m, 2h)\n"
+	  "      --since DUR      only lines of the last DUR (90s, 10m, 2h)\n"
 	  "  -n, --tail N         start with the last N lines\n"
 	  "  Each line starts with its time (UTC), and [attempt/node] when "
 	  "there\n"
