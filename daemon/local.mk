@@ -100,9 +100,12 @@ CLOUDTEST_LDADD = tests/unit/libunittest.a store/libstore.a \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
 
 check_PROGRAMS += tests/unit/test-sched tests/unit/test-attempt \
-	tests/unit/test-reconcile
+	tests/unit/test-reconcile tests/unit/test-logs
 TESTS += tests/unit/test-sched tests/unit/test-attempt \
-	tests/unit/test-reconcile
+	tests/unit/test-reconcile tests/unit/test-logs
+tests_unit_test_logs_SOURCES = tests/unit/test-logs.c $(CLOUDTEST_SOURCES)
+tests_unit_test_logs_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_logs_LDADD = $(CLOUDTEST_LDADD)
 tests_unit_test_sched_SOURCES = tests/unit/test-sched.c $(CLOUDTEST_SOURCES)
 tests_unit_test_sched_CFLAGS = $(CLOUDTEST_CFLAGS)
 tests_unit_test_sched_LDADD = $(CLOUDTEST_LDADD)

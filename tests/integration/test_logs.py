@@ -151,7 +151,8 @@ def test_another_user_may_not_read_a_jobs_logs(cloud):
     os.chmod(c.gpuqd.socket, 0o666)
     rc, out, err = c.gpuq("logs", jid, user=NOBODY)
     c.check(rc == 1 and out == "" and
-            err.startswith("gpuq: logs %d: forbidden" % jid),
+            err.startswith("gpuq: logs %d: forbidden" % jid) and
+            "may read the logs of it" in err,
             "another user's gpuq logs: rc %d, %r %r" % (rc, out, err), jid)
     rc, out, err = c.gpuq("logs", 999999)
     c.check(rc == 1 and "no job 999999" in err, "unknown job: %r" % err,
