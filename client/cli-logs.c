@@ -160,9 +160,9 @@ cli_logs_exec(struct cli *cli, int argc, char **argv)
 			if (errno != 0 || *endp != '\0' || endp == optarg ||
 			    v < (ch == 'N' ? 0 : 1)) {
 				cli_warnx("logs: --%s takes a number%s, not "
-				    "\"%s\"", ch == 'a' ? "attempt" : ch == 'N' ?
-				    "node" : "tail", ch == 'N' ? " from 0" :
-				    " from 1", optarg);
+				    "\"%s\"", ch == 'a' ? "attempt" :
+				    ch == 'N' ? "node" : "tail", ch == 'N' ?
+				    " from 0" : " from 1", optarg);
 				return GPUQ_EXIT_USAGE;
 			}
 			if (ch == 'a')

@@ -83,9 +83,9 @@ api_op_logs(struct api_req *r, struct store_job *job)
 
 	memset(&q, 0, sizeof q);
 	q.node = -1;
-	if (api_field_int(r, "cursor", 0, INT64_MAX, &v) < 0)
+	if ((rc = api_field_int(r, "cursor", 0, INT64_MAX, &v)) < 0)
 		return 0;
-	else if (json_object_get(r->req, "cursor") != NULL)
+	if (rc > 0)
 		q.cursor = v;
 	if ((rc = api_field_int(r, "attempt", 1, INT32_MAX, &v)) < 0)
 		return 0;

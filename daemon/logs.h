@@ -28,7 +28,7 @@ struct logs;
 struct logs_attempt {
 	int		 number;		/* 1, 2, ... */
 	const char	*provider;		/* "gce", "batch", "vertex" */
-	const char	*cloud_id;		/* NULL until the cloud named it */
+	const char	*cloud_id;		/* NULL until named */
 };
 
 /* What a client asks for; zero fields mean "everything". */
@@ -66,11 +66,11 @@ void		 logs_follow(struct logs *, int64_t id, int64_t created,
 /*
  * Write the members "lines", "cursor", "more", "caught_up", "end",
  * "nodes" (and "dropped" when lines before the cursor were let go) of
- * job ID's reply into W, as logs(op) in gpuq(1) describes. The job must
- * have been followed first.
+ * job ID's reply into W, as the logs op in gpuqd(8) describes. The job
+ * must have been followed first.
  */
-void		 logs_read(struct logs *, int64_t id, const struct logs_query *q,
-		    struct jsonw *w);
+void		 logs_read(struct logs *, int64_t id,
+		    const struct logs_query *q, struct jsonw *w);
 void		 logs_get_stats(struct logs *, struct logs_stats *ret);
 
 #endif
