@@ -89,6 +89,15 @@ def test_logs_of_a_job_on_each_service(cloud, provider):
     rc, out3, err = c.gpuq("logs", "--attempt", "2", jid)
     c.check(rc == 0 and out3 == "", "--attempt 2 of a one-attempt job "
             "printed %r" % out3, jid)
+    rc, out4, err = c.gpuq("logs", "--node", "0", "--since", "1000d", jid)
+    c.check(rc == 0 and out4 == out, "--node 0 --since 1000d printed %r"
+            % out4, jid)
+    rc, out5, err = c.gpuq("logs", "--node", "1", jid)
+    c.check(rc == 0 and out5 == "", "--node 1 of a one-node job printed %r"
+            % out5, jid)
+    rc, out6, err = c.gpuq("logs", "--tail", "0", jid)
+    c.check(rc == 2 and "--tail takes a number from 1" in err,
+            "--tail 0: rc %d %r" % (rc, err), jid)
 
 
 def test_follow_across_a_preemption(cloud):
