@@ -100,10 +100,11 @@ def test_logs_of_a_job_on_each_service(cloud, provider):
             "--tail 0: rc %d %r" % (rc, err), jid)
 
 
-def test_follow_across_a_preemption(cloud):
-    c = cloud(providers=("gce",), speed=100, gcp=FAST)
+@pytest.mark.parametrize("provider", ["gce", "batch"])
+def test_follow_across_a_preemption(cloud, provider):
+    c = cloud(providers=(provider,), speed=100, gcp=FAST)
     need, every, ck = 900, 50, 100
-    jid = c.submit(job_spec(providers=["gce"], work=need, ckpt=ck,
+    jid = c.submit(job_spec(providers=[provider], work=need, ckpt=ck,
                             spot="require",
                             env={"FAKEGCP_LOG_EVERY": str(every)}))
     follow = subprocess.Popen(
