@@ -51,6 +51,7 @@ int	cli_job_exec(struct cli *, int, char **);	/* cancel, hold, release */
 int	cli_ping_exec(struct cli *, int, char **);
 int	cli_metrics_exec(struct cli *, int, char **);
 int	cli_doctor_exec(struct cli *, int, char **);
+int	cli_logs_exec(struct cli *, int, char **);	/* cli-logs.c */
 int	cli_plan_exec(struct cli *, int, char **);	/* cli-cloud.c */
 int	cli_quotas_exec(struct cli *, int, char **);
 int	cli_prices_exec(struct cli *, int, char **);

@@ -11,7 +11,7 @@
 # not bash-completion's helpers, not jq.
 
 # When `gpuq help` cannot be run.
-_gpuq_fallback_commands='submit status show cancel hold release ping metrics doctor help'
+_gpuq_fallback_commands='submit status show logs cancel hold release ping metrics doctor help'
 _gpuq_states='held queued launching pending running cancelling succeeded failed cancelled'
 _gpuq_gpus='nvidia-tesla-t4 nvidia-l4 nvidia-tesla-v100 nvidia-tesla-p100 nvidia-tesla-p4 nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb nvidia-h200-141gb nvidia-b200'
 # The commands of each gpuq seen in this shell: program path, then list.
@@ -58,6 +58,7 @@ _gpuq_options()
 			    '--dry-run --help' ;;
 	status)		echo '--all --expand --state --user --limit --json --help' ;;
 	show)		echo '--json --help' ;;
+	logs)		echo '-f --follow --attempt --node --since --tail --help' ;;
 	plan)		echo '--json --all --help' ;;
 	quotas)		echo '--region --gpu --json --help' ;;
 	prices)		echo '--gpu --region --json --help' ;;
@@ -72,7 +73,8 @@ _gpuq_takes_value()
 {
 	case $1 in
 	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
-	--limit|--region|--gpu|--from|--after)
+	--limit|--region|--gpu|--from|--after|-a|--attempt|-N|--node|--since|\
+	--tail)
 		return 0 ;;
 	esac
 	return 1
@@ -88,7 +90,7 @@ _gpuq_ids()
 	[[ -n $sock ]] && args+=(--socket "$sock")
 	args+=(status --json --limit 1000)
 	case $cmd in
-	show)		args+=(--all) ;;
+	show|logs)	args+=(--all) ;;
 	hold)		args+=(--state queued) ;;
 	release)	args+=(--state held) ;;
 	esac		# cancel: the default, every live job
@@ -154,7 +156,8 @@ _gpuq_value()
 	-u|--user)
 		_gpuq_reply -u -- "$cur"
 		;;
-	-t|--timeout|--name|--priority|-n|--limit|--region|--after)
+	-t|--timeout|--name|--priority|-n|--limit|--region|--after|-a|\
+	--attempt|-N|--node|--since|--tail)
 		COMPREPLY=()
 		;;
 	*)

@@ -116,6 +116,21 @@ const struct cli_cmd cli_cmds[] = {
 	  "  -r, --region R       only region R\n"
 	  "  -g, --gpu TYPE       only GPU TYPE (either spelling)\n"
 	  "      --json           print gpuqd's reply as JSON\n" },
+	{ "logs", cli_logs_exec,
+	  "[-f] [--attempt N] [--node R] [--since DUR] [--tail N] ID",
+	  "print what a job's training printed, from Cloud Logging",
+	  "  -f, --follow         keep printing new lines, across attempts, "
+	  "until the\n"
+	  "                       job ends\n"
+	  "  -a, --attempt N      only attempt N\n"
+	  "  -N, --node R         only node (replica) R, from 0\n"
+	  "      --since DUR      only lines of the last DUR (90s, 10m, 2h)\n"
+	  "  -n, --tail N         start with the last N lines\n"
+	  "  Each line starts with its time (UTC), and [attempt/node] when "
+	  "there\n"
+	  "  are several; a marker line says why an attempt ended and where "
+	  "the\n"
+	  "  next resumed from.\n" },
 	{ "ping", cli_ping_exec, "",
 	  "check that gpuqd answers, and print its version", "" },
 	{ "metrics", cli_metrics_exec, "",

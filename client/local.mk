@@ -21,7 +21,7 @@ gpuq_SOURCES = \
 	client/gpuq.c \
 	client/cli-cloud.c \
 	client/cli-job.c \
-	client/cli-ping.c \
+	client/cli-ping.c client/cli-logs.c \
 	client/cli-metrics.c \
 	client/cli-doctor.c \
 	client/cli-show.c \

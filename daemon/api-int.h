@@ -60,6 +60,7 @@ struct api {
 	/* The cloud side (api-cloud.c): NULL while none runs. */
 	struct cloud		*cloud;		/* borrowed */
 	struct sched		*sched;		/* borrowed */
+	struct logs		*logs;		/* borrowed; NULL: none */
 	/* Cloud ops whose answers are on their way. */
 	LIST_HEAD(, api_cloud)	 clouds;
 
@@ -94,6 +95,12 @@ struct api_req {
 /* Optional string field: 1 and *ret (borrowed), 0 absent, -1 replied. */
 int	api_field_string(struct api_req *, const char *name,
 	    const char **ret);
+
+/* Optional integer field in [LO, HI]: 1 and *ret, 0 absent, -1 replied. */
+int	api_field_int(struct api_req *, const char *name, json_int_t lo,
+	    json_int_t hi, json_int_t *ret);
+/* The logs op (api-logs.c), listed in api.c's table. */
+int	api_op_logs(struct api_req *, struct store_job *);
 
 /* The cloud ops (api-cloud.c), listed in api.c's table. */
 /*

@@ -119,6 +119,8 @@ static const struct api_op api_ops[] = {
 	{ "ping",	api_op_ping,	0, "" },
 	{ "metrics",	api_op_metrics,	0, "" },
 	{ "doctor",	api_op_doctor,	0, "" },
+	{ "logs",	api_op_logs,	API_OWNER,
+	    "id,cursor,attempt,node,since,tail" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 
@@ -175,7 +177,7 @@ api_cancel_cloud(struct api *a, int64_t id)
 }
 
 /* Optional integer field: 1 and *ret, 0 absent, -1 bad (replied). */
-static int
+int
 api_field_int(struct api_req *r, const char *name, json_int_t lo,
     json_int_t hi, json_int_t *ret)
 {
@@ -428,22 +430,26 @@ static int
 api_owned_job(struct api_req *r, struct store_job **ret)
 {
 	struct store_job	*j;
+	const char		*verb;
 	int64_t			 id;
 
 	if (api_job_fetch(r, &id, &j) != 0)
 		return -1;
 	if (!api_may_change(r, j)) {
+		/* Ops are verbs ("cancel it"), but for "logs". */
+		verb = strcmp(r->op->name, "logs") == 0 ? "read the logs of" :
+		    r->op->name;
 		if (*r->api->conf->admin_group == '\0')
 			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
 			    "id", "job %" PRId64 " belongs to uid %u; only its "
 			    "owner or root may %s it", id, (unsigned)j->owner,
-			    r->op->name);
+			    verb);
 		else
 			server_client_error(r->client, GPUQ_ERR_FORBIDDEN,
 			    "id", "job %" PRId64 " belongs to uid %u; only its "
 			    "owner, root or members of group \"%s\" may %s "
 			    "it", id, (unsigned)j->owner,
-			    r->api->conf->admin_group, r->op->name);
+			    r->api->conf->admin_group, verb);
 		store_job_free(j);
 		return -1;
 	}

@@ -54,6 +54,10 @@ void		 api_set_hooks(struct api *, const struct api_hooks *);
  * side cancels their refresh.
  */
 void		 api_set_cloud(struct api *, struct cloud *, struct sched *);
+/* The log follower the logs op reads through (borrowed), or NULL
+ * (logs then answer "unavailable"); api-logs.c. */
+struct logs;
+void		 api_set_logs(struct api *, struct logs *);
 /*
  * The server's request callback (server_request_cb, ARG is the api):
  * answer LINE from C, or defer the answer to the group commit. Returns

@@ -163,6 +163,9 @@ static const struct conf_key conf_table[] = {
 	KEY("gcp", "kms_key", CONF_STRING, "",
 	    kms_key, CONF_RESTART,
 	    "Cloud KMS key for customer-managed encryption of job disks"),
+	KEYR("gcp", "logs_interval", CONF_DURATION, "10s",
+	    logs_interval, 0, 1, 3600,
+	    "how often one combined Cloud Logging read serves gpuq logs"),
 
 	KEYR("scheduler", "poll_interval", CONF_DURATION, "15s",
 	    poll_interval, 0, 1, 86400,

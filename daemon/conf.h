@@ -66,6 +66,7 @@ struct conf {
 	char	*boot_disk_type;	/* empty: each service's default */
 	struct conf_list labels;	/* key=value, on every resource */
 	char	*kms_key;		/* Cloud KMS key; empty: Google's */
+	int64_t	 logs_interval;		/* s between Cloud Logging reads */
 
 	/* [scheduler] */
 	int64_t	 poll_interval;		/* s between reconciler polls */

@@ -39,6 +39,7 @@
 #include "daemon/api.h"
 #include "daemon/cloud.h"
 #include "daemon/doctor.h"
+#include "daemon/logs.h"
 #include "daemon/conf.h"
 #include "daemon/attempt.h"
 #include "daemon/metrics.h"
@@ -83,6 +84,7 @@ struct gpuqd {
 	struct attempts	*att;
 	struct notify	*notifier;	/* [notify] */
 	struct metrics	*metrics;
+	struct logs	*logs;		/* gpuq logs' reader */
 	uv_signal_t	 sigterm;
 	uv_signal_t	 sigint;
 	uv_signal_t	 sighup;
@@ -362,6 +364,8 @@ gpuqd_cloud_start(struct gpuqd *g)
 	api_set_cloud(g->api, g->cloud, g->sched);
 	metrics_set_cloud(g->metrics, g->cloud, g->sched, g->att);
 	gpuqd_act_as_test(g);
+	g->logs = logs_new(&g->loop, g->cloud);
+	api_set_logs(g->api, g->logs);
 	log_info("cloud: project %s, %zu provider(s)", g->conf.project,
 	    cloud_nproviders(g->cloud));
 }
@@ -373,10 +377,13 @@ gpuqd_cloud_stop(struct gpuqd *g)
 {
 	api_set_cloud(g->api, NULL, NULL);
 	metrics_set_cloud(g->metrics, NULL, NULL, NULL);
+	api_set_logs(g->api, NULL);
 	sched_close(g->sched);
 	reconcile_close(g->rec);
 	attempt_close(g->att);
 	cloud_free(g->cloud);
+	logs_close(g->logs);		/* after the cancellations */
+	g->logs = NULL;
 	g->sched = NULL;
 	g->rec = NULL;
 	g->att = NULL;

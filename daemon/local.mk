@@ -8,7 +8,7 @@ gpuqd_SOURCES = \
 	daemon/conf.c daemon/conf.h \
 	daemon/server.c daemon/server.h \
 	daemon/api.c daemon/api.h daemon/api-int.h \
-	daemon/api-cloud.c \
+	daemon/api-cloud.c daemon/api-logs.c \
 	daemon/spec.c daemon/spec.h \
 	daemon/notify.c daemon/notify.h \
 	daemon/metrics.c daemon/metrics.h \
@@ -34,7 +34,8 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h \
-	daemon/doctor.c daemon/doctor.h
+	daemon/doctor.c daemon/doctor.h \
+	daemon/logs.c daemon/logs.h
 
 # Unit tests of the expected cost (pure) and of the scheduler against
 # the simulated cloud (tests/unit/gcptest.c starts tests/fakegcp).
@@ -103,9 +104,12 @@ CLOUDTEST_LDADD = tests/unit/libunittest.a store/libstore.a \
 	$(INIH_LIBS) $(CURL_LIBS) $(OPENSSL_LIBS) $(CMOCKA_LIBS) -lm
 
 check_PROGRAMS += tests/unit/test-sched tests/unit/test-attempt \
-	tests/unit/test-reconcile
+	tests/unit/test-reconcile tests/unit/test-logs
 TESTS += tests/unit/test-sched tests/unit/test-attempt \
-	tests/unit/test-reconcile
+	tests/unit/test-reconcile tests/unit/test-logs
+tests_unit_test_logs_SOURCES = tests/unit/test-logs.c $(CLOUDTEST_SOURCES)
+tests_unit_test_logs_CFLAGS = $(CLOUDTEST_CFLAGS)
+tests_unit_test_logs_LDADD = $(CLOUDTEST_LDADD)
 tests_unit_test_sched_SOURCES = tests/unit/test-sched.c $(CLOUDTEST_SOURCES)
 tests_unit_test_sched_CFLAGS = $(CLOUDTEST_CFLAGS)
 tests_unit_test_sched_LDADD = $(CLOUDTEST_LDADD)
@@ -131,7 +135,7 @@ check_PROGRAMS += tests/unit/test-api
 TESTS += tests/unit/test-api
 tests_unit_test_api_SOURCES = tests/unit/test-api.c \
 	tests/unit/socktest.c tests/unit/socktest.h \
-	daemon/api.c daemon/api-cloud.c daemon/server.c \
+	daemon/api.c daemon/api-cloud.c daemon/api-logs.c daemon/server.c \
 	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)

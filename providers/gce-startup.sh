@@ -5,7 +5,8 @@
 # It runs the job in the instance metadata key gpuq-job, a JSON object
 #   {"image": "...", "command": [...], "args": [...], "env": {...},
 #    "max_runtime": seconds (0: none)}
-# as `docker run --rm --gpus all -- IMAGE [COMMAND ARGS]`, reports how it went
+# as `docker run --rm --gpus all -- IMAGE [COMMAND ARGS]`, its output sent to
+# Cloud Logging by docker's gcplogs driver (gpuq logs), reports how it went
 # as guest attributes in the namespace gpuq, and powers the VM off:
 #   gpuq/exit-code  the container's exit status (docker's 125-127 when the
 #                   container could not start at all)
@@ -114,6 +115,27 @@ def registry_login(image):
                         "--quiet"], stdout=subprocess.DEVNULL)
 
 
+def log_options(env):
+    """docker options that send the container's output to Cloud Logging
+    (doc/DESIGN.md "Logs"; DESIGN GJ.7): the gcplogs driver writes each
+    line to the log gcplogs-docker-driver under the VM's gce_instance
+    resource, which is how gpuqd finds it (one VM runs one attempt);
+    the job and attempt, as container labels the driver copies into
+    jsonPayload.container.metadata, are for people reading the Console.
+    Only digits are passed, so nothing here can be a docker option."""
+    opts = ["--log-driver=gcplogs"]
+    keys = []
+    for key, var in (("gpuq_job", "GPUQ_JOB_ID"),
+                     ("gpuq_attempt", "GPUQ_ATTEMPT")):
+        v = env.get(var, "")
+        if v.isdigit():
+            opts.append("--label=%s=%s" % (key, v))
+            keys.append(key)
+    if keys:
+        opts.append("--log-opt=labels=" + ",".join(keys))
+    return opts
+
+
 def main():
     try:
         job = json.loads(md_get("attributes/gpuq-job"))
@@ -132,6 +154,7 @@ def main():
 
     argv = ["docker", "run", "--rm", "--name", NAME, "--gpus", "all",
             "--ipc", "host"]
+    argv += log_options(env)
     for k in env:
         argv += ["--env=" + k]
     if command:

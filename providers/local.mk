@@ -14,6 +14,7 @@ GCP_SOURCES = \
 	providers/gcp/quota.c providers/gcp/quota.h \
 	providers/gcp/price.c providers/gcp/price.h \
 	providers/gcp/storage.c providers/gcp/storage.h \
+	providers/gcp/logging.c providers/gcp/logging.h \
 	providers/gcp/gcp.c
 
 providers_libproviders_a_SOURCES = $(GCP_SOURCES)
@@ -72,6 +73,14 @@ tests_unit_test_storage_SOURCES = tests/unit/test-storage.c \
 tests_unit_test_storage_CFLAGS = $(GCP_TEST_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_storage_LDADD = $(GCP_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-logging
+TESTS += tests/unit/test-logging
+tests_unit_test_logging_SOURCES = tests/unit/test-logging.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_logging_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_logging_LDADD = $(GCP_TEST_LIBS)
 
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.

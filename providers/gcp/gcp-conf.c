@@ -40,6 +40,8 @@ static const struct {
 	    "/upload/storage/v1/" },
 	[GCP_API_QUOTAS] = { "quotas", GCP_DEFAULT_QUOTAS_ENDPOINT, "/v1/" },
 	[GCP_API_TOKEN] = { "token", GCP_DEFAULT_TOKEN_ENDPOINT, "" },
+	[GCP_API_LOGGING] = { "logging", GCP_DEFAULT_LOGGING_ENDPOINT,
+	    "/v2/" },
 	[GCP_API_METADATA] = { "metadata", GCP_DEFAULT_METADATA_ENDPOINT,
 	    "/computeMetadata/v1/" },
 	/* What gpuq doctor and the start-up checks ask (API-NOTES M). */

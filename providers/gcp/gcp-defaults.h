@@ -23,6 +23,7 @@
 #define GCP_DEFAULT_RESOURCEMANAGER_ENDPOINT \
 	"https://cloudresourcemanager.googleapis.com"
 #define GCP_DEFAULT_IAM_ENDPOINT	"https://iam.googleapis.com"
+#define GCP_DEFAULT_LOGGING_ENDPOINT	"https://logging.googleapis.com"
 /* The whole token URL, not a root (DESIGN GH.3). */
 #define GCP_DEFAULT_TOKEN_ENDPOINT	"https://oauth2.googleapis.com/token"
 /* Unless $GCE_METADATA_HOST names another (DESIGN GH.3). */

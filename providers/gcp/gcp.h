@@ -37,6 +37,7 @@ enum gcp_api {
 	GCP_API_SERVICEUSAGE,	/* v1/ on serviceusage.googleapis.com */
 	GCP_API_RESOURCEMANAGER, /* v3/ on cloudresourcemanager.googleapis... */
 	GCP_API_IAM,		/* v1/ on iam.googleapis.com */
+	GCP_API_LOGGING,	/* v2/ on logging.googleapis.com */
 	GCP_API_MAX
 };
 

@@ -56,6 +56,7 @@ WANTED = {
     "cloudbilling": ("cloudbilling.v1.json", [
         "cloudbilling.services.list", "cloudbilling.services.skus.list",
     ]),
+    "logging": ("logging.v2.json", ["logging.entries.list"]),
     "storage": ("storage.v1.json", [
         "storage.objects.list", "storage.objects.get",
         "storage.objects.insert", "storage.objects.delete",

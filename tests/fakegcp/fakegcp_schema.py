@@ -27,6 +27,7 @@ PROTO_PKG = {"compute": "google.cloud.compute.v1",
              "batch": "google.cloud.batch.v1",
              "aiplatform": "google.cloud.aiplatform.v1",
              "storage": "google.storage.v1",
+             "logging": "google.logging.v2",
              "cloudbilling": "google.cloud.billing.v1"}
 
 DURATION_RE = re.compile(r"^-?\d+(\.\d{1,9})?s$")

@@ -3,7 +3,7 @@ the Bearer check, strict request checks against the discovery schemas
 (fakegcp_schema.py), ``fields``, injected faults, counters and the request
 log.  Serves no API of its own; the route table is made of each API
 module's routes(): Compute Engine, Cloud Quotas, Cloud Batch, Vertex AI,
-Cloud Billing, Cloud Storage (in that order), plus the OAuth token
+Cloud Billing, Cloud Storage, Cloud Logging (in that order), plus the OAuth token
 endpoint and metadata server (fakegcp_oauth.py) and the control API
 (fakegcp_control.py).
 """
@@ -21,6 +21,7 @@ import fakegcp_compute
 import fakegcp_fields as fields
 import fakegcp_iam
 import fakegcp_project
+import fakegcp_logging
 import fakegcp_oauth as oauth
 import fakegcp_schema as schema
 import fakegcp_serviceusage
@@ -31,7 +32,7 @@ from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 # the API modules whose routes() make the route table, in matching order
 API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
                fakegcp_vertex, fakegcp_billing, fakegcp_storage,
-               fakegcp_iam, fakegcp_serviceusage)
+               fakegcp_iam, fakegcp_serviceusage, fakegcp_logging)
 
 
 class Req:

@@ -62,6 +62,12 @@ DEFAULT_CFG = {
     "project_denied": False,
     "forbid_external_ip": False,
     "no_private_google_access": [],
+    # Cloud Logging (fakegcp_logging.py): entries.list calls allowed in any
+    # real minute before 429 RESOURCE_EXHAUSTED (0: no limit; Google's is
+    # 60 a project), and the most entries one page holds
+    "logging_reads_per_minute": 0,
+    "logging_rate_window": 60,    # real seconds the read rate counts over
+    "logging_page_max": 1000,
 }
 
 

@@ -93,7 +93,7 @@ def test_user_strings_never_become_docker_options(tmp_path):
     assert len(calls) == 1, (calls, p.stdout, p.stderr)
     assert calls[0]["argv"] == [
         "run", "--rm", "--name", "gpuq-job", "--gpus", "all",
-        "--ipc", "host", "--env=A", "--env=B",
+        "--ipc", "host", "--log-driver=gcplogs", "--env=A", "--env=B",
         "--entrypoint=--privileged", "--", "gcr.io/p/t:1",
         "-v", "/:/host", "$(touch /tmp/pwned)"]
     # Values reach docker through its environment, untouched.
@@ -109,3 +109,26 @@ def test_an_image_that_looks_like_an_option_stays_the_image(tmp_path):
     argv = calls[0]["argv"]
     assert argv[-2:] == ["--", "--privileged"], argv
     assert "--privileged" not in argv[:-1]
+
+
+def test_output_goes_to_cloud_logging_with_the_job_and_attempt(tmp_path):
+    # gpuq logs reads the gcplogs driver's entries (doc/DESIGN.md "Logs").
+    job = {"image": "gcr.io/p/t:1", "max_runtime": 0,
+           "env": {"GPUQ_JOB_ID": "42", "GPUQ_ATTEMPT": "3"}}
+    p, calls, items = run_script(tmp_path, job)
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = calls[0]["argv"]
+    cut = argv.index("--")
+    assert "--log-driver=gcplogs" in argv[:cut]
+    assert "--label=gpuq_job=42" in argv[:cut]
+    assert "--label=gpuq_attempt=3" in argv[:cut]
+    assert "--log-opt=labels=gpuq_job,gpuq_attempt" in argv[:cut]
+
+
+def test_a_job_id_that_is_not_digits_is_no_label(tmp_path):
+    job = {"image": "gcr.io/p/t:1", "max_runtime": 0,
+           "env": {"GPUQ_JOB_ID": "--privileged", "GPUQ_ATTEMPT": "1"}}
+    p, calls, items = run_script(tmp_path, job)
+    argv = calls[0]["argv"]
+    assert not any(a.startswith("--label=gpuq_job") for a in argv), argv
+    assert "--privileged" not in argv, argv

@@ -248,7 +248,8 @@ test_api_owner_checks(void **state)
 	struct store_job_new	 n;
 	int64_t			 id;
 	char			*cause = NULL, buf[4096];
-	const char		*ops[] = { "cancel", "hold", "release" };
+	const char		*ops[] = { "cancel", "hold", "release",
+	    "logs" };
 	uid_t			 other = getuid() == 0 ? 65534 : getuid() + 1;
 	int			 pfd[2], status, i;
 	ssize_t			 got;
@@ -274,7 +275,7 @@ test_api_owner_checks(void **state)
 			_exit(2);
 		fd = socktest_dial(t->sock);
 		f = fdopen(fd, "r+");
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			fprintf(f, "%s\n", op_id(ops[i], id));
 			fflush(f);
 			if (fgets(line, sizeof line, f) == NULL)
@@ -285,7 +286,7 @@ test_api_owner_checks(void **state)
 		_exit(0);
 	}
 	(void)close(pfd[1]);
-	/* Serve the child until it has its three replies. */
+	/* Serve the child until it has its four replies. */
 	for (;;) {
 		struct pollfd	p = { pfd[0], POLLIN, 0 };
 
@@ -301,7 +302,7 @@ test_api_owner_checks(void **state)
 	(void)close(pfd[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		char	*line = i == 0 ? strtok(buf, "\n") : strtok(NULL, "\n");
 
 		assert_non_null(line);
@@ -309,8 +310,14 @@ test_api_owner_checks(void **state)
 		    "forbidden");
 	}
 	/* Its owner (or root) may; we are root or the job is not ours. */
-	if (getuid() == 0)
+	if (getuid() == 0) {
+		/* logs: its fields checked, then no [gcp] project to read */
+		assert_string_equal(code(req(t, "{\"op\":\"logs\",\"id\":1,"
+		    "\"cursor\":-1}")), "bad_request");
+		assert_string_equal(code(req(t, op_id("logs", id))),
+		    "unavailable");
 		assert_string_equal(code(req(t, op_id("hold", id))), "");
+	}
 	else
 		assert_string_equal(code(req(t, op_id("hold", id))),
 		    "forbidden");
