@@ -468,6 +468,29 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 }
 
 /*
+ * What SH would cost an hour the way people run it without gpuq: an
+ * on-demand Vertex AI custom job of the same shape in the first of
+ * REGIONS (the job's, sorted, or gpuqd's) where Vertex AI prices it,
+ * whichever services the job allows (doc/DESIGN.md "Accounting"). 0 if
+ * none does.
+ */
+static double
+sched_baseline(struct price *pr, const struct sched_shape *sh,
+    char *const *regions, size_t nregions)
+{
+	double	gpu, host;
+	size_t	ri;
+
+	for (ri = 0; ri < nregions; ri++)
+		if (price_gpu_hourly(pr, GCP_SERVICE_VERTEX, regions[ri],
+		    sh->gpu->name, sh->count, 0, &gpu) == 0 &&
+		    price_host_hourly(pr, GCP_SERVICE_VERTEX, regions[ri],
+		    sh->machine, 0, &host) == 0)
+			return gpu + host;
+	return 0;
+}
+
+/*
  * What each allowed seller x region x Spot costs SH and draws on: the
  * price (GPU + host) and the quota metrics, into SH's ways.
  */
@@ -484,6 +507,7 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 	int			 spot;
 
 	ways = sched_offer_ways(sh, m, nregions);
+	sh->baseline_hourly = sched_baseline(pr, sh, regions, nregions);
 	for (si = 0; si < m->nsellers; si++) {
 		sl = &m->sellers[si];
 		if (!sched_offer_allows(sh, sl->prov))
@@ -638,6 +662,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	a.resource = name;
 	a.spot = o->spot;
 	a.hourly_usd = o->hourly;
+	a.baseline_hourly_usd = sh->baseline_hourly;
 	a.exit_code = -1;
 	if (number > 1 && row->checkpoint != NULL && *row->checkpoint != '\0')
 		a.resumed_from = row->checkpoint;

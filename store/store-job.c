@@ -54,6 +54,7 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->message = store_col_text(s, 18);
 	j->gpu_type = store_col_text(s, 19);
 	j->gpu_count = sqlite3_column_int(s, 20);
+	j->baseline_usd = sqlite3_column_double(s, 21);
 }
 
 /* Write one events row; the caller holds the transaction. */
