@@ -87,6 +87,12 @@ server_client_owed(const struct server_client *c)
 	return c->owed;
 }
 
+int
+server_client_gone(struct server_client *c)
+{
+	return 0;
+}
+
 void
 server_client_reply(struct server_client *c, const char *json, size_t len)
 {
