@@ -32,6 +32,9 @@ struct submit_run {
 	struct cli_docs		*docs;
 	int			 quiet;
 	size_t			 ok;
+	/* --wait: the ids submitted, to wait for. */
+	int64_t			*ids;
+	size_t			 nids;
 };
 
 /* Show the reply to the Ith job. 0 submitted, -1 not. */
@@ -58,6 +61,8 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 		return -1;
 	}
 	id = json_integer_value(json_object_get(reply, "id"));
+	r->ids = xreallocarray(r->ids, r->nids + 1, sizeof *r->ids);
+	r->ids[r->nids++] = (int64_t)id;
 	if (r->quiet)
 		printf("%lld\n", (long long)id);
 	else
@@ -181,10 +186,14 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		{ "hold", no_argument, NULL, 'H' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "priority", required_argument, NULL, 'P' },
+		{ "wait", no_argument, NULL, 'W' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct cli_cmd		*cmd = cli_cmd_find("submit");
+	int64_t				 timeout = -1;
+	int				 wait = 0;
 	struct submit_run		 r;
 	struct cli_docs			 docs = { NULL, 0 };
 	const char			*name = NULL;
@@ -220,6 +229,13 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			}
 			prio_set = 1;
 			break;
+		case 'W':
+			wait = 1;
+			break;
+		case 't':
+			if ((timeout = cli_wait_timeout(optarg)) < 0)
+				return GPUQ_EXIT_USAGE;
+			break;
 		case 'h':
 			return GPUQ_EXIT_OK;
 		default:
@@ -248,7 +264,20 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 	}
 	r.cli = cli;
 	r.docs = &docs;
+	if (timeout >= 0 && !wait) {
+		cli_warnx("--timeout goes with --wait");
+		cli_docs_done(&docs);
+		return GPUQ_EXIT_USAGE;
+	}
 	rc = submit_all(&r, hold);
 	cli_docs_done(&docs);
+	/* Wait for what was queued, even if some jobs were refused. */
+	if (wait && r.nids > 0) {
+		fflush(stdout);
+		ch = cli_wait_jobs(cli, r.ids, r.nids, timeout, 0);
+		if (rc == GPUQ_EXIT_OK)
+			rc = ch;
+	}
+	free(r.ids);
 	return rc;
 }

@@ -20,6 +20,8 @@ gpuq_SOURCES = \
 	client/cli-cloud.c \
 	client/cli-job.c \
 	client/cli-ping.c \
+	client/cli-wait.c \
+	client/cli-history.c \
 	client/cli-show.c \
 	client/cli-status.c \
 	client/cli-submit.c
