@@ -221,10 +221,15 @@ show_header(json_t *job, int64_t now)
 		    3600.0;
 		if (live < cli_json_num(cur, "cost_usd", 0))
 			live = cli_json_num(cur, "cost_usd", 0);
-		show_field("cost", "%s so far (ended attempts: %s)",
-		    cli_fmt_usd(cost + live, b1, sizeof b1),
-		    cli_fmt_saving(cost, cli_json_num(job, "baseline_usd", 0),
-		    usd, sizeof usd));
+		if (cli_json_num(job, "baseline_usd", 0) > 0)
+			show_field("cost", "%s so far (ended attempts: %s)",
+			    cli_fmt_usd(cost + live, b1, sizeof b1),
+			    cli_fmt_saving(cost, cli_json_num(job,
+			    "baseline_usd", 0), usd, sizeof usd));
+		else
+			show_field("cost", "%s so far (%s of ended attempts)",
+			    cli_fmt_usd(cost + live, b1, sizeof b1),
+			    cli_fmt_usd(cost, b2, sizeof b2));
 	} else
 		show_field("cost", "%s", cli_fmt_saving(cost,
 		    cli_json_num(job, "baseline_usd", 0), usd, sizeof usd));
