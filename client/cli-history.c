@@ -98,6 +98,30 @@ hist_parse_user(const char *arg, int64_t *ret)
 	return 0;
 }
 
+/*
+ * Owner names, remembered: getpwuid reads /etc/passwd on each call, and
+ * a history of 100,000 jobs has a handful of owners.
+ */
+static const char *
+hist_user(int64_t uid)
+{
+	static struct {
+		int64_t	 uid;
+		char	 name[64];
+	}		 cache[32];
+	static size_t	 n, next;
+	size_t		 i;
+
+	for (i = 0; i < n; i++)
+		if (cache[i].uid == uid)
+			return cache[i].name;
+	i = n < sizeof cache / sizeof cache[0] ? n++ : next++ %
+	    (sizeof cache / sizeof cache[0]);
+	cache[i].uid = uid;
+	cli_fmt_user(uid, cache[i].name, sizeof cache[i].name);
+	return cache[i].name;
+}
+
 static json_t *
 hist_request(const struct hist_opts *o, const char *after)
 {
@@ -212,8 +236,7 @@ hist_job_row(struct cli_table *tb, json_t *j, int fmt)
 	if (fmt == HIST_CSV) {
 		printf("%lld,", (long long)cli_json_int(j, "id", 0));
 		hist_csv(cli_json_str(j, "name"), 0);
-		hist_csv(cli_fmt_user(cli_json_int(j, "owner", -1), b1,
-		    sizeof b1), 0);
+		hist_csv(hist_user(cli_json_int(j, "owner", -1)), 0);
 		hist_csv(cli_json_str(j, "state"), 0);
 		hist_csv(b2, 0);
 		printf("%lld,%lld,", (long long)cli_json_int(j, "ended", 0),
@@ -231,8 +254,7 @@ hist_job_row(struct cli_table *tb, json_t *j, int fmt)
 	}
 	cli_table_addf(tb, "%lld", (long long)cli_json_int(j, "id", 0));
 	cli_table_add(tb, cli_json_str(j, "name"));
-	cli_table_add(tb, cli_fmt_user(cli_json_int(j, "owner", -1), b1,
-	    sizeof b1));
+	cli_table_add(tb, hist_user(cli_json_int(j, "owner", -1)));
 	cli_table_add(tb, cli_json_str(j, "state"));
 	cli_table_add(tb, b2);
 	cli_table_add(tb, cli_fmt_time(cli_json_int(j, "ended", 0), b1,
@@ -371,7 +393,7 @@ hist_totals(struct cli *cli, const struct hist_opts *o)
 	json_array_foreach(json_object_get(reply, "groups"), i, g) {
 		key = cli_json_str(g, "key");
 		if (strcmp(o->by, "user") == 0 && key != NULL)
-			key = cli_fmt_user(strtoll(key, NULL, 10), b, sizeof b);
+			key = hist_user(strtoll(key, NULL, 10));
 		cost = cli_json_num(g, "cost_usd", 0);
 		base = cli_json_num(g, "baseline_usd", 0);
 		if (o->fmt == HIST_CSV) {
