@@ -11,7 +11,7 @@
 # not bash-completion's helpers, not jq.
 
 # When `gpuq help` cannot be run.
-_gpuq_fallback_commands='submit status show cancel hold release ping help'
+_gpuq_fallback_commands='submit status show wait history cancel hold release ping help'
 _gpuq_states='held queued launching pending running cancelling succeeded failed cancelled'
 _gpuq_gpus='nvidia-tesla-t4 nvidia-l4 nvidia-tesla-v100 nvidia-tesla-p100 nvidia-tesla-p4 nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb nvidia-h200-141gb nvidia-b200'
 # The commands of each gpuq seen in this shell: program path, then list.
@@ -54,7 +54,9 @@ _gpuq_options()
 {
 	case $1 in
 	'')		echo '--socket --timeout --help --version' ;;
-	submit)		echo '-q --quiet --hold --name --priority --help' ;;
+	submit)		echo '-q --quiet --hold --name --priority --wait --timeout --help' ;;
+	wait)		echo '-q --quiet --timeout --help' ;;
+	history)	echo '--since --until --user --state --name --by --json --csv --help' ;;
 	status)		echo '--all --state --user --limit --json --help' ;;
 	show)		echo '--json --help' ;;
 	plan)		echo '--json --all --help' ;;
@@ -70,7 +72,7 @@ _gpuq_takes_value()
 {
 	case $1 in
 	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
-	--limit|--region|--gpu)
+	--limit|--region|--gpu|--since|--until|--by)
 		return 0 ;;
 	esac
 	return 1
@@ -89,7 +91,7 @@ _gpuq_ids()
 	show)		args+=(--all) ;;
 	hold)		args+=(--state queued) ;;
 	release)	args+=(--state held) ;;
-	esac		# cancel: the default, every live job
+	esac		# cancel, wait: the default, every live job
 	if type -P timeout >/dev/null; then
 		out=$(timeout 3 "$prog" "${args[@]}" 2>/dev/null </dev/null)
 	else
@@ -148,7 +150,10 @@ _gpuq_value()
 	-u|--user)
 		_gpuq_reply -u -- "$cur"
 		;;
-	-t|--timeout|--name|--priority|-n|--limit|--region)
+	--by)
+		_gpuq_reply -W 'user gpu service day' -- "$cur"
+		;;
+	-t|--timeout|--name|--priority|-n|--limit|--region|--since|--until)
 		COMPREPLY=()
 		;;
 	*)
@@ -241,7 +246,7 @@ _gpuq()
 	submit|plan)
 		((${#seen[@]} == 0)) && _gpuq_files "$cur"
 		;;
-	show|cancel|hold|release)
+	show|cancel|hold|release|wait)
 		# show takes one id; the others any number, each once.
 		[[ $cmd == show ]] && ((${#seen[@]} > 0)) && return 0
 		[[ -n $prog ]] || return 0
