@@ -310,6 +310,23 @@ api_wait_owes(struct api *a, struct server_client *c)
 }
 
 void
+api_wait_forget(struct api *a, struct server_client *c)
+{
+	struct api_waiter	*w, *next;
+
+	for (w = LIST_FIRST(&a->waiters); w != NULL; w = next) {
+		next = LIST_NEXT(w, entry);
+		if (w->client != c)
+			continue;
+		LIST_REMOVE(w, entry);
+		server_client_settle(c);
+		free(w);
+	}
+	if (LIST_EMPTY(&a->waiters))
+		(void)uv_timer_stop(&a->wait_timer);
+}
+
+void
 api_wait_init(struct api *a)
 {
 	LIST_INIT(&a->waiters);

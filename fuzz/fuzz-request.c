@@ -211,6 +211,7 @@ request_fuzz_line(struct server_client *c, const char *line, size_t len)
 		return;
 	if (api_request(rf.api, c, line, len) == -EAGAIN) {
 		api_commit(rf.api);
+		api_wait_forget(rf.api, c);
 		if (c->owed != 0 || api_request(rf.api, c, line, len) != 0)
 			abort();
 	}
@@ -247,6 +248,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	frame_done(&f);
 	api_commit(rf.api);
+	/* A wait on a live job is answered later; this client goes now. */
+	api_wait_forget(rf.api, &c);
 	if (c.owed != 0)
 		abort();
 	return 0;
