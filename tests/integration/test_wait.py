@@ -165,3 +165,26 @@ def _cpu(pid):
         st = f.read()
     fields = st[st.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_wait_goes_on_across_a_restart(cloud):
+    """gpuqd stopping answers its waiters "stopping"; gpuq wait asks again
+    once gpuqd is back, and returns when the job ends."""
+    c = cloud(speed=SPEED)
+    held = c.submit(job_spec(providers=["batch"], name="r"), hold=True)
+    argv = [program("gpuq"), "--socket", c.gpuqd.socket, "wait", str(held)]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(0.5)
+    c.restart()
+    time.sleep(1.5)
+    if p.poll() is not None:
+        c.fail("wait ended when gpuqd restarted: %r" % (
+            p.communicate(timeout=5),), held)
+    c.check(c.gpuq("cancel", held)[0] == 0, "cancel", held)
+    out, err = p.communicate(timeout=30)
+    c.check(p.returncode == 1 and out.startswith("job %d r: cancelled" %
+                                                 held) and
+            "asking again" in err,
+            "wait across a restart: rc %d, %r %r" % (p.returncode, out, err),
+            held)
