@@ -1519,7 +1519,11 @@ att_finish(struct attempt *e)
 	}
 
 	place = att_place(e);
-	att_duration(started > 0 ? ended - started : 0, d, sizeof d);
+	/* The time said is the time billed: the cloud's, when it gave it. */
+	if (a->billed_start > 0 && e->billed_end >= a->billed_start)
+		att_duration(e->billed_end - a->billed_start, d, sizeof d);
+	else
+		att_duration(started > 0 ? ended - started : 0, d, sizeof d);
 	if (seen->cooldown) {
 		zone = a->zone != NULL ? a->zone : e->zone;
 		(void)attempt_cooldown(at, a, zone, now);
