@@ -54,7 +54,7 @@ int	cli_quotas_exec(struct cli *, int, char **);
 int	cli_prices_exec(struct cli *, int, char **);
 int	cli_help_exec(struct cli *, int, char **);
 int	cli_wait_exec(struct cli *, int, char **);	/* cli-wait.c */
-int	cli_history_exec(struct cli *, int, char **);	/* cli-history.c */
+int	cli_history_exec(struct cli *, int, char **); /* cli-history.c */
 /*
  * Wait for the N jobs IDS to end, at most TIMEOUT_SEC seconds (-1: no
  * limit), printing a line per job unless QUIET. Returns gpuq wait's
@@ -242,7 +242,8 @@ char	*cli_fmt_age(int64_t sec, char *buf, size_t len);
 char	*cli_fmt_usd(double usd, char *buf, size_t len);
 /* "$41.20, saved $66.10 (62%) against Vertex AI on-demand"; the cost
  * alone when BASELINE is 0 (unknown). */
-char	*cli_fmt_saving(double cost, double baseline, char *buf, size_t len);
+char	*cli_fmt_saving(double cost, double baseline, char *buf,
+	    size_t len);
 /* "2xT4" from {"type":"nvidia-tesla-t4","count":2}; "-" if absent. */
 char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
 char	*cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len);

@@ -70,8 +70,8 @@ struct api_hist {
 	struct jsonw	*w;
 	int		 by;
 	/* Paged jobs. */
-	int64_t		 open;		/* job whose object is open, or 0 */
-	int64_t		 last_time;	/* of the last job: the cursor */
+	int64_t		 open;		/* job being written, or 0 */
+	int64_t		 last_time;	/* the cursor: last job's */
 	int64_t		 last_id;
 	struct api_sum	 job;
 	/* Totals. */

@@ -66,7 +66,7 @@ struct api {
 	/* Clients waiting for jobs to end (api-wait.c). */
 	LIST_HEAD(, api_waiter)	 waiters;
 	uv_timer_t		 wait_timer;	/* data == this */
-	int64_t			 wait_ended;	/* ended jobs when last seen */
+	int64_t			 wait_ended;	/* ended jobs, last seen */
 
 	gid_t			 admin_gid;	/* of [daemon] admin_group */
 	int			 admin_ok;	/* the group exists */

@@ -46,7 +46,7 @@ struct api_waiter {
 	struct server_client	*client;
 	uint64_t		 deadline;	/* loop ms; 0 never */
 	size_t			 n;		/* ids */
-	size_t			 left;		/* ids[left..n) have ended */
+	size_t			 left;		/* ids[left..n) ended */
 	LIST_ENTRY(api_waiter)	 entry;
 	int64_t			 ids[];
 };
@@ -79,7 +79,7 @@ api_wait_scan(struct api *a, struct api_waiter *w)
 	for (i = 0; i < w->left;) {
 		rc = store_job_state_get(a->store, w->ids[i], &state, &cause);
 		if (rc == -ENOENT)
-			state = JOB_CANCELLED;	/* gone: nothing to wait for */
+			state = JOB_CANCELLED;	/* gone: nothing to wait */
 		else if (rc < 0) {
 			log_warnx("wait: %s", cause);
 			free(cause);

@@ -207,7 +207,7 @@ struct attempt {
 	int			 end_exit;
 	char			*end_msg;
 	int64_t			 end_when;
-	int64_t			 billed_end;	/* the cloud's, 0 unknown */
+	int64_t			 billed_end;	/* the cloud's, or 0 */
 };
 TAILQ_HEAD(attempt_list, attempt);
 
@@ -1464,7 +1464,8 @@ att_finish(struct attempt *e)
 	json_t			*spec = NULL;
 	char			*cause = NULL, *place, *what, *msg, *why, d[32];
 	const char		*zone;
-	int64_t			 ended = e->end_when, started, now, delay, sec;
+	int64_t			 ended = e->end_when, started, now, delay;
+	int64_t			 sec;
 	double			 cost;
 	int			 out = e->end_out, n = 0, maxn = 0, rc;
 

@@ -380,7 +380,7 @@ int	 store_spot_history(struct store *, int64_t since, store_history_cb,
 struct store_acct_filter {
 	int64_t		 since;		/* 0: from the start */
 	int64_t		 until;		/* 0: to now and on */
-	unsigned	 states;	/* JOB_MASK bits of ended states; 0 any */
+	unsigned	 states;	/* JOB_MASK bits, ended states; 0 any */
 	int		 owner_set;
 	uid_t		 owner;
 	const char	*name;		/* exact name or NULL */
