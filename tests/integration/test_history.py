@@ -260,3 +260,31 @@ def test_history_pages(cloud):
     rep = c.request({"op": "history", "by": "week"})
     c.check(not rep["ok"] and rep["error"]["field"] == "by",
             "a bad by: %r" % rep)
+
+
+def test_baseline_is_priced_in_the_jobs_first_region(cloud):
+    """The baseline is Vertex AI on-demand in the first region the job
+    lists, in its own order, at that region's Vertex AI prices."""
+    def setup(c):
+        c.price(service="vertex", gpu="nvidia-tesla-t4", region="us-east1",
+                usage_type="OnDemand", usd_per_hour=2.0)
+
+    c = cloud(speed=SPEED, regions=("us-central1", "us-east1"), setup=setup)
+    east, central = c.submit(
+        job_spec(providers=["batch"], work=120, name="east-first",
+                 regions=["us-east1", "us-central1"]),
+        job_spec(providers=["batch"], work=120, name="central-first",
+                 regions=["us-central1", "us-east1"]))
+    rc, out, err = c.gpuq("wait", east, central, timeout=120)
+    c.check(rc == 0, "wait: rc %d %r" % (rc, err))
+    host_east = VERTEX_PREMIUM * t4_hourly("us-east1", count=0)
+    for jid, region, want in (
+            (east, "us-east1", 2.0 + host_east),
+            (central, "us-central1",
+             VERTEX_PREMIUM * t4_hourly("us-central1"))):
+        [a] = c.attempts(c.show(jid))
+        c.check(a["machine_type"] == "n1-highmem-4", "machine %r" %
+                a["machine_type"], jid)
+        c.check(abs(a["baseline_hourly_usd"] - want) <= 1e-4 * want,
+                "baseline %r/h, Vertex AI on-demand in %s is %r/h" % (
+                    a["baseline_hourly_usd"], region, want), jid)
