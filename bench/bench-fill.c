@@ -3,7 +3,9 @@
  * through the store's own API (store/store.h), so the file is exactly
  * what gpuqd would have written: N jobs, all but ACTIVE of them
  * finished (succeeded, failed or cancelled, with their events), the
- * ACTIVE ones queued or held.
+ * ACTIVE ones queued or held. With a fourth argument 1 each finished
+ * job also has one ended attempt with the cloud's billed times, cost
+ * and Vertex AI baseline (bench/history).
  *
  * There is no op to finish a job without the cloud, hence this program.
  * Fill on a tmpfs (each store call commits with synchronous=FULL) and
@@ -50,12 +52,16 @@ main(int argc, char **argv)
 	char			*cause = NULL;
 	int64_t			 ids[FILL_BATCH];
 	long			 n, active, done = 0, i, k, m, finished = 0;
-	int			 rc, to;
+	struct store_attempt	 a;
+	struct store_end	 e;
+	int			 rc, to, with_attempts;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: bench-fill DBFILE JOBS ACTIVE\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: bench-fill DBFILE JOBS ACTIVE "
+		    "[ATTEMPTS]\n");
 		return 2;
 	}
+	with_attempts = argc == 5 && atoi(argv[4]) != 0;
 	n = atol(argv[2]);
 	active = atol(argv[3]);
 	if ((rc = store_open(argv[1], &st, &cause)) != 0)
@@ -88,6 +94,39 @@ main(int argc, char **argv)
 				continue;
 			to = k % 20 == 0 ? JOB_FAILED : k % 20 == 1 ?
 			    JOB_CANCELLED : JOB_SUCCEEDED;
+			if (with_attempts && to != JOB_CANCELLED) {
+				memset(&a, 0, sizeof a);
+				a.job_id = ids[i];
+				a.provider = k % 3 == 0 ? "gce" : k % 3 == 1 ?
+				    "batch" : "vertex";
+				a.region = "us-central1";
+				a.machine_type = "n1-highmem-8";
+				a.gpu = "nvidia-tesla-t4";
+				a.gpu_count = 2;
+				a.resource = names[i];
+				a.spot = 1;
+				a.hourly_usd = 0.5;
+				a.baseline_hourly_usd = 1.6;
+				a.exit_code = -1;
+				rc = store_attempt_insert(st, &a, &cause);
+				if (rc == 0)
+					rc = store_attempt_set_billed(st, a.id,
+					    1000000 + k, &cause);
+				memset(&e, 0, sizeof e);
+				e.attempt_id = a.id;
+				e.when = 1000000 + k + 3600;
+				e.reason = to == JOB_FAILED ? END_FAILED :
+				    END_SUCCEEDED;
+				e.exit_code = to == JOB_FAILED ? 1 : 0;
+				e.cost_usd = 0.5;
+				e.billed_end = 1000000 + k + 3600;
+				e.baseline_usd = 1.6;
+				if (rc == 0)
+					rc = store_attempt_end_with(st, &e,
+					    &cause);
+				if (rc != 0)
+					fail("attempt", rc, cause);
+			}
 			rc = store_job_transition(st, ids[i],
 			    JOB_MASK(JOB_QUEUED) | JOB_MASK(JOB_HELD), to,
 			    "finished by bench-fill", NULL, &cause);

@@ -7,5 +7,6 @@ bench_bench_submit_LDADD = $(SQLITE_LIBS)
 bench_bench_fill_SOURCES = bench/bench-fill.c
 bench_bench_fill_CFLAGS = $(AM_CFLAGS)
 bench_bench_fill_LDADD = store/libstore.a common/libcommon.a $(SQLITE_LIBS)
-EXTRA_DIST += bench/run bench/submit bench/status bench/benchlib.py \
-	bench/poll.py bench/sched.py bench/array.py bench/README-cloud.md
+EXTRA_DIST += bench/run bench/submit bench/status bench/history \
+	bench/benchlib.py bench/poll.py bench/sched.py bench/array.py \
+	bench/recovery.py bench/README-cloud.md

@@ -185,7 +185,7 @@ show_header(json_t *job, int64_t now)
 {
 	const char	*name = cli_json_str(job, "name");
 	const char	*s;
-	char		 b1[64], b2[64], *c;
+	char		 b1[64], b2[64], usd[160], *c;
 	json_t		*cur;
 	int64_t		 t, n, intr, fail;
 	double		 cost, live;
@@ -237,11 +237,18 @@ show_header(json_t *job, int64_t now)
 		    3600.0;
 		if (live < cli_json_num(cur, "cost_usd", 0))
 			live = cli_json_num(cur, "cost_usd", 0);
-		show_field("cost", "%s so far (%s of ended attempts)",
-		    cli_fmt_usd(cost + live, b1, sizeof b1),
-		    cli_fmt_usd(cost, b2, sizeof b2));
+		if (cli_json_num(job, "baseline_usd", 0) > 0)
+			show_field("cost", "%s so far (ended attempts: %s)",
+			    cli_fmt_usd(cost + live, b1, sizeof b1),
+			    cli_fmt_saving(cost, cli_json_num(job,
+			    "baseline_usd", 0), usd, sizeof usd));
+		else
+			show_field("cost", "%s so far (%s of ended attempts)",
+			    cli_fmt_usd(cost + live, b1, sizeof b1),
+			    cli_fmt_usd(cost, b2, sizeof b2));
 	} else
-		show_field("cost", "%s", cli_fmt_usd(cost, b1, sizeof b1));
+		show_field("cost", "%s", cli_fmt_saving(cost,
+		    cli_json_num(job, "baseline_usd", 0), usd, sizeof usd));
 	if ((s = cli_json_str(job, "checkpoint")) != NULL) {
 		t = cli_json_int(job, "checkpoint_at", 0);
 		if (t > 0)

@@ -33,6 +33,9 @@ struct submit_run {
 	int			 quiet;
 	size_t			 ok;
 	int64_t			*ids;		/* each job's id, 0: none */
+	/* --wait: the ids submitted, to wait for. */
+	int64_t			*waits;
+	size_t			 nwaits;
 };
 
 /* Show the reply to the Ith job. 0 submitted, -1 not. */
@@ -61,6 +64,8 @@ submit_reply(struct submit_run *r, size_t i, json_t *reply)
 	id = json_integer_value(json_object_get(reply, "id"));
 	if (r->ids != NULL)
 		r->ids[i] = id;
+	r->waits = xreallocarray(r->waits, r->nwaits + 1, sizeof *r->waits);
+	r->waits[r->nwaits++] = (int64_t)id;
 	if (json_is_integer(json_object_get(reply, "tasks")) && !r->quiet)
 		printf("submitted array %lld: tasks %lld.0 to %lld.%lld\n",
 		    (long long)id, (long long)id, (long long)id,
@@ -361,10 +366,14 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		{ "from", required_argument, NULL, 'F' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "after", required_argument, NULL, 'A' },
+		{ "wait", no_argument, NULL, 'W' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct cli_cmd		*cmd = cli_cmd_find("submit");
+	int64_t				 timeout = -1;
+	int				 wait = 0;
 	struct submit_run		 r;
 	struct cli_docs			 docs = { NULL, 0 };
 	const char			*name = NULL, *from = NULL;
@@ -420,6 +429,13 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 				return GPUQ_EXIT_USAGE;
 			}
 			break;
+		case 'W':
+			wait = 1;
+			break;
+		case 't':
+			if ((timeout = cli_wait_timeout(optarg)) < 0)
+				return GPUQ_EXIT_USAGE;
+			break;
 		case 'h':
 			json_decref(after);
 			return GPUQ_EXIT_OK;
@@ -470,6 +486,11 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 	}
 	r.cli = cli;
 	r.docs = &docs;
+	if (timeout >= 0 && !wait) {
+		cli_warnx("--timeout goes with --wait");
+		cli_docs_done(&docs);
+		return GPUQ_EXIT_USAGE;
+	}
 	rc = submit_names_check(&r);
 	if (rc < 0)
 		rc = GPUQ_EXIT_FAILED;
@@ -480,5 +501,13 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		rc = submit_all(&r, hold);
 	free(r.ids);
 	cli_docs_done(&docs);
+	/* Wait for what was queued, even if some jobs were refused. */
+	if (wait && r.nwaits > 0) {
+		fflush(stdout);
+		ch = cli_wait_jobs(cli, r.waits, r.nwaits, timeout, 0);
+		if (rc == GPUQ_EXIT_OK)
+			rc = ch;
+	}
+	free(r.waits);
 	return rc;
 }

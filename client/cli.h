@@ -56,6 +56,17 @@ int	cli_plan_exec(struct cli *, int, char **);	/* cli-cloud.c */
 int	cli_quotas_exec(struct cli *, int, char **);
 int	cli_prices_exec(struct cli *, int, char **);
 int	cli_help_exec(struct cli *, int, char **);
+int	cli_wait_exec(struct cli *, int, char **);	/* cli-wait.c */
+int	cli_history_exec(struct cli *, int, char **); /* cli-history.c */
+/*
+ * Wait for the N jobs IDS to end, at most TIMEOUT_SEC seconds (-1: no
+ * limit), printing a line per job unless QUIET. Returns gpuq wait's
+ * exit status.
+ */
+int	cli_wait_jobs(struct cli *, const int64_t *ids, size_t n,
+	    int64_t timeout_sec, int quiet);
+/* A --timeout argument in seconds, or -1 after saying why not. */
+int64_t	cli_wait_timeout(const char *arg);
 
 /* gpuq.c: messages and usage. "gpuq: ..." on stderr, after stdout. */
 void	cli_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -259,6 +270,10 @@ char	*cli_table_clean(const char *s);
 char	*cli_fmt_time(int64_t unix_sec, char *buf, size_t len);
 char	*cli_fmt_age(int64_t sec, char *buf, size_t len);
 char	*cli_fmt_usd(double usd, char *buf, size_t len);
+/* "$41.20, saved $66.10 (62%) against Vertex AI on-demand"; the cost
+ * alone when BASELINE is 0 (unknown). */
+char	*cli_fmt_saving(double cost, double baseline, char *buf,
+	    size_t len);
 /* "2xT4" from {"type":"nvidia-tesla-t4","count":2}; "-" if absent. */
 char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
 char	*cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len);

@@ -43,6 +43,29 @@ cli_fmt_usd(double usd, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The cost against what the same running time costs on Vertex AI
+ * on-demand (doc/DESIGN.md "Accounting"); a job that cost more than
+ * its baseline says so rather than print a negative saving.
+ */
+char *
+cli_fmt_saving(double cost, double baseline, char *buf, size_t len)
+{
+	double	d = baseline - cost;
+
+	if (cost < 0)
+		cost = 0;
+	if (!(baseline > 0))
+		snprintf(buf, len, "$%.2f", cost);
+	else if (d >= 0)
+		snprintf(buf, len, "$%.2f, saved $%.2f (%.0f%%) against "
+		    "Vertex AI on-demand", cost, d, 100.0 * d / baseline);
+	else
+		snprintf(buf, len, "$%.2f, $%.2f (%.0f%%) more than Vertex AI "
+		    "on-demand", cost, -d, 100.0 * -d / baseline);
+	return buf;
+}
+
 char *
 cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len)
 {

@@ -11,7 +11,7 @@
 # not bash-completion's helpers, not jq.
 
 # When `gpuq help` cannot be run.
-_gpuq_fallback_commands='submit status show logs cancel hold release ping metrics doctor help'
+_gpuq_fallback_commands='submit status show logs wait history cancel hold release ping metrics doctor help'
 _gpuq_states='held queued launching pending running cancelling succeeded failed cancelled'
 _gpuq_gpus='nvidia-tesla-t4 nvidia-l4 nvidia-tesla-v100 nvidia-tesla-p100 nvidia-tesla-p4 nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb nvidia-h200-141gb nvidia-b200'
 # The commands of each gpuq seen in this shell: program path, then list.
@@ -55,7 +55,10 @@ _gpuq_options()
 	case $1 in
 	'')		echo '--socket --timeout --help --version' ;;
 	submit)		echo '-q --quiet --hold --name --priority --after --from' \
-			    '--dry-run --help' ;;
+			    '--dry-run --wait --timeout --help' ;;
+	wait)		echo '-q --quiet --timeout --help' ;;
+	history)	echo '--since --until --user --state --name --by --json' \
+			    '--csv --help' ;;
 	status)		echo '--all --expand --state --user --limit --json --help' ;;
 	show)		echo '--json --help' ;;
 	logs)		echo '-f --follow --attempt --node --since --tail --help' ;;
@@ -74,7 +77,7 @@ _gpuq_takes_value()
 	case $1 in
 	-s|--socket|-t|--timeout|--name|--priority|--state|-u|--user|-n|\
 	--limit|--region|--gpu|--from|--after|-a|--attempt|-N|--node|--since|\
-	--tail)
+	--tail|--until|--by)
 		return 0 ;;
 	esac
 	return 1
@@ -93,7 +96,7 @@ _gpuq_ids()
 	show|logs)	args+=(--all) ;;
 	hold)		args+=(--state queued) ;;
 	release)	args+=(--state held) ;;
-	esac		# cancel: the default, every live job
+	esac		# cancel, wait: the default, every live job
 	if type -P timeout >/dev/null; then
 		out=$(timeout 3 "$prog" "${args[@]}" 2>/dev/null </dev/null)
 	else
@@ -156,8 +159,11 @@ _gpuq_value()
 	-u|--user)
 		_gpuq_reply -u -- "$cur"
 		;;
+	--by)
+		_gpuq_reply -W 'user gpu service day' -- "$cur"
+		;;
 	-t|--timeout|--name|--priority|-n|--limit|--region|--after|-a|\
-	--attempt|-N|--node|--since|--tail)
+	--attempt|-N|--node|--since|--tail|--until)
 		COMPREPLY=()
 		;;
 	*)
@@ -250,7 +256,7 @@ _gpuq()
 	submit|plan)
 		((${#seen[@]} == 0)) && _gpuq_files "$cur"
 		;;
-	show|cancel|hold|release)
+	show|cancel|hold|release|wait)
 		# show takes one id; the others any number, each once.
 		[[ $cmd == show ]] && ((${#seen[@]} > 0)) && return 0
 		[[ -n $prog ]] || return 0

@@ -36,7 +36,8 @@
 const struct cli_cmd cli_cmds[] = {
 	{ "submit", cli_submit_exec,
 	  "[-q] [--hold] [--name NAME] [--priority N] [--after ID[,ID...]] "
-	  "[--from vertex|batch] [--dry-run] FILE|-",
+	  "[--from vertex|batch] [--dry-run] [--wait [--timeout DUR]] "
+	  "FILE|-",
 	  "queue the job(s) in a YAML or JSON file",
 	  "  -q, --quiet          print only the new job id(s)\n"
 	  "      --hold           queue the job(s) held: they start after "
@@ -54,6 +55,10 @@ const struct cli_cmd cli_cmds[] = {
 	  "      --after ID,...   start only after these jobs (or whole "
 	  "arrays)\n"
 	  "                       succeeded; added to the file's after\n"
+	  "      --wait           then wait for them to end, as 'gpuq wait' "
+	  "does\n"
+	  "                       (its lines and exit status)\n"
+	  "      --timeout DUR    with --wait: give up waiting after DUR\n"
 	  "  FILE may hold several jobs (YAML documents separated by '---',\n"
 	  "  or a JSON array): each is submitted. '-' reads standard "
 	  "input.\n"
@@ -90,6 +95,40 @@ const struct cli_cmd cli_cmds[] = {
 	  "      --json           print gpuqd's reply as JSON\n"
 	  "  ID is a job, an array (its summary and tasks) or one task "
 	  "(42.3).\n" },
+	{ "wait", cli_wait_exec, "[--timeout DUR] [-q] ID...",
+	  "wait for jobs to end; exit 0 if all succeeded",
+	  "  -t, --timeout DUR    give up after DUR (90s, 15m, 2h, 1d)\n"
+	  "  -q, --quiet          print nothing; the exit status says it\n"
+	  "  Prints a line per job when all have ended: its state, "
+	  "attempts,\n"
+	  "  interruptions, cost and saving. Exit status: 0 all "
+	  "succeeded, 1 one\n"
+	  "  failed or was cancelled, 124 the timeout passed first, 3 "
+	  "gpuqd\n"
+	  "  could not be reached for 2 minutes.\n" },
+	{ "history", cli_history_exec,
+	  "[--since T] [--until T] [--user USER] [--state S[,S...]] "
+	  "[--name NAME] [--by user|gpu|service|day] [--json|--csv]",
+	  "ended jobs: where they ran, GPU-hours, cost and saving",
+	  "      --since T        jobs that ended at or after T: a date "
+	  "(2026-11-01,\n"
+	  "                       2026-11-01T09:00) or a duration ago "
+	  "(7d, 12h)\n"
+	  "      --until T        jobs that ended before T (same forms)\n"
+	  "  -u, --user USER      only jobs of USER (a name or a uid)\n"
+	  "      --state S,...    only jobs that ended succeeded, failed or "
+	  "cancelled\n"
+	  "      --name NAME      only jobs named NAME\n"
+	  "      --by KEY         totals per user, gpu, service or day "
+	  "(UTC)\n"
+	  "      --json           print JSON (jobs as an array, or the "
+	  "totals)\n"
+	  "      --csv            print CSV with a header row\n"
+	  "  Costs count the seconds the cloud billed each attempt; the "
+	  "saving is\n"
+	  "  against an on-demand Vertex AI custom job of the same shape "
+	  "in the\n"
+	  "  job's first region, for the same time.\n" },
 	{ "cancel", cli_job_exec, "ID...",
 	  "cancel jobs (and delete what they run in the cloud)",
 	  "  An array's ID cancels every task; ID.TASK (42.3) one task.\n" },

@@ -24,6 +24,8 @@ gpuq_SOURCES = \
 	client/cli-ping.c client/cli-logs.c \
 	client/cli-metrics.c \
 	client/cli-doctor.c \
+	client/cli-wait.c \
+	client/cli-history.c \
 	client/cli-show.c \
 	client/cli-status.c \
 	client/cli-submit.c

@@ -37,6 +37,7 @@
 #define GPUQ_EXIT_FAILED	1
 #define GPUQ_EXIT_USAGE		2
 #define GPUQ_EXIT_UNREACHABLE	3
+#define GPUQ_EXIT_TIMEOUT	124	/* gpuq wait: time ran out */
 
 #endif
 

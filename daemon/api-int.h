@@ -22,6 +22,7 @@
 
 struct api_cloud;
 struct api_req;
+struct api_waiter;
 struct cloud;
 struct sched;
 struct server_client;
@@ -63,6 +64,11 @@ struct api {
 	struct logs		*logs;		/* borrowed; NULL: none */
 	/* Cloud ops whose answers are on their way. */
 	LIST_HEAD(, api_cloud)	 clouds;
+
+	/* Clients waiting for jobs to end (api-wait.c). */
+	LIST_HEAD(, api_waiter)	 waiters;
+	uv_timer_t		 wait_timer;	/* data == this */
+	int64_t			 wait_ended;	/* ended jobs, last seen */
 
 	gid_t			 admin_gid;	/* of [daemon] admin_group */
 	int			 admin_ok;	/* the group exists */
@@ -122,5 +128,18 @@ int	api_op_doctor(struct api_req *, struct store_job *);
 int	api_cloud_owes(struct api *, struct server_client *c);
 /* Answer every cloud op still owed with "gpuqd is stopping". */
 void	api_cloud_orphan(struct api *);
+
+/* The wait op (api-wait.c). */
+int	api_op_wait(struct api_req *, struct store_job *);
+/* The history op (api-history.c). */
+int	api_op_history(struct api_req *, struct store_job *);
+/* Set up the waiters and their timer (api_new). */
+void	api_wait_init(struct api *);
+/* Once per turn of the loop: answer the waiters whose jobs all ended. */
+void	api_wait_check(struct api *);
+/* 1 if client C waits for a wait op's answer. */
+int	api_wait_owes(struct api *, struct server_client *c);
+/* Answer every waiter "gpuqd is stopping"; close the timer with CB. */
+void	api_wait_close(struct api *, uv_close_cb cb);
 
 #endif

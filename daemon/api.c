@@ -121,6 +121,9 @@ static const struct api_op api_ops[] = {
 	{ "doctor",	api_op_doctor,	0, "" },
 	{ "logs",	api_op_logs,	API_OWNER,
 	    "id,cursor,attempt,node,since,tail" },
+	{ "wait",	api_op_wait,	0, "ids,timeout" },
+	{ "history",	api_op_history,	0,
+	    "since,until,owner,state,name,limit,after,by" },
 };
 #define API_NOPS	(sizeof api_ops / sizeof api_ops[0])
 
@@ -502,7 +505,8 @@ api_request(void *arg, struct server_client *c, const char *line,
 	 * replies, and only when no cloud answer is owed; anything else
 	 * waits for them.
 	 */
-	if (owed && (api_cloud_owes(a, c) || r.op == NULL ||
+	if (owed && (api_cloud_owes(a, c) || api_wait_owes(a, c) ||
+	    r.op == NULL ||
 	    !(r.op->flags & API_DEFER) || api_check_fields(&r, 1) != 0)) {
 		json_decref(r.req);
 		return -EAGAIN;
@@ -890,6 +894,7 @@ static void
 api_on_check(uv_check_t *h)
 {
 	api_commit(h->data);
+	api_wait_check(h->data);
 }
 
 /* Why job J waits, as shown: its own why, that it is held, or that
@@ -953,6 +958,14 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	jsonw_string(w, at->resumed_from);
 	JSONW_KEY(w, "cost_usd");
 	jsonw_double(w, at->cost_usd);
+	JSONW_KEY(w, "billed_start");
+	jsonw_int(w, at->billed_start);
+	JSONW_KEY(w, "billed_end");
+	jsonw_int(w, at->billed_end);
+	JSONW_KEY(w, "baseline_hourly_usd");
+	jsonw_double(w, at->baseline_hourly_usd);
+	JSONW_KEY(w, "baseline_usd");
+	jsonw_double(w, at->baseline_usd);
 	jsonw_object_end(w);
 }
 
@@ -989,6 +1002,8 @@ api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 	jsonw_int(w, j->interruptions);
 	JSONW_KEY(w, "cost_usd");
 	jsonw_double(w, j->cost_usd);
+	JSONW_KEY(w, "baseline_usd");
+	jsonw_double(w, j->baseline_usd);
 	JSONW_KEY(w, "checkpoint");
 	jsonw_string(w, j->checkpoint);
 	JSONW_KEY(w, "checkpoint_at");
@@ -1885,8 +1900,9 @@ api_new(uv_loop_t *loop, struct store *store, const struct conf *conf)
 	(void)uv_check_init(loop, &a->check);
 	(void)uv_idle_init(loop, &a->idle);
 	a->check.data = a->idle.data = a;
-	a->closes = 2;
+	a->closes = 3;
 	LIST_INIT(&a->clouds);
+	api_wait_init(a);
 	(void)uv_check_start(&a->check, api_on_check);
 	return a;
 }
@@ -1923,6 +1939,7 @@ api_close(struct api *a)
 		api_commit(a);
 	/* Answers still owed now will not come in time: say so. */
 	api_cloud_orphan(a);
+	api_wait_close(a, api_on_close);
 	uv_close((uv_handle_t *)&a->check, api_on_close);
 	uv_close((uv_handle_t *)&a->idle, api_on_close);
 }

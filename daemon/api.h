@@ -71,6 +71,12 @@ int		 api_request(void *api, struct server_client *c,
  * calls the same once per loop turn.
  */
 void		 api_commit(struct api *);
+/*
+ * Client C is going away: drop its waits (the wait op) unanswered,
+ * settling their promises (api-wait.c). Waits of a client that closed
+ * its socket are dropped by themselves within a second.
+ */
+void		 api_wait_forget(struct api *, struct server_client *c);
 /* [daemon] admin_group may have changed (SIGHUP). */
 void		 api_conf_changed(struct api *);
 /*

@@ -225,6 +225,7 @@ struct attempt {
 	int			 end_exit;
 	char			*end_msg;
 	int64_t			 end_when;
+	int64_t			 billed_end;	/* the cloud's, or 0 */
 };
 TAILQ_HEAD(attempt_list, attempt);
 
@@ -689,8 +690,7 @@ att_settle(struct attempts *at, const struct store_attempt *a,
 		free(cause);
 		cause = NULL;
 	}
-	rc = store_attempt_end(at->store, end->attempt_id, end->when,
-	    end->reason, end->exit_code, end->message, end->cost_usd, &cause);
+	rc = store_attempt_end_with(at->store, end, &cause);
 	if (rc < 0 && rc != -EALREADY) {
 		log_warnx("job %" PRId64 ": cannot end attempt %d: %s",
 		    a->job_id, a->number, cause);
@@ -1117,6 +1117,28 @@ att_check_limits(struct attempt *e, int64_t now)
 		    cost, e->max_total));
 }
 
+/*
+ * The cloud's own start of E, as O reports it: kept whatever gpuqd's
+ * clock says (the simulated cloud's runs ahead), since it is what the
+ * attempt is billed from (doc/DESIGN.md "Accounting").
+ */
+static void
+att_billed_start(struct attempt *e, const struct prov_observed *o)
+{
+	char	*cause = NULL;
+
+	if (o->started <= 0 || e->a->billed_start > 0)
+		return;
+	if (store_attempt_set_billed(e->at->store, e->a->id, o->started,
+	    &cause) < 0) {
+		log_warnx("job %" PRId64 ": attempt %d: %s", e->a->job_id,
+		    e->a->number, cause);
+		free(cause);
+		return;
+	}
+	e->a->billed_start = o->started;
+}
+
 /* Running: attempt and job say so, once. */
 static void
 att_running(struct attempt *e, const struct prov_observed *o)
@@ -1140,6 +1162,7 @@ att_running(struct attempt *e, const struct prov_observed *o)
 	e->a->state = ATTEMPT_RUNNING;
 	e->a->started = started;
 	e->running_seen = now;
+	att_billed_start(e, o);
 	place = att_place(e);
 	msg = xprintf("running on %s", place);
 	(void)att_job_move(at, e->a->job_id, rule->from, rule->to, msg, NULL);
@@ -1337,6 +1360,10 @@ attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 		return 0;
 	}
 	out = att_seen_outcome(e, o->state);
+	att_billed_start(e, o);
+	if (o->ended > 0 && e->a->billed_start > 0 &&
+	    o->ended >= e->a->billed_start)
+		e->billed_end = o->ended;
 	ended = 0;
 	if (e->started_cloud)
 		ended = att_plausible(o->ended, now);
@@ -1567,6 +1594,7 @@ att_finish(struct attempt *e)
 	char			*cause = NULL, *place, *what, *msg, *why, d[32];
 	const char		*zone;
 	int64_t			 ended = e->end_when, started, now, delay;
+	int64_t			 sec;
 	double			 cost;
 	int			 out = e->end_out, n = 0, maxn = 0, rc;
 	int			 recent;
@@ -1584,8 +1612,12 @@ att_finish(struct attempt *e)
 	started = a->started;
 	if (ended < started)
 		ended = started;
-	cost = cost_attempt(a->hourly_usd, started, ended);
+	sec = cost_billed_sec(a->billed_start, e->billed_end, started, ended);
+	cost = cost_of(a->hourly_usd, sec);
 	memset(&end, 0, sizeof end);
+	end.billed_start = a->billed_start;
+	end.billed_end = e->billed_end;
+	end.baseline_usd = cost_of(a->baseline_hourly_usd, sec);
 	end.attempt_id = a->id;
 	end.when = ended;
 	end.reason = seen->end;
@@ -1619,7 +1651,11 @@ att_finish(struct attempt *e)
 	}
 
 	place = att_place(e);
-	att_duration(started > 0 ? ended - started : 0, d, sizeof d);
+	/* The time said is the time billed: the cloud's, when it gave it. */
+	if (a->billed_start > 0 && e->billed_end >= a->billed_start)
+		att_duration(e->billed_end - a->billed_start, d, sizeof d);
+	else
+		att_duration(started > 0 ? ended - started : 0, d, sizeof d);
 	if (seen->cooldown) {
 		zone = a->zone != NULL ? a->zone : e->zone;
 		(void)attempt_cooldown(at, a, zone, now);
@@ -1629,8 +1665,7 @@ att_finish(struct attempt *e)
 	what = att_finish_words(e, out, j, place, d, cost, n, maxn);
 	if (!(rule->from & JOB_MASK(j->state))) {
 		/* The job went elsewhere meanwhile: end the attempt only. */
-		rc = store_attempt_end(at->store, a->id, end.when, end.reason,
-		    end.exit_code, end.message, end.cost_usd, &cause);
+		rc = store_attempt_end_with(at->store, &end, &cause);
 		if (rc < 0 && rc != -EALREADY)
 			log_warnx("job %" PRId64 ": cannot end attempt %d: %s",
 			    a->job_id, a->number, cause);

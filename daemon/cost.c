@@ -81,6 +81,34 @@ cost_attempt(double hourly, int64_t started, int64_t ended)
 	return hourly * (double)sec / 3600.0;
 }
 
+/*
+ * The cloud's own clock wins: Google bills from the start and end it
+ * records, and gpuqd only sees them at its listing interval (and in the
+ * simulated cloud, whose clock runs faster, not at all).
+ */
+int64_t
+cost_billed_sec(int64_t billed_start, int64_t billed_end, int64_t started,
+    int64_t ended)
+{
+	int64_t	sec;
+
+	if (billed_start > 0 && billed_end >= billed_start)
+		sec = billed_end - billed_start;
+	else if (started > 0 || billed_start > 0)
+		sec = started > 0 && ended > started ? ended - started : 0;
+	else
+		return 0;
+	return sec < COST_MIN_BILLED_SEC ? COST_MIN_BILLED_SEC : sec;
+}
+
+double
+cost_of(double hourly, int64_t sec)
+{
+	if (!(hourly > 0) || sec <= 0)
+		return 0;
+	return hourly * (double)sec / 3600.0;
+}
+
 int64_t
 cost_backoff(int64_t base, int64_t cap, int n, double jitter)
 {

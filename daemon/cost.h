@@ -73,6 +73,18 @@ int	 cost_rank_cmp(const struct cost_rank *a, const struct cost_rank *b);
 double	 cost_attempt(double hourly, int64_t started, int64_t ended);
 
 /*
+ * Seconds an attempt is billed (doc/DESIGN.md "Accounting"): from the
+ * cloud's own start to its own end (BILLED_START, BILLED_END, unix
+ * seconds as the service reports them) when it gave both; else the time
+ * gpuqd watched it run, STARTED to ENDED. 0 for an attempt that never
+ * started; at least COST_MIN_BILLED_SEC for one that did.
+ */
+int64_t	 cost_billed_sec(int64_t billed_start, int64_t billed_end,
+	    int64_t started, int64_t ended);
+/* HOURLY USD/h over SEC seconds. */
+double	 cost_of(double hourly, int64_t sec);
+
+/*
  * Delay before retry N (0 for the first) of something that failed:
  * BASE × 2^N seconds, capped at CAP, with up to a quarter taken off at
  * random by JITTER (a number in [0, 1)) so retries spread out.

@@ -9,6 +9,8 @@ gpuqd_SOURCES = \
 	daemon/server.c daemon/server.h \
 	daemon/api.c daemon/api.h daemon/api-int.h \
 	daemon/api-cloud.c daemon/api-logs.c \
+	daemon/api-wait.c \
+	daemon/api-history.c \
 	daemon/spec.c daemon/spec.h \
 	daemon/notify.c daemon/notify.h \
 	daemon/metrics.c daemon/metrics.h \
@@ -135,7 +137,8 @@ check_PROGRAMS += tests/unit/test-api
 TESTS += tests/unit/test-api
 tests_unit_test_api_SOURCES = tests/unit/test-api.c \
 	tests/unit/socktest.c tests/unit/socktest.h \
-	daemon/api.c daemon/api-cloud.c daemon/api-logs.c daemon/server.c \
+	daemon/api.c daemon/api-cloud.c daemon/api-logs.c daemon/api-wait.c \
+	daemon/api-history.c daemon/server.c \
 	daemon/conf.c daemon/spec.c $(GPUQD_CLOUD_SOURCES)
 tests_unit_test_api_CFLAGS = $(GPUQD_TEST_CFLAGS)
 tests_unit_test_api_LDADD = $(GPUQD_TEST_LDADD)

@@ -154,6 +154,9 @@ struct sched_shape {
 	char			*why;		/* when nok == 0 */
 	double			 min_hourly;	/* of the OK offers */
 	double			 min_per_hour;
+	/* On-demand Vertex AI in the first region priced; 0 unknown
+	 * (doc/DESIGN.md "Accounting"). */
+	double			 baseline_hourly;
 	struct sched_way	*ways;		/* sellers x regions x 2 */
 	size_t			 nways, capways;
 

@@ -475,6 +475,51 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 }
 
 /*
+ * What SH would cost an hour the way people run it without gpuq: an
+ * on-demand Vertex AI custom job of the same shape in the first of
+ * REGIONS where Vertex AI prices it, whichever services the job allows
+ * (doc/DESIGN.md "Accounting"). 0 if none does.
+ */
+static double
+sched_baseline(struct price *pr, const struct sched_shape *sh,
+    char *const *regions, size_t nregions)
+{
+	double	gpu, host;
+	size_t	ri;
+
+	for (ri = 0; ri < nregions; ri++)
+		if (price_gpu_hourly(pr, GCP_SERVICE_VERTEX, regions[ri],
+		    sh->gpu->name, sh->count, 0, &gpu) == 0 &&
+		    price_host_hourly(pr, GCP_SERVICE_VERTEX, regions[ri],
+		    sh->machine, 0, &host) == 0)
+			return gpu + host;
+	return 0;
+}
+
+/*
+ * The baseline of a job of shape SH with SPEC: at the first of the
+ * regions its spec lists, in the job's own order (the shape keeps them
+ * sorted, to share offers), else SH's, priced for gpuqd's regions.
+ */
+static double
+sched_baseline_of(struct sched *s, const struct sched_shape *sh,
+    json_t *spec)
+{
+	json_t		*regs = json_object_get(spec, "regions"), *v;
+	const char	*names[64];
+	size_t		 i, n = 0;
+
+	json_array_foreach(regs, i, v) {
+		if (n < sizeof names / sizeof names[0] && json_is_string(v))
+			names[n++] = json_string_value(v);
+	}
+	if (n == 0)
+		return sh->baseline_hourly;
+	return sched_baseline(gcp_price(cloud_gcp(s->cloud)), sh,
+	    (char *const *)names, n);
+}
+
+/*
  * What each allowed seller x region x Spot costs SH and draws on: the
  * price (GPU + host) and the quota metrics, into SH's ways.
  */
@@ -491,6 +536,7 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 	int			 spot;
 
 	ways = sched_offer_ways(sh, m, nregions);
+	sh->baseline_hourly = sched_baseline(pr, sh, regions, nregions);
 	for (si = 0; si < m->nsellers; si++) {
 		sl = &m->sellers[si];
 		if (!sched_offer_allows(sh, sl->prov))
@@ -645,6 +691,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	a.resource = name;
 	a.spot = o->spot;
 	a.hourly_usd = o->hourly;
+	a.baseline_hourly_usd = sched_baseline_of(s, sh, spec);
 	a.exit_code = -1;
 	if (number > 1 && row->checkpoint != NULL && *row->checkpoint != '\0')
 		a.resumed_from = row->checkpoint;

@@ -32,6 +32,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -590,6 +591,32 @@ int
 server_client_owed(const struct server_client *c)
 {
 	return c->owed;
+}
+
+/*
+ * A client that sent EOF may only have shut its writing half (a script
+ * piping one request in) and still read the reply; one that closed its
+ * socket shows POLLHUP, as Linux reports a Unix stream socket shut both
+ * ways.
+ */
+int
+server_client_gone(struct server_client *c)
+{
+	struct pollfd	pfd;
+	uv_os_fd_t	fd;
+
+	if (c->flags & CLIENT_CLOSING)
+		return 1;
+	if (!(c->flags & CLIENT_EOF))
+		return 0;
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+		return 1;
+	pfd.fd = fd;
+	pfd.events = 0;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) < 0)
+		return 0;
+	return (pfd.revents & (POLLHUP | POLLERR)) != 0;
 }
 
 /* The peer's groups as of connect: SO_PEERGROUPS, else the user db. */

@@ -89,6 +89,11 @@ const struct server_peer *server_client_peer(const struct server_client *);
 int	 server_client_in_group(struct server_client *, gid_t gid);
 /* Replies owed to C by server_client_defer and not yet settled. */
 int	 server_client_owed(const struct server_client *);
+/*
+ * 1 if nobody will read C's replies any more: its socket is closing, or
+ * its peer closed it (not merely shut its writing half).
+ */
+int	 server_client_gone(struct server_client *);
 /* Queue one reply (JSON text without newline, LEN bytes) to C. */
 void	 server_client_reply(struct server_client *, const char *json,
 	    size_t len);

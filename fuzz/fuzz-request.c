@@ -87,6 +87,12 @@ server_client_owed(const struct server_client *c)
 	return c->owed;
 }
 
+int
+server_client_gone(struct server_client *c)
+{
+	return 0;
+}
+
 void
 server_client_reply(struct server_client *c, const char *json, size_t len)
 {
@@ -205,6 +211,7 @@ request_fuzz_line(struct server_client *c, const char *line, size_t len)
 		return;
 	if (api_request(rf.api, c, line, len) == -EAGAIN) {
 		api_commit(rf.api);
+		api_wait_forget(rf.api, c);
 		if (c->owed != 0 || api_request(rf.api, c, line, len) != 0)
 			abort();
 	}
@@ -241,6 +248,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	frame_done(&f);
 	api_commit(rf.api);
+	/* A wait on a live job is answered later; this client goes now. */
+	api_wait_forget(rf.api, &c);
 	if (c.owed != 0)
 		abort();
 	return 0;

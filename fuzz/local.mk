@@ -36,7 +36,8 @@ FUZZ_COMMON = fuzz/fuzz.h fuzz/fuzz-util.c
 # What a harness needs beyond the libraries.
 FUZZ_SPEC = daemon/spec.c daemon/spec.h
 FUZZ_CONF = daemon/conf.c daemon/conf.h
-FUZZ_API = daemon/api.c daemon/api-cloud.c daemon/api-logs.c daemon/api.h \
+FUZZ_API = daemon/api.c daemon/api-cloud.c daemon/api-logs.c \
+	daemon/api-wait.c daemon/api-history.c daemon/api.h \
 	daemon/api-int.h \
 	$(GPUQD_CLOUD_SOURCES) $(FUZZ_SPEC) $(FUZZ_CONF)
 

@@ -57,6 +57,10 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->message = store_col_text(s, 19);
 	a->resumed_from = store_col_text(s, 20);
 	a->cost_usd = sqlite3_column_double(s, 21);
+	a->billed_start = sqlite3_column_int64(s, 22);
+	a->billed_end = sqlite3_column_int64(s, 23);
+	a->baseline_hourly_usd = sqlite3_column_double(s, 24);
+	a->baseline_usd = sqlite3_column_double(s, 25);
 }
 
 /*
@@ -105,6 +109,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	sqlite3_bind_double(s, 12, a->hourly_usd);
 	sqlite3_bind_int64(s, 13, created);
 	store_bind_text(s, 14, a->resumed_from);
+	sqlite3_bind_double(s, 15, a->baseline_hourly_usd);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;
@@ -199,6 +204,20 @@ fail:
 	return rc;
 }
 
+/* The cloud's start of live attempt ATTEMPT_ID, if none is known yet. */
+int
+store_attempt_set_billed(struct store *st, int64_t attempt_id,
+    int64_t billed_start, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_ATTEMPT_SET_BILLED];
+
+	if (billed_start <= 0)
+		return 0;
+	sqlite3_bind_int64(s, 1, attempt_id);
+	sqlite3_bind_int64(s, 2, billed_start);
+	return store_step_done(st, s, cause, "attempt billed start");
+}
+
 /* After an UPDATE of a live attempt changed nothing: -ENOENT or -EALREADY. */
 static int
 store_attempt_missing(struct store *st, int64_t id, char **cause)
@@ -276,6 +295,9 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 	sqlite3_bind_int(s, 4, e->exit_code);
 	store_bind_text(s, 5, e->message);
 	sqlite3_bind_double(s, 6, e->cost_usd);
+	sqlite3_bind_int64(s, 7, e->billed_start);
+	sqlite3_bind_int64(s, 8, e->billed_end);
+	sqlite3_bind_double(s, 9, e->baseline_usd);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
 		sqlite3_reset(s);
@@ -299,6 +321,7 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 	sqlite3_bind_int(s, 5, e->exit_code);
 	store_bind_text(s, 6, e->message);
 	sqlite3_bind_int64(s, 7, e->when);
+	sqlite3_bind_double(s, 8, e->baseline_usd);
 	if ((rc = store_step_done(st, s, cause, "end attempt: job")) != 0)
 		return rc;
 
@@ -320,6 +343,24 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 	return 0;
 }
 
+/* End attempt E->attempt_id as E says; see store.h. */
+int
+store_attempt_end_with(struct store *st, const struct store_end *e,
+    char **cause)
+{
+	int64_t	job_id;
+	int	rc;
+
+	if ((rc = store_tx_begin(st, cause, "end attempt: begin")) != 0)
+		return rc;
+	if ((rc = store_attempt_end_tx(st, e, &job_id, cause)) != 0 ||
+	    (rc = store_tx_commit(st, cause, "end attempt: commit")) != 0) {
+		store_tx_rollback(st);
+		return rc;
+	}
+	return 0;
+}
+
 /* End attempt ATTEMPT_ID; see store.h. -EALREADY if it had ended. */
 int
 store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
@@ -330,6 +371,7 @@ store_attempt_end(struct store *st, int64_t attempt_id, int64_t when,
 	int64_t			 job_id;
 	int			 rc;
 
+	memset(&e, 0, sizeof e);
 	e.attempt_id = attempt_id;
 	e.when = when;
 	e.reason = end_reason;

@@ -27,14 +27,16 @@
 	"id, name, state, priority, owner, spec, labels, created, "	\
 	"updated, not_before, attempts, failures, interruptions, "	\
 	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
-	"message, gpu_type, gpu_count, array_id, task_index"
+	"message, gpu_type, gpu_count, array_id, task_index, "		\
+	"baseline_usd"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
 	"id, job_id, number, state, provider, region, zone, "		\
 	"machine_type, gpu, gpu_count, resource, cloud_id, spot, "	\
 	"hourly_usd, created, started, ended, end_reason, exit_code, "	\
-	"message, resumed_from, cost_usd"
+	"message, resumed_from, cost_usd, billed_start, billed_end, "	\
+	"baseline_hourly_usd, baseline_usd"
 
 /* Every fixed statement; the SQL for each is store_sql[] in store.c. */
 enum store_stmt {
@@ -65,6 +67,8 @@ enum store_stmt {
 	STMT_ATTEMPT_END,
 	STMT_ATTEMPT_LIST,
 	STMT_ATTEMPT_LIVE,
+	STMT_ATTEMPT_SET_BILLED,
+	STMT_HISTORY,
 	STMT_COOLDOWN_GET,
 	STMT_COOLDOWN_PUT,
 	STMT_COOLDOWN_LIST,

@@ -57,6 +57,7 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->array_id = sqlite3_column_int64(s, 21);
 	j->task_index = sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int(s, 22);
+	j->baseline_usd = sqlite3_column_double(s, 23);
 }
 
 /* Write one events row; the caller holds the transaction. */

@@ -21,10 +21,18 @@
  *            holds the state, so live counts read only that index; events
  *            is clustered by job (WITHOUT ROWID, key (job_id, seq)): one
  *            B-tree where a table and its events_job index were two.
- * Then:      jobs.array_id and jobs.task_index: the tasks of a job array
+ * Version 5: jobs.array_id and jobs.task_index: the tasks of a job array
  *            are rows of jobs (doc/DESIGN.md "Arrays and dependencies"),
  *            array_id the id of task 0; jobs_array (partial: tasks only)
  *            counts an array's tasks per state without reading rows.
+ * Version 6: what an attempt is billed (doc/DESIGN.md "Accounting"):
+ *            attempts.billed_start and billed_end, the cloud's own
+ *            start and end of the attempt (0: it gave none), and the
+ *            baseline, baseline_hourly_usd (an on-demand Vertex AI
+ *            custom job of the same shape in the job's first region)
+ *            and baseline_usd (jobs.baseline_usd sums the job's, as
+ *            jobs.cost_usd does its cost); jobs_history, the ended
+ *            jobs by the time they ended, for gpuq history.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -203,11 +211,24 @@ static const char *const store_migrations[] = {
 	"DROP TABLE events;"
 	"ALTER TABLE events_v4 RENAME TO events;",
 
-	/* arrays: task rows in jobs; plain jobs keep NULLs (no rewrite). */
+	/* 4 → 5: task rows in jobs; plain jobs keep NULLs (no rewrite). */
 	"ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN task_index INTEGER;"
 	"CREATE INDEX jobs_array ON jobs(array_id, state)"
 	"  WHERE array_id IS NOT NULL;",
+
+	/* 5 → 6 */
+	"ALTER TABLE attempts ADD COLUMN billed_start INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE attempts ADD COLUMN billed_end INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE attempts ADD COLUMN baseline_hourly_usd REAL NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE attempts ADD COLUMN baseline_usd REAL NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN baseline_usd REAL NOT NULL DEFAULT 0;"
+	"CREATE INDEX jobs_history ON jobs(updated, id)"
+	"  WHERE state NOT IN (" STORE_LIVE_SQL ");",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -72,7 +72,8 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " updated = ?2 WHERE id = ?1 RETURNING attempts",
 	[STMT_JOB_ADD_END] = "UPDATE jobs SET cost_usd = cost_usd + ?2,"
 	    " failures = failures + ?3, interruptions = interruptions + ?4,"
-	    " exit_code = ?5, message = ?6, updated = ?7 WHERE id = ?1",
+	    " exit_code = ?5, message = ?6, updated = ?7,"
+	    " baseline_usd = baseline_usd + ?8 WHERE id = ?1",
 
 	/* seq: the job's next event number (max over its key prefix). */
 	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, seq, time,"
@@ -88,8 +89,9 @@ static const char *const store_sql[STMT_COUNT] = {
 
 	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (job_id, number, state,"
 	    " provider, region, zone, machine_type, gpu, gpu_count, resource,"
-	    " cloud_id, spot, hourly_usd, created, resumed_from) VALUES"
-	    " (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	    " cloud_id, spot, hourly_usd, created, resumed_from,"
+	    " baseline_hourly_usd) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7,"
+	    " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[STMT_ATTEMPT_GET_STATE] = "SELECT state FROM attempts WHERE id = ?1",
 	/* 2 is ATTEMPT_RUNNING: the first time it is seen running. */
 	[STMT_ATTEMPT_SET_STATE] = "UPDATE attempts SET state = ?2,"
@@ -98,12 +100,40 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " WHERE id = ?1 AND ended IS NULL",
 	/* 3 is ATTEMPT_ENDED. */
 	[STMT_ATTEMPT_END] = "UPDATE attempts SET state = 3, ended = ?2,"
-	    " end_reason = ?3, exit_code = ?4, message = ?5, cost_usd = ?6"
+	    " end_reason = ?3, exit_code = ?4, message = ?5, cost_usd = ?6,"
+	    " billed_start = CASE WHEN ?7 > 0 THEN ?7 ELSE billed_start END,"
+	    " billed_end = CASE WHEN ?8 > 0 THEN ?8 ELSE billed_end END,"
+	    " baseline_usd = ?9"
 	    " WHERE id = ?1 AND ended IS NULL RETURNING job_id, number",
 	[STMT_ATTEMPT_LIST] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"
 	    " WHERE job_id = ?1 ORDER BY number",
 	[STMT_ATTEMPT_LIVE] = "SELECT " STORE_ATTEMPT_COLS " FROM attempts"
 	    " INDEXED BY attempts_live WHERE ended IS NULL ORDER BY id",
+	/* The cloud's start of a live attempt, once. */
+	[STMT_ATTEMPT_SET_BILLED] = "UPDATE attempts SET billed_start = ?2"
+	    " WHERE id = ?1 AND ended IS NULL AND billed_start = 0",
+	/*
+	 * Ended jobs that ended in [?1, ?2), by that time, after the key
+	 * (?3, ?4), each with its attempts in order (a job without any
+	 * comes once with NULL attempt columns); ?5 owner, ?6 name, ?7 a
+	 * mask of states, each NULL or 0 for any. Walks jobs_history: the
+	 * cost is the rows it returns, not the ended jobs kept.
+	 */
+	[STMT_HISTORY] = "SELECT j.id, j.name, j.state, j.owner,"
+	    " j.gpu_type, j.gpu_count, j.created, j.updated, j.attempts,"
+	    " j.interruptions, j.failures, j.exit_code, a.number, a.provider,"
+	    " a.region, a.zone, a.spot, a.hourly_usd, a.started, a.ended,"
+	    " a.billed_start, a.billed_end, a.cost_usd, a.baseline_usd,"
+	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd"
+	    " FROM jobs AS j INDEXED BY jobs_history"
+	    " LEFT JOIN attempts AS a ON a.job_id = j.id"
+	    " WHERE j.state NOT IN (" STORE_LIVE_SQL ")"
+	    " AND j.updated >= ?1 AND j.updated < ?2"
+	    " AND (j.updated, j.id) > (?3, ?4)"
+	    " AND (?5 IS NULL OR j.owner = ?5)"
+	    " AND (?6 IS NULL OR j.name = ?6)"
+	    " AND (coalesce(?7, 0) = 0 OR (1 << j.state) & ?7 != 0)"
+	    " ORDER BY j.updated, j.id, a.number",
 
 	[STMT_COOLDOWN_GET] = "SELECT strikes, last_strike FROM cooldowns"
 	    " WHERE zone = ?1 AND gpu = ?2 AND spot = ?3",

@@ -116,6 +116,7 @@ struct store_job {
 	int64_t		 array_id;	/* a task: its array (task 0's id);
 					   0 for a plain job */
 	int		 task_index;	/* a task: 0, 1, ...; else -1 */
+	double		 baseline_usd;	/* ended attempts' baseline, so far */
 };
 
 /*
@@ -162,6 +163,16 @@ struct store_attempt {
 	char		*message;	/* end detail or NULL */
 	char		*resumed_from;	/* GPUQ_RESUME_FROM given, or NULL */
 	double		 cost_usd;
+	/*
+	 * What the cloud bills (doc/DESIGN.md "Accounting"): its own start
+	 * and end of the attempt, unix seconds, 0 when it gave none; and
+	 * the baseline, an on-demand Vertex AI custom job of the same shape
+	 * in the job's first region, per hour and for this attempt's time.
+	 */
+	int64_t		 billed_start;
+	int64_t		 billed_end;
+	double		 baseline_hourly_usd;
+	double		 baseline_usd;
 };
 
 struct store_event {
@@ -275,6 +286,10 @@ int	 store_job_list_runnable(struct store *, int64_t now,
 int	 store_job_transition(struct store *, int64_t id, unsigned from_mask,
 	    int to, const char *message, int *ret_state, char **cause);
 
+/* Job ID's state (enum job_state) in *RET; -ENOENT if unknown. */
+int	 store_job_state_get(struct store *, int64_t id, int *ret,
+	    char **cause);
+
 /* Set why a job waits (NULL clears). No event: it changes often. */
 int	 store_job_set_why(struct store *, int64_t id, const char *why,
 	    char **cause);
@@ -293,6 +308,9 @@ struct store_end {
 	int		 exit_code;	/* -1 if none */
 	const char	*message;	/* the cloud's words, or NULL */
 	double		 cost_usd;
+	int64_t		 billed_start;	/* the cloud's; 0 keeps the row's */
+	int64_t		 billed_end;	/* likewise */
+	double		 baseline_usd;
 };
 
 /*
@@ -365,6 +383,13 @@ int	 store_attempt_set_state(struct store *, int64_t attempt_id,
 int	 store_attempt_end(struct store *, int64_t attempt_id, int64_t when,
 	    int end_reason, int exit_code, const char *message,
 	    double cost_usd, char **cause);
+/* The cloud's own start of live attempt ATTEMPT_ID, unless one is known
+ * already (BILLED_START 0 writes nothing). */
+int	 store_attempt_set_billed(struct store *, int64_t attempt_id,
+	    int64_t billed_start, char **cause);
+/* The same from E, with what the cloud bills (struct store_end). */
+int	 store_attempt_end_with(struct store *, const struct store_end *e,
+	    char **cause);
 int	 store_attempt_list(struct store *, int64_t job_id, store_attempt_cb,
 	    void *, char **cause);
 /* Attempts not ended, all jobs, by id. */
@@ -442,6 +467,61 @@ int	 store_array_transition(struct store *, int64_t array_id,
  * (< 0: all). Returns the count given to CB. */
 int	 store_task_list(struct store *, int64_t array_id, int from,
 	    int limit, store_job_cb cb, void *arg, char **cause);
+
+/*
+ * Accounting (gpuq history): ended jobs that ended in [SINCE, UNTIL),
+ * ordered by that time and id, each with its attempts in order.
+ */
+struct store_acct_filter {
+	int64_t		 since;		/* 0: from the start */
+	int64_t		 until;		/* 0: to now and on */
+	unsigned	 states;	/* JOB_MASK bits, ended states; 0 any */
+	int		 owner_set;
+	uid_t		 owner;
+	const char	*name;		/* exact name or NULL */
+};
+
+/* One job and one of its attempts (attempt 0: the job has none). */
+struct store_acct_row {
+	int64_t		 job_id;
+	const char	*name;
+	int		 state;
+	uid_t		 owner;
+	const char	*gpu_type;	/* the job's, or NULL */
+	int		 gpu_count;
+	int64_t		 created;
+	int64_t		 ended;		/* when the job ended */
+	int		 attempts;
+	int		 interruptions;
+	int		 failures;
+	int		 exit_code;
+	/* The attempt, when attempt > 0. */
+	int		 attempt;
+	const char	*provider;
+	const char	*region;
+	const char	*zone;		/* or NULL */
+	int		 spot;
+	int		 a_gpu_count;
+	double		 hourly_usd;
+	double		 baseline_hourly_usd;
+	int64_t		 started;	/* gpuqd's clock, 0 never ran */
+	int64_t		 a_ended;
+	int64_t		 billed_start;	/* the cloud's, 0 unknown */
+	int64_t		 billed_end;
+	double		 cost_usd;
+	double		 baseline_usd;
+	int		 end_reason;
+};
+typedef int (*store_acct_cb)(const struct store_acct_row *, void *);
+
+/*
+ * Walk the ended jobs F selects after the key (AFTER_TIME, AFTER_ID), a
+ * row per attempt (borrowed) to CB, stopping after the job at which
+ * LIMIT jobs were given (0: no limit). Returns the number of jobs.
+ */
+int	 store_acct_list(struct store *, const struct store_acct_filter *f,
+	    int64_t after_time, int64_t after_id, int limit, store_acct_cb cb,
+	    void *arg, char **cause);
 
 /* meta key/value. get: new string in *ret, -ENOENT if unset. */
 int	 store_meta_get(struct store *, const char *key, char **ret,

@@ -95,6 +95,19 @@ def plans_in(text):
         walk(v)
 
 
+def saving(cost, baseline):
+    """"$41.20, saved $66.10 (62%) against Vertex AI on-demand", as gpuq
+    prints it (client/fmt.c cli_fmt_saving)."""
+    if not baseline or baseline <= 0:
+        return f"${cost:.2f}"
+    d = baseline - cost
+    if d >= 0:
+        return (f"${cost:.2f}, saved ${d:.2f} ({100 * d / baseline:.0f}%) "
+                f"against Vertex AI on-demand")
+    return (f"${cost:.2f}, ${-d:.2f} ({100 * -d / baseline:.0f}%) more than "
+            f"Vertex AI on-demand")
+
+
 def place(o):
     """'gce/us-central1-a' of an offer or an attempt."""
     return f"{o.get('provider')}/{o.get('zone') or o.get('region')}"
@@ -385,10 +398,12 @@ backoff_max = 5s
     def run(self):
         key = self.start_cloud()
         self.start_daemon(self.write_conf(key))
-        say(wrap("In the tables below AGE and COST count the real seconds "
-                 "gpuqd watched; the simulated cloud's clock runs "
-                 f"{SPEED:.0f}x faster, and the summary at the end prices "
-                 "each attempt by its simulated hours.", ""))
+        say(wrap("In the tables below AGE counts the real seconds gpuqd "
+                 "watched; the simulated cloud's clock runs "
+                 f"{SPEED:.0f}x faster. COST counts ended attempts by the "
+                 "cloud's own clock (a running attempt by gpuqd's, until "
+                 "it ends), and the summary at the end prices each "
+                 "attempt and its saving.", ""))
         self.explained = {}
         actions = self.submit()
         done_actions = set()
@@ -450,43 +465,45 @@ backoff_max = 5s
         jobs = self.jobs()
         resources = self.fake.ctl("/_fake/resources").get("resources", [])
         say(wrap("summary. Each attempt is priced as a cloud bills it: "
-                 "the $/hour gpuqd chose x the hours the simulated cloud "
-                 "ran it, by that cloud's own clock. gpuqd's own count "
-                 "(the COST column) uses the real seconds it watched, "
-                 f"at least a minute per attempt; with time running "
-                 f"{SPEED:.0f}x faster that is far below a real bill.",
-                 ""))
+                 "the $/hour gpuqd chose x the hours the cloud ran it, "
+                 "by the start and end the cloud itself reports (the "
+                 "simulated cloud's clock), as gpuqd recorded them. The "
+                 "saving is against running the same job as an on-demand "
+                 "Vertex AI custom job in its first region for the same "
+                 "time, the way people run it without gpuq.", ""))
         ok = bool(jobs)
-        total = counted = 0.0
+        total = base = 0.0
         for j in jobs:
             show = self.show(j["id"])
             atts = show.get("attempts_list") or []
-            lines, usd = [], 0.0
+            lines = []
             for a in atts:
-                h = self.sim_hours(resources, j, a)
                 what = (f"attempt {a.get('number')} {place(a)} {model(a)}, "
                         f"{a.get('end_reason') or a.get('state')}")
-                if h is None:
-                    what += ", never ran on the simulated cloud"
+                b0, b1 = a.get("billed_start"), a.get("billed_end")
+                if not b0 or not b1:
+                    h = self.sim_hours(resources, j, a)
+                    what += (", never ran on the simulated cloud"
+                             if h is None else ", still running")
                 else:
-                    hourly = a.get("hourly_usd") or 0
-                    usd += h * hourly
-                    what += (f" after {h:.2f} h x ${hourly:.2f}/h = "
-                             f"${h * hourly:.2f}")
+                    h = max(60, b1 - b0) / 3600.0
+                    what += (f" after {h:.2f} h x "
+                             f"${a.get('hourly_usd') or 0:.2f}/h = "
+                             f"${a.get('cost_usd') or 0:.2f}")
                 if a.get("resumed_from"):
                     what += f"; resumed from {a['resumed_from']}"
                 lines.append(wrap("      " + what, "        "))
-            total += usd
-            counted += j.get("cost_usd", 0)
+            cost = j.get("cost_usd", 0)
+            total += cost
+            base += j.get("baseline_usd", 0)
             say(f"  job {j['id']} {j['name']}: {j['state']}, "
-                f"{len(atts)} attempt(s), ${usd:.2f} "
-                f"(gpuqd counted ${j.get('cost_usd', 0):.2f})")
+                f"{len(atts)} attempt(s), "
+                f"{saving(cost, j.get('baseline_usd', 0))}")
             for line in lines:
                 say(line)
             if j["state"] != "succeeded":
                 ok = False
-        say(f"  all jobs: ${total:.2f} at simulated hours "
-            f"(gpuqd counted ${counted:.2f} in real seconds)")
+        say(f"  all jobs: {saving(total, base)}")
         return ok
 
     def log_tail(self, n=20):

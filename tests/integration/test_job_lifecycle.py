@@ -79,14 +79,25 @@ def test_whole_life(cloud, provider):
     c.check(a["hourly_usd"] > 0, "hourly_usd %r" % a["hourly_usd"], jid)
     c.check(a["started"] and a["ended"] >= a["started"],
             "started %r ended %r" % (a["started"], a["ended"]), jid)
-    # Billed from started to ended, at least a minute (Compute Engine's
-    # minimum; daemon/cost.h).
-    billed = max(a["ended"] - a["started"], 60)
+    # Billed by the cloud's own clock: the start and end the service
+    # reports for the resource (the fake's simulated clock, SPEED times
+    # gpuqd's), at least a minute (daemon/cost.h, doc/DESIGN.md
+    # "Accounting").
+    [r0] = the_resource(c, jid)
+    c.check(abs(a["billed_start"] - r0["started"]) <= 1 and
+            abs(a["billed_end"] - r0["ended"]) <= 1,
+            "billed %r..%r, the fake ran it %r..%r" % (
+                a["billed_start"], a["billed_end"], r0["started"],
+                r0["ended"]), jid)
+    billed = max(a["billed_end"] - a["billed_start"], 60)
     want = a["hourly_usd"] * billed / 3600.0
-    slack = max(0.25 * want, a["hourly_usd"] * 2 / 3600.0)
-    c.check(a["cost_usd"] > 0 and abs(a["cost_usd"] - want) <= slack,
+    c.check(a["cost_usd"] > 0 and abs(a["cost_usd"] - want) <= 1e-9 * want,
             "attempt cost %r, hourly %r x %ss = %r" % (
                 a["cost_usd"], a["hourly_usd"], billed, want), jid)
+    c.check(a["baseline_hourly_usd"] > 0 and abs(
+        a["baseline_usd"] - a["baseline_hourly_usd"] * billed / 3600.0) <=
+        1e-9 * a["baseline_usd"], "baseline %r at %r/h for %ss" % (
+            a["baseline_usd"], a["baseline_hourly_usd"], billed), jid)
     c.check(abs(job["cost_usd"] - a["cost_usd"]) < 1e-6,
             "job cost %r != attempt cost %r" % (job["cost_usd"],
                                                 a["cost_usd"]), jid)

@@ -390,7 +390,8 @@ def test_completion_commands():
                     "pi") == ["ping"]
     assert complete("/nonexistent/gpuq", "-s", "/tmp/x.sock", "-t", "5s",
                     "pi") == ["ping"]
-    assert complete("/nonexistent/gpuq", "help", "h") == ["hold", "help"]
+    assert complete("/nonexistent/gpuq", "help", "h") == ["history", "hold",
+                                                          "help"]
     assert complete("/nonexistent/gpuq", "help", "hold", "") == []
 
 
@@ -459,6 +460,11 @@ def test_completion_values():
     assert complete("gpuq", "submit", "--name", "") == []
     assert complete("gpuq", "--timeout", "") == []
     assert complete("gpuq", "status", "-u", "roo") == ["root"]
+    assert complete("gpuq", "history", "--by", "") == [
+        "user", "gpu", "service", "day"]
+    assert complete("gpuq", "history", "--since", "") == []
+    assert complete("gpuq", "wait", "--timeout", "") == []
+    assert complete("gpuq", "submit", "--w") == ["--wait"]
 
 
 def test_completion_states_match_store():

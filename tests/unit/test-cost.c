@@ -146,6 +146,35 @@ test_cost_attempt(void **state)
 	assert_float_equal(cost_attempt(3.6, 1000, 900), 0.06, EPS);
 }
 
+/*
+ * Billed seconds: the cloud's own start and end when it gave both
+ * (whatever gpuqd's clock saw: the simulated cloud runs 100x faster),
+ * else what gpuqd watched; at least a minute for a run that started.
+ */
+static void
+test_cost_billed_sec(void **state)
+{
+	/* The cloud's clock wins over gpuqd's 6 s. */
+	assert_int_equal(cost_billed_sec(5000, 5600, 1000, 1006), 600);
+	/* Under a minute is a minute. */
+	assert_int_equal(cost_billed_sec(5000, 5010, 1000, 1006), 60);
+	/* No cloud end (deleted, lost): gpuqd's observation. */
+	assert_int_equal(cost_billed_sec(5000, 0, 1000, 1300), 300);
+	assert_int_equal(cost_billed_sec(0, 0, 1000, 1300), 300);
+	/* An end before the start is no figure: gpuqd's. */
+	assert_int_equal(cost_billed_sec(5000, 4000, 1000, 1300), 300);
+	/* Never ran: nothing, not a minute. */
+	assert_int_equal(cost_billed_sec(0, 0, 0, 0), 0);
+	/* Seen started by the cloud only, ended at once: the minimum. */
+	assert_int_equal(cost_billed_sec(5000, 0, 0, 0), 60);
+	assert_float_equal(cost_of(2.4, 600), 0.4, EPS);
+	assert_float_equal(cost_of(2.4, 0), 0, EPS);
+	assert_float_equal(cost_of(0, 600), 0, EPS);
+	/* The baseline is the same seconds at Vertex AI's hourly price. */
+	assert_float_equal(cost_of(0.6746, cost_billed_sec(100, 3700, 1, 2)),
+	    0.6746, EPS);
+}
+
 /* Retry delays double up to the cap; jitter takes at most a quarter. */
 static void
 test_cost_backoff(void **state)
@@ -174,6 +203,7 @@ main(void)
 		cmocka_unit_test(test_cost_rank_ties),
 		cmocka_unit_test(test_cost_rank_sort),
 		cmocka_unit_test(test_cost_attempt),
+		cmocka_unit_test(test_cost_billed_sec),
 		cmocka_unit_test(test_cost_backoff),
 	};
 

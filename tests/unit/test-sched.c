@@ -35,6 +35,7 @@
 #include "daemon/sched.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp.h"
+#include "providers/gcp/price.h"
 #include "providers/gcp/quota.h"
 #include "providers/provider.h"
 #include "store/store.h"
@@ -279,6 +280,37 @@ test_sched_plan_lambda_learnt(void **state)
 	json_decref(p);
 }
 
+static int
+first_attempt(const struct store_attempt *a, void *arg)
+{
+	*(struct store_attempt **)arg = store_attempt_copy(a);
+	return 1;
+}
+
+/*
+ * The attempt keeps what the job would cost an hour as an on-demand
+ * Vertex AI custom job of its shape in its first region (us-central1,
+ * the first of gpuqd's by name): the catalog's Vertex GPU and host
+ * prices (doc/DESIGN.md "Accounting").
+ */
+static void
+assert_baseline(struct t *t, int64_t id)
+{
+	struct price		*pr = gcp_price(cloud_gcp(t->cloud));
+	struct store_attempt	*a = NULL;
+	double			 gpu, host;
+
+	(void)store_attempt_list(t->store, id, first_attempt, &a, NULL);
+	assert_non_null(a);
+	assert_int_equal(price_gpu_hourly(pr, GCP_SERVICE_VERTEX,
+	    "us-central1", "nvidia-tesla-t4", 1, 0, &gpu), 0);
+	assert_int_equal(price_host_hourly(pr, GCP_SERVICE_VERTEX,
+	    "us-central1", a->machine_type, 0, &host), 0);
+	assert_true(gpu + host > a->hourly_usd);
+	assert_float_equal(a->baseline_hourly_usd, gpu + host, 1e-9);
+	store_attempt_free(a);
+}
+
 /* A job launches on the cheapest offer, with the contract's names. */
 static void
 test_sched_launch(void **state)
@@ -322,6 +354,7 @@ test_sched_launch(void **state)
 	assert_null(j->why);
 	store_job_free(j);
 	json_decref(p);
+	assert_baseline(t, id);
 }
 
 /*

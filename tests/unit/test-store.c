@@ -1110,6 +1110,131 @@ launching_one(struct store *st, const char *name, int64_t *ret_attempt)
 	return id;
 }
 
+/* Collects what store_acct_list gives. */
+struct acct_seen {
+	int64_t		 ids[16];
+	int		 attempts[16];
+	double		 cost, baseline;
+	int64_t		 billed;
+	int		 n;
+};
+
+static int
+acct_collect(const struct store_acct_row *r, void *arg)
+{
+	struct acct_seen	*c = arg;
+
+	assert_true(c->n < 16);
+	c->ids[c->n] = r->job_id;
+	c->attempts[c->n++] = r->attempt;
+	c->cost += r->cost_usd;
+	c->baseline += r->baseline_usd;
+	c->billed += r->billed_end - r->billed_start;
+	return 0;
+}
+
+/*
+ * An attempt's end keeps the cloud's billed start and end and its
+ * baseline, adds the baseline to the job; the history walk gives ended
+ * jobs by end time with their attempts, filtered and paged.
+ */
+static void
+test_store_acct(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_acct_filter f;
+	struct store_attempt	 a, *att[16] = { NULL };
+	struct store_end	 e;
+	struct store_job	*j;
+	struct acct_seen	 seen;
+	int64_t			 id1, id2, id3;
+
+	id1 = insert_one(fx->st, "one", 0);
+	fill_attempt(&a, id1, 1);
+	a.baseline_hourly_usd = 3.6;
+	assert_int_equal(store_attempt_insert(fx->st, &a, NULL), 0);
+	assert_int_equal(store_attempt_set_billed(fx->st, a.id, 50000, NULL),
+	    0);
+	/* Once known, the start stays. */
+	assert_int_equal(store_attempt_set_billed(fx->st, a.id, 50001, NULL),
+	    0);
+	memset(&e, 0, sizeof e);
+	e.attempt_id = a.id;
+	e.when = 2000;
+	e.reason = END_PREEMPTED;
+	e.exit_code = -1;
+	e.cost_usd = 0.5;
+	e.billed_end = 53600;
+	e.baseline_usd = 3.6;
+	assert_int_equal(store_attempt_end_with(fx->st, &e, NULL), 0);
+	assert_int_equal(store_attempt_list(fx->st, id1, copy_attempt, att,
+	    NULL), 1);
+	assert_int_equal(att[0]->billed_start, 50000);
+	assert_int_equal(att[0]->billed_end, 53600);
+	assert_float_equal(att[0]->baseline_hourly_usd, 3.6, 1e-9);
+	assert_float_equal(att[0]->baseline_usd, 3.6, 1e-9);
+	store_attempt_free(att[0]);
+	assert_int_equal(store_job_transition(fx->st, id1, JOB_MASK_ALL,
+	    JOB_FAILED, "failed", NULL, NULL), 0);
+	assert_int_equal(store_job_get(fx->st, id1, &j, NULL), 0);
+	assert_float_equal(j->baseline_usd, 3.6, 1e-9);
+	assert_float_equal(j->cost_usd, 0.5, 1e-9);
+	store_job_free(j);
+
+	id2 = insert_one(fx->st, "two", 0);	/* ended without attempts */
+	assert_int_equal(store_job_transition(fx->st, id2, JOB_MASK_ALL,
+	    JOB_CANCELLED, "cancelled", NULL, NULL), 0);
+	id3 = insert_one(fx->st, "three", 0);	/* live: never listed */
+	(void)id3;
+
+	memset(&f, 0, sizeof f);
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 0, acct_collect,
+	    &seen, NULL), 2);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.ids[0], id1);
+	assert_int_equal(seen.attempts[0], 1);
+	assert_int_equal(seen.ids[1], id2);
+	assert_int_equal(seen.attempts[1], 0);
+	assert_float_equal(seen.cost, 0.5, 1e-9);
+	assert_float_equal(seen.baseline, 3.6, 1e-9);
+	assert_int_equal(seen.billed, 3600);
+
+	/* A page of one, then the rest after its key. */
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 1, acct_collect,
+	    &seen, NULL), 1);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(store_job_get(fx->st, id1, &j, NULL), 0);
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(store_acct_list(fx->st, &f, j->updated, id1, 1,
+	    acct_collect, &seen, NULL), 1);
+	assert_int_equal(seen.ids[0], id2);
+	store_job_free(j);
+
+	/* Filters: state, name, owner, time. */
+	f.states = JOB_MASK(JOB_CANCELLED);
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 0, acct_collect,
+	    &seen, NULL), 1);
+	assert_int_equal(seen.ids[0], id2);
+	f.states = 0;
+	f.name = "one";
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 0, acct_collect,
+	    &seen, NULL), 1);
+	assert_int_equal(seen.ids[0], id1);
+	f.name = NULL;
+	f.owner_set = 1;
+	f.owner = 4242;
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 0, acct_collect,
+	    &seen, NULL), 0);
+	f.owner_set = 0;
+	f.since = time(NULL) + 3600;
+	assert_int_equal(store_acct_list(fx->st, &f, 0, 0, 0, acct_collect,
+	    &seen, NULL), 0);
+}
+
 /*
  * store_job_requeue: the attempt's end, the job's move to queued, its
  * backoff and why, in one transaction; an attempt already ended is
@@ -1993,6 +2118,11 @@ test_store_query_plans(void **state)
 	plan = explain(st, st->stmt[STMT_SPOT_HISTORY]);
 	assert_non_null(strstr(plan, "attempts_spot (ended>?)"));
 	free(plan);
+	/* History walks the ended jobs by end time, attempts by key. */
+	assert_plan(st, st->stmt[STMT_HISTORY],
+	    "SEARCH j USING INDEX jobs_history (updated>? AND updated<?)");
+	assert_plan(st, st->stmt[STMT_HISTORY],
+	    "SEARCH a USING INDEX sqlite_autoindex_attempts_1 (job_id=?)");
 
 	/* No statement walks a whole table without an index. */
 	for (i = 0; i < STMT_COUNT; i++) {
@@ -2183,6 +2313,7 @@ main(void)
 		T(test_store_full),
 		TN(test_store_crash_safety),
 		T(test_store_query_plans),
+		T(test_store_acct),
 		cmocka_unit_test(test_store_names),
 	};
 
