@@ -244,16 +244,34 @@ gce_exit_number(const char *s)
 }
 
 /*
- * Why a stopped VM stopped. What the guest reported wins, since it knows
- * best; otherwise the system operation that stopped it (C.4):
+ * Did the system stop the VM under the job (C.4)? A preemption or a host
+ * event sends the guest an ACPI shutdown and ~30 s later cuts it off, so
+ * the container is stopped by a signal and the guest may still report
+ * 143 or 137 -- or 0, when the training catches SIGTERM, saves a
+ * checkpoint and exits cleanly. Either way the work is not done: such an
+ * operation wins over any exit code the guest reported.
+ */
+static int
+gce_system_stop(const char *op_type)
+{
+	return op_type != NULL && (strcmp(op_type,
+	    "compute.instances.preempted") == 0 || strcmp(op_type,
+	    "compute.instances.terminateOnHostMaintenance") == 0 ||
+	    strcmp(op_type, "compute.instances.hostError") == 0);
+}
+
+/*
+ * Why a stopped VM stopped. A system operation that stopped it wins (see
+ * gce_system_stop()); then what the guest reported; then the other
+ * operations (C.4):
  *
+ *   compute.instances.preempted               PREEMPTED
+ *   ...terminateOnHostMaintenance, hostError  MAINTENANCE
  *   guest gpuq/exit-code 0                    SUCCEEDED
  *   guest gpuq/exit-code N, gpuq/limit set    ERROR: max_runtime was hit
  *   guest gpuq/exit-code N                    FAILED, exit N
  *   guest gpuq/error (script could not run)   LOST: no driver, no docker,
  *                                             no metadata; a new VM may do
- *   compute.instances.preempted               PREEMPTED
- *   ...terminateOnHostMaintenance, hostError  MAINTENANCE
  *   compute.instances.guestTerminate          LOST: the VM shut down
  *                                             without reporting
  *   stop, delete (gpuq's own calls)           CANCELLED
@@ -269,6 +287,10 @@ gce_stopped_map(json_t *guest, const char *op_type, struct prov_observed *o,
 	code = gce_exit_number(gce_guest_value(guest, "exit-code"));
 	limit = gce_guest_value(guest, "limit");
 	err = gce_guest_value(guest, "error");
+	if (gce_system_stop(op_type)) {
+		code = -1;	/* the shutdown's, not the job's */
+		err = limit = NULL;
+	}
 	if (code == 0)
 		o->state = PROV_SUCCEEDED;
 	else if (code > 0 && limit != NULL) {
@@ -760,7 +782,7 @@ gce_follow_on_ops_done(const struct gcp_error *err, void *arg)
 }
 
 /*
- * No word from the guest: find the operation that stopped the VM. One
+ * Find the operation that stopped the VM. One
  * zoneOperations.list filtered on the VM's targetLink (the fake, like
  * AIP-160 filters in general, has no OR over operation types, so the
  * type is picked here: the newest stop-type operation).
@@ -786,28 +808,6 @@ gce_follow_ops(struct gce_follow *gf)
 		gce_follow_fail(gf, strerror(-rc));
 }
 
-/* Does the guest's answer say how the job ended? */
-static int
-gce_guest_says(json_t *guest)
-{
-	json_t		*it;
-	const char	*k, *vk;
-	size_t		 i;
-
-	vk = json_string_value(json_object_get(guest, "variableKey"));
-	if (vk != NULL && (strcmp(vk, "gpuq/exit-code") == 0 ||
-	    strcmp(vk, "gpuq/error") == 0))
-		return 1;
-	json_array_foreach(json_object_get(json_object_get(guest,
-	    "queryValue"), "items"), i, it) {
-		k = json_string_value(json_object_get(it, "key"));
-		if (k != NULL && (strcmp(k, "exit-code") == 0 ||
-		    strcmp(k, "error") == 0))
-			return 1;
-	}
-	return 0;
-}
-
 static void
 gce_follow_on_guest(const struct http_resp *resp, void *arg)
 {
@@ -819,10 +819,9 @@ gce_follow_on_guest(const struct http_resp *resp, void *arg)
 		gce_follow_fail(gf, gcp_error_kind_name(resp->err.kind));
 		return;
 	}
-	if (gce_guest_says(gf->guest))
-		gce_follow_end(gf);
-	else
-		gce_follow_ops(gf);
+	/* The zone operations are read even when the guest reported: a
+	 * preemption wins over its exit code (gce_system_stop()). */
+	gce_follow_ops(gf);
 }
 
 /* A stopped VM: report it from the cache, or look into it. */

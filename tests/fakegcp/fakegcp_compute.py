@@ -231,6 +231,12 @@ class Instance(Resource):
             r.stop(t, reason)
         self.system_op(op_type, t)
         self.status = "STOPPING"
+        if self.runs and ("gpuq", "exit-code") not in self.guest:
+            # The guest gets an ACPI shutdown and ~30 s: docker stops the
+            # container with SIGTERM and the startup script reports what
+            # it saw, 143, before the VM is cut off (Compute Engine
+            # "Preemption process").  The operation says what happened.
+            self.guest[("gpuq", "exit-code")] = "143"
         sched = self.body.get("scheduling") or {}
         delete = sched.get("instanceTerminationAction") == "DELETE" and \
             reason == "preempted"

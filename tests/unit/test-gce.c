@@ -387,6 +387,54 @@ test_gce_map_system_events(void **state)
 	json_decref(i);
 }
 
+/*
+ * A preemption or host event wins over any exit code the guest reported
+ * during the ~30 s shutdown: 143 (SIGTERM), 137 (SIGKILL), even 0 from a
+ * job that saved a checkpoint on SIGTERM. gpuq's own stop does not.
+ */
+static void
+test_gce_map_preemption_wins(void **state)
+{
+	static const char *const codes[] = { "143", "137", "0", "1" };
+	char			 guest[256];
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+	size_t			 k;
+
+	(void)state;
+	for (k = 0; k < sizeof codes / sizeof codes[0]; k++) {
+		(void)snprintf(guest, sizeof guest,
+		    GUEST(ITEM("exit-code", "%s")), codes[k]);
+		assert_int_equal(map(INST("TERMINATED", STOPPED), guest,
+		    "compute.instances.preempted", &i, &g, &o, &t), 0);
+		assert_int_equal(o.state, PROV_PREEMPTED);
+		assert_int_equal(o.exit_code, -1);
+		json_decref(i);
+		json_decref(g);
+		assert_int_equal(map(INST("TERMINATED", STOPPED), guest,
+		    "compute.instances.hostError", &i, &g, &o, &t), 0);
+		assert_int_equal(o.state, PROV_MAINTENANCE);
+		json_decref(i);
+		json_decref(g);
+	}
+	/* The guest's own power-off after the job: its exit code stands. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "143")),
+	    "compute.instances.guestTerminate", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 143);
+	json_decref(i);
+	json_decref(g);
+	/* An error report loses to a preemption too. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("error", "no working NVIDIA driver")),
+	    "compute.instances.preempted", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	json_decref(i);
+	json_decref(g);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -402,6 +450,7 @@ main(void)
 		cmocka_unit_test(test_gce_map_live),
 		cmocka_unit_test(test_gce_map_exit_codes),
 		cmocka_unit_test(test_gce_map_system_events),
+		cmocka_unit_test(test_gce_map_preemption_wins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
