@@ -409,6 +409,7 @@ class Batch:
 
     def list(self, req):
         p, r = self._parent(req)
+        paging.refuse_hyphen_label(self.f, req)
         raw = req.q.get("orderBy", "")
         order = self.ORDERS.get(" ".join(raw.split()).lower())
         if order is None:

@@ -312,6 +312,7 @@ class Vertex:
     def list(self, req):
         """Newest first."""
         p, r = self._parent(req)
+        paging.refuse_hyphen_label(self.f, req)
         page, nxt = paging.scan_page(
             req, [(0, self.f.vertex.index("create", (p, r)))],
             paging.page_size(req, "pageSize", 100, 100),
