@@ -64,6 +64,8 @@ struct quota_entry {
 	double			 limit, usage;
 	double			 others;	/* Vertex: GPUs held by jobs
 						   not of this install */
+	int			 family;	/* Compute: a limit read from
+						   Cloud Quotas (GA.5) */
 	double			 reserved;	/* launches deciding */
 	double			 committed;	/* launched, not yet read */
 	uint64_t		 committed_at;	/* uv_now of last commit */
@@ -98,6 +100,7 @@ enum quota_req_kind {
 	QR_ZONES,
 	QR_VERTEX,
 	QR_VERTEX_JOBS,
+	QR_FAMILY,
 };
 
 static const char *const quota_req_names[] = {
@@ -105,6 +108,7 @@ static const char *const quota_req_names[] = {
 	"Compute Engine region quotas", "Compute Engine accelerator types",
 	"Compute Engine zones", "Vertex AI quotas (Cloud Quotas)",
 	"Vertex AI custom jobs holding GPUs",
+	"Compute Engine family quotas (Cloud Quotas)",
 };
 
 /* One request chain (all pages of one list). */
@@ -315,6 +319,7 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 		e = quota_get(q, QC_COMPUTE, name, m);
 		e->known = 1;
 		e->seen = 1;
+		e->family = 0;		/* regions.get knows usage too */
 		e->limit = json_number_value(json_object_get(x, "limit"));
 		e->usage = json_number_value(json_object_get(x, "usage"));
 		e->fetched_at = now;
@@ -323,7 +328,7 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 	}
 	for (i = 0; i < q->ne; i++)
 		if (q->e[i].cls == QC_COMPUTE && !q->e[i].seen &&
-		    strcmp(q->e[i].region, name) == 0)
+		    !q->e[i].family && strcmp(q->e[i].region, name) == 0)
 			q->e[i].known = 0;
 }
 
@@ -604,6 +609,120 @@ quota_regions_missing(struct quota *q, uint64_t started)
 }
 
 /*
+ * Compute Engine quotas published only in Cloud Quotas, by family (DESIGN
+ * GA.5): the GPUs of H100, H200, B200 (gpu_family NVIDIA_H100, ...) and
+ * the vCPUs of the A3, A4 and G2 series (vm_family A3, ...), which
+ * regions.get does not report. Their limits become the Compute metrics
+ * the scheduler asks for: NVIDIA_H100_GPUS, PREEMPTIBLE_NVIDIA_H100_GPUS,
+ * A3_CPUS. Cloud Quotas gives no usage: what gpuq launched is held in
+ * flight until the daemon's books count it, and a launch refused for quota makes
+ * that place wait a quota TTL; the daemon reports the GPUs its own live
+ * attempts hold (quota_set_usage()), as for Vertex AI.
+ */
+static const char *const quota_family_ids[] = {
+	"GPUS-PER-GPU-FAMILY-per-project-region",
+	"PREEMPTIBLE-GPUS-PER-GPU-FAMILY-per-project-region",
+	"CPUS-PER-VM-FAMILY-per-project-region",
+};
+
+/* The metric name for FAMILY under quota id QID. New string or NULL. */
+static char *
+quota_family_metric(const char *qid, const char *family)
+{
+	if (strcmp(qid, quota_family_ids[0]) == 0)
+		return xprintf("%s_GPUS", family);
+	if (strcmp(qid, quota_family_ids[1]) == 0)
+		return xprintf("PREEMPTIBLE_%s_GPUS", family);
+	if (strcmp(qid, quota_family_ids[2]) == 0)
+		return xprintf("%s_CPUS", family);
+	return NULL;
+}
+
+/* The family quota id METRIC's limit comes from, or NULL. */
+static const char *
+quota_family_of(const char *metric)
+{
+	size_t	n = strlen(metric);
+
+	if (n > 5 && strcmp(metric + n - 5, "_CPUS") == 0)
+		return quota_family_ids[2];
+	if (n <= 5 || strcmp(metric + n - 5, "_GPUS") != 0)
+		return NULL;
+	return strncmp(metric, "PREEMPTIBLE_", 12) == 0 ?
+	    quota_family_ids[1] : quota_family_ids[0];
+}
+
+/* Set the family limit of METRIC in REGION unless regions.get gave it. */
+static void
+quota_set_family_limit(struct quota *q, const char *region,
+    const char *metric, int64_t value, int explicit)
+{
+	struct quota_entry	*e;
+
+	if (value < 0 || !gcp_conf_has_region(q->conf, region))
+		return;
+	e = quota_get(q, QC_COMPUTE, region, metric);
+	if (e->known && (!e->family || (e->family == 2 && !explicit)))
+		return;		/* regions.get, or an explicit value */
+	if (!e->known)
+		e->usage = 0;	/* until the daemon's books say */
+	e->known = 1;
+	e->committed = 0;	/* the books (quota_set_usage()) count them */
+	e->family = explicit ? 2 : 1;
+	e->limit = (double)value;
+	e->fetched_at = time(NULL);
+}
+
+/* One family QuotaInfo: per-region values first, then the defaults. */
+static void
+quota_apply_family(struct quota *q, json_t *info)
+{
+	const char	*qid, *region, *fam;
+	json_t		*d, *dims, *l;
+	char		*metric;
+	size_t		 i, j;
+	int		 pass;
+
+	qid = json_string_value(json_object_get(info, "quotaId"));
+	if (qid == NULL)
+		return;
+	/* This reading replaces the last: its explicit values may go. */
+	for (i = 0; i < q->ne; i++)
+		if (q->e[i].cls == QC_COMPUTE && q->e[i].family &&
+		    quota_family_of(q->e[i].metric) != NULL &&
+		    strcmp(quota_family_of(q->e[i].metric), qid) == 0)
+			q->e[i].family = 1;
+	for (pass = 0; pass < 2; pass++) {
+		json_array_foreach(json_object_get(info, "dimensionsInfos"),
+		    i, d) {
+			dims = json_object_get(d, "dimensions");
+			fam = json_string_value(json_object_get(dims,
+			    "gpu_family"));
+			if (fam == NULL)
+				fam = json_string_value(json_object_get(dims,
+				    "vm_family"));
+			region = json_string_value(json_object_get(dims,
+			    "region"));
+			if (fam == NULL || (pass == 0) != (region != NULL) ||
+			    (metric = quota_family_metric(qid, fam)) == NULL)
+				continue;
+			if (region != NULL)
+				quota_set_family_limit(q, region, metric,
+				    quota_dim_value(d), 1);
+			else
+				json_array_foreach(json_object_get(d,
+				    "applicableLocations"), j, l)
+					if (json_is_string(l))
+						quota_set_family_limit(q,
+						    json_string_value(l),
+						    metric,
+						    quota_dim_value(d), 0);
+			free(metric);
+		}
+	}
+}
+
+/*
  * The project's Vertex AI custom jobs in REGION that hold GPUs (DESIGN
  * GB.3): customJobs.list filtered on the states in which Vertex has
  * provisioned the workers (a QUEUED job waits for quota and holds none),
@@ -709,6 +828,10 @@ quota_on_answer(const struct http_resp *r, void *arg)
 		quota_maybe_free(q);
 		return;
 	}
+	if (rq->kind == QR_FAMILY && r->err.kind == GCP_ERR_NOT_FOUND) {
+		quota_chain_done(q, rq);	/* the project has none */
+		return;
+	}
 	if (r->status != 200 || !json_is_object(r->json)) {
 		if (q->error == NULL) {
 			text = gcp_error_text(&r->err);
@@ -746,6 +869,9 @@ quota_on_answer(const struct http_resp *r, void *arg)
 		json_array_foreach(items, i, x)
 			quota_apply_info(q, x);
 		break;
+	case QR_FAMILY:
+		quota_apply_family(q, r->json);
+		break;
 	case QR_VERTEX_JOBS:
 		items = json_object_get(r->json, "customJobs");
 		json_array_foreach(items, i, x)
@@ -754,7 +880,7 @@ quota_on_answer(const struct http_resp *r, void *arg)
 	}
 	tok = json_string_value(json_object_get(r->json, "nextPageToken"));
 	if (tok != NULL && *tok != '\0' && rq->kind != QR_PROJECT &&
-	    rq->kind != QR_REGION_GET) {
+	    rq->kind != QR_REGION_GET && rq->kind != QR_FAMILY) {
 		quota_req_send(rq, tok);
 		return;
 	}
@@ -827,6 +953,12 @@ quota_req_send(struct quota_req *rq, const char *token)
 	case QR_VERTEX_JOBS:
 		url = quota_vertex_jobs_url(q, rq->region);
 		break;
+	case QR_FAMILY:
+		url = gcp_url(q->conf, GCP_API_QUOTAS, NULL,
+		    "projects/%s/locations/global/services/"
+		    "compute.googleapis.com/quotaInfos/%s?fields=quotaId,"
+		    "dimensionsInfos", p, rq->region);
+		break;
 	case QR_VERTEX:
 		n = http_page_size(q->http, QUOTA_INFOS_PAGE);
 		url = gcp_url(q->conf, GCP_API_QUOTAS, NULL,
@@ -845,7 +977,8 @@ quota_req_send(struct quota_req *rq, const char *token)
 	memset(&req, 0, sizeof req);
 	req.url = url;
 	req.flags = HTTP_AUTH;
-	req.api = rq->kind == QR_VERTEX ? GCP_API_QUOTAS :
+	req.api = rq->kind == QR_VERTEX || rq->kind == QR_FAMILY ?
+	    GCP_API_QUOTAS :
 	    rq->kind == QR_VERTEX_JOBS ? GCP_API_VERTEX : GCP_API_COMPUTE;
 	rc = http_request_start(q->http, &req, quota_on_answer, rq);
 	free(url);
@@ -901,8 +1034,13 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 		q->round = 1;
 		starting = 1;
 		if (compute) {
-			if (force || quota_region_due(q, QUOTA_GLOBAL, now))
+			if (force || quota_region_due(q, QUOTA_GLOBAL, now)) {
 				quota_chain_start(q, QR_PROJECT, NULL);
+				for (i = 0; i < sizeof quota_family_ids /
+				    sizeof quota_family_ids[0]; i++)
+					quota_chain_start(q, QR_FAMILY,
+					    quota_family_ids[i]);
+			}
 			if (q->conf->nregions > 0 &&
 			    q->conf->nregions <= QUOTA_REGION_GETS) {
 				for (i = 0; i < q->conf->nregions; i++)
@@ -1173,6 +1311,8 @@ quota_set_usage(struct quota *q, enum gcp_service svc, const char *region,
 	struct quota_entry	*e, *any;
 
 	e = quota_get(q, quota_class_of(svc), region, metric);
+	if (e->cls == QC_COMPUTE && !e->family)
+		return;		/* regions.get reports usage itself */
 	if (!e->known && svc == GCP_SERVICE_VERTEX &&
 	    (any = quota_find(q, QC_VERTEX, QUOTA_ANY_REGION, metric)) !=
 	    NULL && any->known) {

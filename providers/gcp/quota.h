@@ -136,7 +136,9 @@ void	 quota_commit(struct quota *, enum gcp_service, const char *region,
 /* The daemon's install id: Vertex jobs labelled gpuq-install=INSTALL
  * are counted by quota_set_usage(), every other job from the listing. */
 void	 quota_set_install(struct quota *, const char *install);
-/* Vertex usage of METRIC in REGION, from the daemon's books. */
+/* Usage of METRIC in REGION, from the daemon's books: Vertex AI's, and
+ * Compute's family quotas read from Cloud Quotas (H100, H200, B200), which
+ * have no usage; other Compute metrics come with usage and ignore it. */
 void	 quota_set_usage(struct quota *, enum gcp_service, const char *region,
 	    const char *metric, double usage);
 

@@ -108,8 +108,14 @@ GPUS = {
                  pquota=None, vq="b200", sku="Nvidia B200",
                  vsku="NVIDIA B200", desc="NVIDIA B200"),
 }
+# GPU families whose quota Compute Engine publishes only in Cloud Quotas
+# (quota id GPUS-PER-GPU-FAMILY-per-project-region, dimension gpu_family;
+# DESIGN GA.5), not as a regions.get metric.
+GPU_FAMILY = {"H100": "NVIDIA_H100", "H100-MEGA": "NVIDIA_H100_MEGA",
+              "H200": "NVIDIA_H200", "B200": "NVIDIA_B200"}
 for _k, _g in GPUS.items():
     _g["sky"] = _k
+    _g["family"] = GPU_FAMILY.get(_k)
     if "pquota" not in _g:
         _g["pquota"] = "PREEMPTIBLE_" + _g["quota"]
 BY_TYPE = {g["type"]: g for g in GPUS.values()}

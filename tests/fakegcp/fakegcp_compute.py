@@ -152,6 +152,9 @@ class Instance(Resource):
         (fakegcp_quota.py)."""
         return self.vcpus, 1
 
+    def machine_name(self):
+        return (self.body.get("machineType") or "").rsplit("/", 1)[-1]
+
     def system_op(self, op_type, t):
         """A DONE Operation by "system" about this VM (preemption, host
         maintenance, host error, guest shutdown)."""
@@ -588,7 +591,8 @@ class Compute:
         opsec = f.cfg["op_seconds"]
         op = Operation(f, p, z, "insert", link, now, now + opsec * 0.25,
                        now + opsec, request_id=rid)
-        quota = f.compute_quota_check(p, region, gpu, count, info[0], spot)
+        quota = f.compute_quota_check(p, region, gpu, count, info[0], spot,
+                                      mt.rsplit("/", 1)[-1])
         if quota and f.cfg["compute_quota_error"] != "operation":
             msg, metric, lim, qreg = quota
             raise ApiError(403, msg, "quotaExceeded")
