@@ -832,6 +832,17 @@ quota_on_answer(const struct http_resp *r, void *arg)
 		quota_chain_done(q, rq);	/* the project has none */
 		return;
 	}
+	if (rq->kind == QR_VERTEX_JOBS && (r->status != 200 ||
+	    !json_is_object(r->json))) {
+		/* Others' jobs keep their last count; the round's error is
+		 * left to the readings of limits, which say more. */
+		text = gcp_error_text(&r->err);
+		log_warnx("quota: %s for %s: %s", quota_req_names[rq->kind],
+		    rq->region, text);
+		free(text);
+		quota_chain_done(q, rq);
+		return;
+	}
 	if (r->status != 200 || !json_is_object(r->json)) {
 		if (q->error == NULL) {
 			text = gcp_error_text(&r->err);
