@@ -212,8 +212,27 @@ class Instance(Resource):
         if env is not None:
             self.new_run(env).start(t)
 
+    def exit_object(self):
+        """The gpuq-job's exit_object as (bucket, name), or None."""
+        for it in (self.body.get("metadata") or {}).get("items") or []:
+            if it.get("key") == "gpuq-job":
+                try:
+                    uri = json.loads(it.get("value") or "{}").get(
+                        "exit_object")
+                except (ValueError, AttributeError):
+                    return None
+                if isinstance(uri, str) and uri.startswith("gs://"):
+                    b, _, n = uri[5:].partition("/")
+                    return (b, n) if b and n else None
+        return None
+
     def on_run_end(self, t, code):
         self.exit_code = code
+        eo = self.exit_object()
+        if eo:
+            # what gce-startup.sh writes before the guest attribute
+            self.fake.storage_put(eo[0], eo[1], json.dumps(
+                {"exit-code": str(code)}).encode(), t, "application/json")
         self.guest[("gpuq", "exit-code")] = str(code)
         self.system_op("compute.instances.guestTerminate",
                                     t)
@@ -722,6 +741,14 @@ class Compute:
 
     def guest_attributes(self, req):
         inst = self._inst(req)
+        if not self.f.cfg["guest_attributes_after_stop"] and \
+                inst.status in ("TERMINATED", "STOPPED", "SUSPENDED"):
+            # unsettled (DESIGN GC.6): attributes gone with the stop
+            raise not_found("projects/%s/zones/%s/instances/%s/"
+                            "guestAttributes/%s" % (
+                                inst.project, inst.zone, inst.name,
+                                req.q.get("queryPath") or
+                                req.q.get("variableKey") or ""))
         qp = req.q.get("queryPath")
         vk = req.q.get("variableKey")
         base = {"kind": "compute#guestAttributes",

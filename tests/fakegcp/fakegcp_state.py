@@ -45,6 +45,9 @@ DEFAULT_CFG = {
     # (labels.gpuq-install="x") refused with 400 INVALID_ARGUMENT, as
     # they may be (issue 15 item 8: unsettled, so off by default)
     "refuse_hyphen_label_filter": False,
+    # guest attributes still readable once the VM has stopped (unsettled,
+    # DESIGN GC.6); false: getGuestAttributes of a stopped VM is 404
+    "guest_attributes_after_stop": True,
 }
 
 

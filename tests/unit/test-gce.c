@@ -122,6 +122,13 @@ test_gce_body_fields(void **state)
 	want = json_pack("{s:s, s:O, s:O, s:O, s:i}",
 	    "image", "us-docker.pkg.dev/p/r/train:1", "command", f->command,
 	    "args", f->args, "env", f->env, "max_runtime", 600);
+	/* Where the script also writes the exit code (DESIGN GC.6). */
+	if (f->l.output_dir != NULL)
+		json_object_set_new(want, "exit_object", json_sprintf(
+		    "%s%sgpuq/attempt-2.exit.json", f->l.output_dir,
+		    f->l.output_dir[strlen(f->l.output_dir) - 1] == '/' ?
+		    "" : "/"));
+	assert_non_null(json_object_get(want, "exit_object"));
 	assert_true(json_equal(job, want));
 	json_decref(want);
 	json_decref(job);
