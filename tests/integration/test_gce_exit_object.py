@@ -3,7 +3,9 @@ stopped (issue 15, "Against the real APIs" item 8; DESIGN GC.6). The
 startup script also writes how the job ended to the job's output place,
 and gpuqd reads it there when the guest attributes are gone: the user's
 exit code is still the user's, not a lost attempt."""
-from cloudutil import TERMINAL, cloud, job_spec, _failed  # noqa: F401
+from cloudutil import TERMINAL, cloud, job_spec
+
+assert cloud  # the fixture, imported for pytest
 
 
 def test_exit_code_from_the_output_place(cloud):

@@ -4,7 +4,9 @@ the real APIs" item 5; DESIGN GA.5). gpuqd reads them and holds a job
 they have no room for, instead of launching into a QUOTA_EXCEEDED."""
 import time
 
-from cloudutil import cloud, job_spec, scaled, _failed  # noqa: F401
+from cloudutil import cloud, job_spec, scaled
+
+assert cloud  # the fixture, imported for pytest
 
 GPU_FAMILY = "GPUS-PER-GPU-FAMILY-per-project-region:NVIDIA_H100"
 VM_FAMILY = "CPUS-PER-VM-FAMILY-per-project-region:A3"

@@ -4,7 +4,9 @@ without the filter and checks the labels itself: a job still runs to
 the end, and nobody else's resource is taken for one of ours."""
 import pytest
 
-from cloudutil import TERMINAL, cloud, job_spec, _failed  # noqa: F401
+from cloudutil import TERMINAL, cloud, job_spec
+
+assert cloud  # the fixture, imported for pytest
 
 
 @pytest.mark.parametrize("provider", ["batch", "vertex"])

@@ -13,9 +13,10 @@ import time
 import urllib.parse
 import urllib.request
 
-from cloudutil import (PROJECT, cloud, job_spec, scaled,  # noqa: F401
-                       _failed)
+from cloudutil import PROJECT, cloud, job_spec, scaled
 from fakeclient import get_token
+
+assert cloud  # the fixture, imported for pytest
 
 REGION = "us-central1"
 METRIC = "custom_model_training_nvidia_t4_gpus"
