@@ -615,9 +615,9 @@ quota_regions_missing(struct quota *q, uint64_t started)
  * regions.get does not report. Their limits become the Compute metrics
  * the scheduler asks for: NVIDIA_H100_GPUS, PREEMPTIBLE_NVIDIA_H100_GPUS,
  * A3_CPUS. Cloud Quotas gives no usage: what gpuq launched is held in
- * flight until the daemon's books count it, and a launch refused for quota makes
- * that place wait a quota TTL; the daemon reports the GPUs its own live
- * attempts hold (quota_set_usage()), as for Vertex AI.
+ * flight until the daemon's books count it, and a launch refused for
+ * quota makes that place wait a quota TTL; the daemon reports the GPUs its
+ * own live attempts hold (quota_set_usage()), as for Vertex AI.
  */
 static const char *const quota_family_ids[] = {
 	"GPUS-PER-GPU-FAMILY-per-project-region",
