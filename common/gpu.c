@@ -123,6 +123,27 @@ static const struct {
 	{ "a4-highgpu-8g", 224 },
 };
 
+/*
+ * Compute Engine sells a3-highgpu-1g, -2g and -4g only as Spot VMs or
+ * through flex-start (Dynamic Workload Scheduler), not on demand (Compute
+ * Engine "Accelerator-optimized machine family", A3 High; data/README.md
+ * shape_not_sold_ondemand): an on-demand offer for them would only be
+ * refused.
+ */
+int
+gpu_machine_spot_only(const char *mt)
+{
+	static const char *const spot_only[] = { "a3-highgpu-1g",
+	    "a3-highgpu-2g", "a3-highgpu-4g" };
+	size_t	i;
+
+	for (i = 0; mt != NULL && i < sizeof spot_only / sizeof spot_only[0];
+	    i++)
+		if (strcmp(mt, spot_only[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int
 gpu_machine_vcpus(const char *mt)
 {

@@ -39,6 +39,9 @@ const char		*gpu_default_host(const struct gpu_type *, int count);
 char			*gpu_counts_text(const struct gpu_type *);
 /* vCPUs of a machine type ("n1-highmem-8" -> 8); -1 if unknown. */
 int			 gpu_machine_vcpus(const char *machine_type);
+/* Is MACHINE_TYPE sold only as Spot or flex-start, never on demand
+ * (a3-highgpu-1g, -2g, -4g)? */
+int			 gpu_machine_spot_only(const char *machine_type);
 /* Comma-separated list of every name, for error messages. New string. */
 char			*gpu_names_text(void);
 

@@ -27,6 +27,7 @@
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
 #include "providers/gcp/gcp.h"
+#include "providers/gcp/quota.h"
 #include "providers/gcp/storage.h"
 #include "providers/provider.h"
 #include "store/store.h"
@@ -209,6 +210,10 @@ cloud_new(uv_loop_t *loop, struct store *store, const struct conf *conf,
 void
 cloud_start(struct cloud *c)
 {
+	/* Vertex jobs of this install are counted from the daemon's books,
+	 * every other one from the cloud's listing (DESIGN GB.3). */
+	if (gcp_quota(c->gcp) != NULL)
+		quota_set_install(gcp_quota(c->gcp), cloud_install(c));
 	gcp_start(c->gcp);
 }
 

@@ -185,7 +185,10 @@ rec_on_live(const struct store_attempt *a, const struct provider *p,
 	g = rec_group_get(r, p, a->region);
 	g->nlive++;
 	g->linger = REC_LINGER;
-	if (!p->quota_usage_ours || a->gpu == NULL ||
+	/* Every provider: quota.c keeps what the cloud reports usage of
+	 * (Compute's regions.get) and takes ours for the rest (Vertex AI,
+	 * Compute's family quotas from Cloud Quotas, DESIGN GA.5). */
+	if (a->gpu == NULL ||
 	    quota_gpu_metric(q, p->quota_service, a->region, a->gpu,
 	    a->spot, metric) == NULL)
 		return;

@@ -519,6 +519,15 @@ sched_offer_unusable(const struct sched_shape *sh,
 	return NULL;
 }
 
+/* Why an on-demand-only job of a Spot-only machine type has no offer. */
+static char *
+sched_offer_spot_only_why(const struct sched_shape *sh)
+{
+	return xprintf("%s is sold only as Spot or flex-start, and the job "
+	    "says spot: never; allow Spot (spot: allow) or ask for 8 GPUs "
+	    "(a3-highgpu-8g)", sh->machine);
+}
+
 void
 sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
     char *const *regions, size_t nregions)
@@ -534,10 +543,15 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	sh->min_hourly = sh->min_per_hour = 0;
 	if ((sh->why = sched_offer_unusable(sh, m, nregions)) != NULL)
 		return;
-	if (sh->spot != SCHED_SPOT_REQUIRE)
+	if (sh->spot != SCHED_SPOT_REQUIRE &&
+	    !gpu_machine_spot_only(sh->machine))
 		spots[nspots++] = 0;
 	if (sh->spot != SCHED_SPOT_NEVER)
 		spots[nspots++] = 1;
+	if (nspots == 0) {
+		sh->why = sched_offer_spot_only_why(sh);
+		return;
+	}
 
 	for (si = 0; si < m->nsellers; si++) {
 		if (!sched_offer_allows(sh, m->sellers[si].prov))

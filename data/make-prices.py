@@ -15,7 +15,11 @@ Rows (prices in US dollars per hour, empty = not known):
   vertex-gpu   Vertex AI training price of one GPU, where a source has it
   vertex-core  Vertex AI training price of one vCPU of a series (name a3)
   vertex-ram   Vertex AI training price of one GiB of RAM of a series
-Where Vertex has no row, gpuqd uses the Compute Engine price x 1.15.
+  vertex-fee-gpu, vertex-fee-core, vertex-fee-ram
+               Vertex AI's management fee, billed on top of a Compute
+               Engine SKU where Vertex has no all-in SKU (Spot, DWS)
+Where Vertex has no row, gpuqd uses the Compute Engine price plus a fee
+of 0.15 x the Compute Engine on-demand price.
 """
 import csv
 import os
@@ -41,6 +45,9 @@ VERTEX_RESOURCE = {
     "NVIDIA_H100_80GB": ("vertex-gpu", "nvidia-h100-80gb"),
     "A3 vCPU": ("vertex-core", "a3"),
     "A3 memory": ("vertex-ram", "a3"),
+    "NVIDIA_H100_80GB management fee": ("vertex-fee-gpu", "nvidia-h100-80gb"),
+    "A3 vCPU management fee": ("vertex-fee-core", "a3"),
+    "A3 memory management fee": ("vertex-fee-ram", "a3"),
 }
 
 
@@ -112,8 +119,9 @@ def machine_rows(src):
 def vertex_rows(src):
     out = []
     for r in read(src, "vertex-prices.csv"):
+        fee = r["resource"].endswith(" management fee")
         if r["service"] != "vertex-training" or \
-                r["provisioning"] != "on-demand" or \
+                (r["provisioning"] != "on-demand" and not fee) or \
                 r["resource"] not in VERTEX_RESOURCE or \
                 not r["region"] or " " in r["region"]:
             continue

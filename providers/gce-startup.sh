@@ -15,7 +15,11 @@
 #   gpuq/error      why the job could not be run at all (no GPU driver,
 #                   no docker, no gpuq-job)
 # gpuqd reads them with instances.getGuestAttributes once the VM has
-# stopped (enable-guest-attributes is set in the metadata).
+# stopped (enable-guest-attributes is set in the metadata). Guest
+# attributes may not be readable after the VM stops, so the same keys go
+# first, as a JSON object, to the job's output place: the Cloud Storage
+# object "exit_object" of gpuq-job ("gs://b/p/gpuq/attempt-2.exit.json"),
+# written with the VM's service account. Either is authoritative.
 #
 # User strings are never shell code: python3 (on every Deep Learning VM
 # image) parses the JSON and starts docker with an argument vector, and
@@ -52,6 +56,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 MD = "http://metadata.google.internal/computeMetadata/v1/instance/"
@@ -84,8 +89,38 @@ def report(key, value):
             time.sleep(2)
 
 
+JOB = {}
+
+
+def record(fields):
+    """Write FIELDS (the guest attributes' keys) to the job's exit_object
+    before the VM stops; retried, and never fatal."""
+    uri = JOB.get("exit_object") if isinstance(JOB, dict) else None
+    if not isinstance(uri, str) or not uri.startswith("gs://"):
+        return
+    bucket, _, name = uri[5:].partition("/")
+    base = JOB.get("storage_upload") or "https://storage.googleapis.com"
+    url = "%s/upload/storage/v1/b/%s/o?uploadType=media&name=%s" % (
+        base, urllib.parse.quote(bucket, safe=""),
+        urllib.parse.quote(name, safe=""))
+    data = json.dumps(fields).encode()
+    for _ in range(5):
+        try:
+            tok = json.loads(md_get("service-accounts/default/token"))
+            req = urllib.request.Request(url, data=data, method="POST",
+                                         headers={
+                "Authorization": "Bearer " + tok["access_token"],
+                "Content-Type": "application/json"})
+            urllib.request.urlopen(req, timeout=20).close()
+            return
+        except (OSError, ValueError, KeyError) as e:
+            log("cannot write %s yet: %s" % (uri, e))
+            time.sleep(2)
+
+
 def fail(msg):
     log(msg)
+    record({"error": msg})
     report("error", msg)
     sys.exit(0)
 
@@ -139,6 +174,8 @@ def log_options(env):
 def main():
     try:
         job = json.loads(md_get("attributes/gpuq-job"))
+        if isinstance(job, dict):
+            JOB.update(job)
         image = job["image"]
         command = [str(a) for a in job.get("command") or []]
         args = [str(a) for a in job.get("args") or []]
@@ -168,16 +205,20 @@ def main():
 
     log("running %s" % image)
     proc = subprocess.Popen(argv, env=denv, stdin=subprocess.DEVNULL)
+    ended = {}
     try:
         code = proc.wait(timeout=limit if limit > 0 else None)
     except subprocess.TimeoutExpired:
         log("max_runtime of %d seconds reached; stopping the job" % limit)
+        ended["limit"] = "max_runtime"
         report("limit", "max_runtime")
         subprocess.run(["docker", "stop", "-t", "30", NAME])
         code = proc.wait()
     if code < 0:            # docker itself killed by a signal
         code = 128 - code
     log("the job exited with status %d" % code)
+    ended["exit-code"] = str(code)
+    record(ended)
     report("exit-code", code)
 
 

@@ -29,6 +29,7 @@
 #include "providers/prov-impl.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
+#include "providers/gcp/storage.h"
 
 /*
  * The boot image: Google's Deep Learning VM "common" family with CUDA
@@ -94,6 +95,25 @@ gce_job_code(const struct prov_launch *l, json_t *job)
 	    json_array());
 }
 
+/*
+ * Where the startup script also writes how the job ended, before the VM
+ * stops: "<output place>gpuq/attempt-<n>.exit.json", a JSON object with the
+ * guest attributes' keys ({"exit-code": "3"}). Guest attributes may not be
+ * readable once the VM has stopped (DESIGN GC.6); either is
+ * authoritative. New string, or NULL when the job has no gs:// output
+ * place.
+ */
+static char *
+gce_exit_object(const struct prov_launch *l)
+{
+	const char	*o = l->output_dir;
+
+	if (o == NULL || strncmp(o, "gs://", 5) != 0 || o[5] == '\0')
+		return NULL;
+	return xprintf("%s%sgpuq/attempt-%d.exit.json", o,
+	    o[strlen(o) - 1] == '/' ? "" : "/", l->attempt);
+}
+
 /* The metadata item gpuq-job: what the startup script runs. New string. */
 static char *
 gce_job_text(const struct prov_launch *l)
@@ -107,6 +127,10 @@ gce_job_text(const struct prov_launch *l)
 	    json_object());
 	prov_set(job, "max_runtime", json_integer(l->max_runtime > 0 ?
 	    l->max_runtime : 0));
+	if ((s = gce_exit_object(l)) != NULL) {
+		prov_set(job, "exit_object", json_string(s));
+		free(s);
+	}
 	if ((s = json_dumps(job, JSON_COMPACT)) == NULL)
 		fatalx("gce: out of memory building a request");
 	json_decref(job);
@@ -263,16 +287,34 @@ gce_exit_number(const char *s)
 }
 
 /*
- * Why a stopped VM stopped. What the guest reported wins, since it knows
- * best; otherwise the system operation that stopped it (C.4):
+ * Did the system stop the VM under the job (C.4)? A preemption or a host
+ * event sends the guest an ACPI shutdown and ~30 s later cuts it off, so
+ * the container is stopped by a signal and the guest may still report
+ * 143 or 137 -- or 0, when the training catches SIGTERM, saves a
+ * checkpoint and exits cleanly. Either way the work is not done: such an
+ * operation wins over any exit code the guest reported.
+ */
+static int
+gce_system_stop(const char *op_type)
+{
+	return op_type != NULL && (strcmp(op_type,
+	    "compute.instances.preempted") == 0 || strcmp(op_type,
+	    "compute.instances.terminateOnHostMaintenance") == 0 ||
+	    strcmp(op_type, "compute.instances.hostError") == 0);
+}
+
+/*
+ * Why a stopped VM stopped. A system operation that stopped it wins (see
+ * gce_system_stop()); then what the guest reported; then the other
+ * operations (C.4):
  *
+ *   compute.instances.preempted               PREEMPTED
+ *   ...terminateOnHostMaintenance, hostError  MAINTENANCE
  *   guest gpuq/exit-code 0                    SUCCEEDED
  *   guest gpuq/exit-code N, gpuq/limit set    ERROR: max_runtime was hit
  *   guest gpuq/exit-code N                    FAILED, exit N
  *   guest gpuq/error (script could not run)   LOST: no driver, no docker,
  *                                             no metadata; a new VM may do
- *   compute.instances.preempted               PREEMPTED
- *   ...terminateOnHostMaintenance, hostError  MAINTENANCE
  *   compute.instances.guestTerminate          LOST: the VM shut down
  *                                             without reporting
  *   stop, delete (gpuq's own calls)           CANCELLED
@@ -288,6 +330,10 @@ gce_stopped_map(json_t *guest, const char *op_type, struct prov_observed *o,
 	code = gce_exit_number(gce_guest_value(guest, "exit-code"));
 	limit = gce_guest_value(guest, "limit");
 	err = gce_guest_value(guest, "error");
+	if (gce_system_stop(op_type)) {
+		code = -1;	/* the shutdown's, not the job's */
+		err = limit = NULL;
+	}
 	if (code == 0)
 		o->state = PROV_SUCCEEDED;
 	else if (code > 0 && limit != NULL) {
@@ -779,7 +825,7 @@ gce_follow_on_ops_done(const struct gcp_error *err, void *arg)
 }
 
 /*
- * No word from the guest: find the operation that stopped the VM. One
+ * Find the operation that stopped the VM. One
  * zoneOperations.list filtered on the VM's targetLink (the fake, like
  * AIP-160 filters in general, has no OR over operation types, so the
  * type is picked here: the newest stop-type operation).
@@ -809,22 +855,123 @@ gce_follow_ops(struct gce_follow *gf)
 static int
 gce_guest_says(json_t *guest)
 {
-	json_t		*it;
-	const char	*k, *vk;
+	return gce_guest_value(guest, "exit-code") != NULL ||
+	    gce_guest_value(guest, "error") != NULL;
+}
+
+/*
+ * The exit object's content ({"exit-code": "3", "limit": ...}) as a
+ * getGuestAttributes answer, so one mapping reads both. New reference,
+ * or NULL if it says nothing.
+ */
+static json_t *
+gce_exit_as_guest(json_t *obj)
+{
+	static const char *const keys[] = { "exit-code", "limit", "error" };
+	json_t		*items, *v;
 	size_t		 i;
 
-	vk = json_string_value(json_object_get(guest, "variableKey"));
-	if (vk != NULL && (strcmp(vk, "gpuq/exit-code") == 0 ||
-	    strcmp(vk, "gpuq/error") == 0))
-		return 1;
-	json_array_foreach(json_object_get(json_object_get(guest,
-	    "queryValue"), "items"), i, it) {
-		k = json_string_value(json_object_get(it, "key"));
-		if (k != NULL && (strcmp(k, "exit-code") == 0 ||
-		    strcmp(k, "error") == 0))
-			return 1;
+	if (!json_is_object(obj))
+		return NULL;
+	items = prov_checked(json_array());
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		v = json_object_get(obj, keys[i]);
+		if (json_is_integer(v))
+			v = json_sprintf("%" JSON_INTEGER_FORMAT,
+			    json_integer_value(v));
+		else if (json_is_string(v))
+			v = json_incref(v);
+		else
+			continue;
+		json_array_append_new(items, prov_checked(json_pack(
+		    "{s:s, s:s, s:o}", "namespace", "gpuq", "key", keys[i],
+		    "value", v)));
 	}
-	return 0;
+	return prov_checked(json_pack("{s:{s:o}}", "queryValue", "items",
+	    items));
+}
+
+static void
+gce_follow_on_exit_object(const struct http_resp *resp, void *arg)
+{
+	struct gce_follow	*gf = arg;
+	json_t			*g;
+
+	/* Missing or unreadable: the operations alone will say. */
+	if (resp->err.kind == GCP_ERR_NONE &&
+	    (g = gce_exit_as_guest(resp->json)) != NULL) {
+		if (gce_guest_says(g)) {
+			json_decref(gf->guest);
+			gf->guest = g;
+		} else
+			json_decref(g);
+	}
+	gce_follow_ops(gf);
+}
+
+/* The exit object named by the instance's gpuq-job metadata. */
+static void
+gce_follow_on_metadata(const struct http_resp *resp, void *arg)
+{
+	struct gce_follow	*gf = arg;
+	json_t			*job = NULL, *it;
+	const char		*k, *uri;
+	char			*bucket = NULL, *name = NULL, *url;
+	size_t			 i;
+	int			 rc;
+
+	json_array_foreach(json_object_get(json_object_get(resp->json,
+	    "metadata"), "items"), i, it) {
+		k = json_string_value(json_object_get(it, "key"));
+		if (k != NULL && strcmp(k, "gpuq-job") == 0)
+			job = json_loads(json_string_value(json_object_get(it,
+			    "value")) != NULL ? json_string_value(
+			    json_object_get(it, "value")) : "", 0, NULL);
+	}
+	uri = json_string_value(json_object_get(job, "exit_object"));
+	if (resp->err.kind != GCP_ERR_NONE || uri == NULL ||
+	    storage_parse_uri(uri, &bucket, &name) != 0 || *name == '\0') {
+		json_decref(job);
+		free(bucket);
+		free(name);
+		gce_follow_ops(gf);
+		return;
+	}
+	json_decref(job);
+	name[strlen(name) - 1] = '\0';	/* storage_parse_uri() adds a '/' */
+	/* One path segment: the name's '/' are encoded, as GCS wants. */
+	url = gcp_url(gcp_conf(gf->gp->g), GCP_API_STORAGE, NULL,
+	    "b/%s/o/%s?alt=media", bucket, name);
+	free(bucket);
+	free(name);
+	rc = prov_call(gf->gp->g, GCP_API_STORAGE, "GET", url, NULL, 0,
+	    gce_follow_on_exit_object, gf);
+	free(url);
+	if (rc != 0)
+		gce_follow_ops(gf);
+}
+
+/*
+ * The guest did not say how the job ended -- its attributes may be gone
+ * once the VM has stopped (DESIGN GC.6) -- so read what the startup
+ * script wrote to the job's output place: the instance's gpuq-job names
+ * the object. Then the zone operations, whatever came of it.
+ */
+static void
+gce_follow_exit_object(struct gce_follow *gf)
+{
+	struct gce_poll	*gp = gf->gp;
+	char		*url;
+	int		 rc;
+
+	url = gcp_url(gcp_conf(gp->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances/%s?fields=metadata(items)",
+	    gp->project, gf->zone, gf->name);
+	rc = prov_call(gp->g, GCP_API_COMPUTE, "GET", url, NULL, 0,
+	    gce_follow_on_metadata, gf);
+	free(url);
+	if (rc != 0)
+		gce_follow_ops(gf);
 }
 
 static void
@@ -838,10 +985,13 @@ gce_follow_on_guest(const struct http_resp *resp, void *arg)
 		gce_follow_fail(gf, gcp_error_kind_name(resp->err.kind));
 		return;
 	}
-	if (gce_guest_says(gf->guest))
-		gce_follow_end(gf);
-	else
-		gce_follow_ops(gf);
+	if (!gce_guest_says(gf->guest)) {
+		gce_follow_exit_object(gf);
+		return;
+	}
+	/* The zone operations are read even when the guest reported: a
+	 * preemption wins over its exit code (gce_system_stop()). */
+	gce_follow_ops(gf);
 }
 
 /* A stopped VM: report it from the cache, or look into it. */

@@ -667,6 +667,7 @@ struct prov_lister {
 	prov_list_done_fn	 done;
 	void			*arg;
 	int			 pages;
+	int			 unfiltered;	/* the filter was refused */
 };
 
 static void	prov_list_on_answer(const struct http_resp *, void *);
@@ -707,6 +708,64 @@ prov_list_end(struct prov_lister *ls, const struct gcp_error *err)
 	prov_list_free(ls);
 }
 
+/*
+ * URL without its filter= parameter (new string), or NULL if it has
+ * none.
+ */
+static char *
+prov_url_unfiltered(const char *url)
+{
+	const char	*q, *p, *end;
+	char		*out;
+
+	if ((q = strchr(url, '?')) == NULL)
+		return NULL;
+	for (p = q + 1; p != NULL && *p != '\0'; p = strchr(p, '&')) {
+		if (*p == '&')
+			p++;
+		if (strncmp(p, "filter=", 7) != 0)
+			continue;
+		end = strchr(p, '&');
+		out = xprintf("%.*s%s", (int)(p - url), url,
+		    end != NULL ? end + 1 : "");
+		if (out[strlen(out) - 1] == '&' ||
+		    out[strlen(out) - 1] == '?')
+			out[strlen(out) - 1] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+/*
+ * Batch and Vertex AI document label filters (DESIGN G0.3) but whether
+ * they take a hyphenated key such as gpuq-install is unsettled: when the
+ * first page is refused as an invalid argument, the listing is asked
+ * again without the filter, and every reader of a listing checks the
+ * labels itself (prov_poll_on_page(), vertex_find_in_page()). Returns 1
+ * if the walk goes on unfiltered.
+ */
+static int
+prov_list_refused_filter(struct prov_lister *ls, const struct http_resp *resp)
+{
+	char	*url;
+
+	if (resp->err.kind != GCP_ERR_INVALID || resp->status != 400 ||
+	    ls->pages > 0 || ls->unfiltered ||
+	    (ls->api != GCP_API_BATCH && ls->api != GCP_API_VERTEX) ||
+	    (url = prov_url_unfiltered(ls->url)) == NULL)
+		return 0;
+	log_warnx("%s refused the list filter (%s); listing without it and "
+	    "checking labels here", ls->api == GCP_API_BATCH ? "Cloud Batch" :
+	    "Vertex AI", resp->err.message != NULL ? resp->err.message :
+	    "400");
+	free(ls->url);
+	ls->url = url;
+	ls->unfiltered = 1;
+	if (prov_list_next(ls, NULL) != 0)
+		return 0;
+	return 1;
+}
+
 static void
 prov_list_on_answer(const struct http_resp *resp, void *arg)
 {
@@ -716,7 +775,8 @@ prov_list_on_answer(const struct http_resp *resp, void *arg)
 	int			 rc;
 
 	if (resp->err.kind != GCP_ERR_NONE) {
-		prov_list_end(ls, &resp->err);
+		if (!prov_list_refused_filter(ls, resp))
+			prov_list_end(ls, &resp->err);
 		return;
 	}
 	if (!json_is_object(resp->json)) {

@@ -52,6 +52,25 @@ vertex_env(json_t *env)
 }
 
 /*
+ * Vertex AI restarts a failed worker, and the whole job, on its own before
+ * the job is reported failed (Vertex AI "Understand the training
+ * service", "Restart workers during the training job"): gpuq would see a
+ * job that is silently started over, and its max_failures and
+ * max_interruptions budgets, and its choice of another place, would not
+ * decide. disableRetries true turns that off; Google's Scheduling
+ * reference says it also forces restartJobOnWorkerRestart to false, which
+ * is also sent, explicitly: a multi-node job whose worker is lost then
+ * fails as a whole, and gpuq relaunches every node from the newest
+ * checkpoint, which is what NCCL jobs need (DESIGN GE.5).
+ */
+static void
+vertex_no_retries(json_t *sched)
+{
+	prov_set(sched, "disableRetries", json_true());
+	prov_set(sched, "restartJobOnWorkerRestart", json_false());
+}
+
+/*
  * The body of customJobs.create. Vertex has no request id and picks the
  * job's id itself, so the deterministic resource name travels twice: as
  * displayName for people, and as the label gpuq-resource, which a retry
@@ -103,13 +122,9 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "containerSpec", container));
 	vertex_python_package(l, pool);
 
-	/*
-	 * restartJobOnWorkerRestart false: a preempted Spot worker is
-	 * restarted alone, and the container resumes from its checkpoint.
-	 */
-	sched = prov_checked(json_pack("{s:s, s:b}",
-	    "strategy", l->spot ? "SPOT" : "STANDARD",
-	    "restartJobOnWorkerRestart", 0));
+	sched = prov_checked(json_pack("{s:s}",
+	    "strategy", l->spot ? "SPOT" : "STANDARD"));
+	vertex_no_retries(sched);
 	if (l->max_runtime > 0) {
 		timeout = prov_duration(l->max_runtime);
 		prov_set(sched, "timeout", json_string(timeout));
@@ -208,9 +223,9 @@ vertex_mentions(const char *msg, const char *word)
  *                                            metrics exceed quota
  *                                            limits", DESIGN GB.1):
  *                                            QUOTA
- *   message mentions preemption              Vertex gave up restarting a
- *                                            preempted Spot worker:
- *                                            PREEMPTED
+ *   message mentions preemption              a preempted Spot worker,
+ *                                            not restarted: PREEMPTED
+ *   message mentions maintenance             MAINTENANCE
  *   8 RESOURCE_EXHAUSTED, other message      no capacity after the job
  *                                            was accepted ("Resources are
  *                                            insufficient in region"):
@@ -237,6 +252,8 @@ vertex_failure(json_t *error, struct prov_observed *o)
 					   Spot quota says "preemptible" */
 	else if (vertex_mentions(msg, "preempt"))
 		o->state = PROV_PREEMPTED;
+	else if (vertex_mentions(msg, "maintenance"))
+		o->state = PROV_MAINTENANCE;
 	else if (code == 8)
 		o->state = PROV_STOCKOUT;
 	else if (code == 13 || code == 14)
@@ -259,9 +276,10 @@ vertex_failure(json_t *error, struct prov_observed *o)
  *   CANCELLED                               CANCELLED
  *   EXPIRED, PARTIALLY_SUCCEEDED, unknown   ERROR
  *
- * A preempted Spot worker does not end the job: Vertex restarts it and
- * the job stays RUNNING (the container resumes from its checkpoint). Only
- * when Vertex gives up does the job fail, with a message that says so.
+ * gpuq sends scheduling.disableRetries (vertex_no_retries()), so a
+ * preempted Spot worker or one stopped for host maintenance ends the job
+ * FAILED with words that say so, and gpuq's own budgets decide what
+ * follows.
  */
 int
 vertex_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)

@@ -7,7 +7,17 @@
  * application_default_credentials.json ($CLOUDSDK_CONFIG, else
  * $HOME/.config/gcloud); else the metadata server of the VM gpuqd runs
  * on. A file is a service-account key (a JWT signed RS256 is exchanged
- * for a token) or an authorized_user (refresh-token grant).
+ * for a token), an authorized_user (refresh-token grant), an
+ * impersonated_service_account (its source credentials' token buys one
+ * of the target account from IAM Credentials generateAccessToken) or an
+ * external_account (workload identity federation: a subject token read
+ * from a file or a URL is exchanged at Security Token Service, then,
+ * if the file names one, for a service account's token as above).
+ *
+ * A key file must not be readable by others: mode 0600 (or 0400) owned by
+ * the daemon's user, or group-readable (0640) when owned by root and its
+ * group is one the daemon is in -- as a Kubernetes secret or a systemd
+ * LoadCredential= hands it over. World-readable is always refused.
  *
  * The token is cached and refreshed when less than five minutes (or half
  * its life, for short-lived tokens) remain; requests that need one while
@@ -30,6 +40,13 @@ enum auth_kind {
 	AUTH_SERVICE_ACCOUNT,	/* JSON key, JWT bearer grant */
 	AUTH_AUTHORIZED_USER,	/* gcloud user, refresh-token grant */
 	AUTH_METADATA,		/* the VM's attached service account */
+	AUTH_IMPERSONATED,	/* impersonated_service_account: a source
+				   credential, then iamcredentials
+				   generateAccessToken */
+	AUTH_EXTERNAL,		/* external_account (workload identity
+				   federation): a subject token from a file
+				   or URL, STS token exchange, then
+				   optionally generateAccessToken */
 };
 
 /*

@@ -361,7 +361,7 @@ http_call_free(struct http_call *c)
 	free(c->content_type);
 	if (c->extra != NULL) {
 		for (i = 0; c->extra[i] != NULL; i++)
-			free(c->extra[i]);
+			freezero_str(c->extra[i]);	/* may hold a bearer */
 		free(c->extra);
 	}
 	freezero_str(c->token);

@@ -12,8 +12,12 @@
  *   "Vertex AI: Training/Pipelines on NVIDIA Tesla T4 in Iowa"  Vertex
  *   "Vertex AI: Training/Pipelines on A3 Instance Core in Iowa"
  * with usageType OnDemand or Preemptible (= Spot) and the regions in
- * serviceRegions. Commitments, DWS, reservations, sole tenancy, custom
- * shapes and management fees are skipped. GPU models are matched against
+ * serviceRegions, and Vertex AI's management fee, which it bills on top
+ * of a Compute Engine SKU where it has no all-in SKU of its own (Spot, DWS):
+ *   "Vertex AI: Training/Pipelines management fee on NVIDIA H100 80GB
+ *    in Iowa", "... management fee on A3 Instance Core in Iowa"
+ * Commitments, DWS, reservations, sole tenancy and custom shapes are
+ * skipped. GPU models are matched against
  * gpu.h's sku_name word for word, in any order ("H100 80GB Mega" is
  * "H100 Mega 80GB"), so "Nvidia H100 80GB" never matches the Mega SKU.
  *
@@ -48,6 +52,7 @@
 enum price_class {
 	PC_COMPUTE,
 	PC_VERTEX,
+	PC_VERTEX_FEE,	/* Vertex's management fee on Compute SKUs */
 };
 
 enum price_kind {
@@ -57,7 +62,8 @@ enum price_kind {
 	PK_RAM,
 };
 
-static const char *const price_class_names[] = { "compute", "vertex" };
+static const char *const price_class_names[] = { "compute", "vertex",
+    "vertex-fee" };
 static const char *const price_kind_names[] = { "gpu", "machine", "core",
     "ram" };
 
@@ -226,6 +232,21 @@ price_split(char *line, char **f, int max)
 	return n;
 }
 
+/* The bundled table's fee kinds: vertex-fee-gpu, -core, -ram. */
+static int
+price_fee_kind(const char *s, enum price_kind *ret)
+{
+	if (strcmp(s, "vertex-fee-gpu") == 0)
+		*ret = PK_GPU;
+	else if (strcmp(s, "vertex-fee-core") == 0)
+		*ret = PK_CORE;
+	else if (strcmp(s, "vertex-fee-ram") == 0)
+		*ret = PK_RAM;
+	else
+		return -ENOENT;
+	return 0;
+}
+
 static int
 price_load_bundled(struct price *p, const char *path, char **cause)
 {
@@ -276,7 +297,9 @@ price_load_bundled(struct price *p, const char *path, char **cause)
 		} else if (strcmp(f[0], "vertex-ram") == 0) {
 			cls = PC_VERTEX;
 			kind = PK_RAM;
-		} else
+		} else if (price_fee_kind(f[0], &kind) == 0)
+			cls = PC_VERTEX_FEE;
+		else
 			continue;	/* a newer kind: not ours to read */
 		e = price_table_get(&p->bundled, cls, kind, f[1], f[2]);
 		e->vcpus = atoi(f[3]);
@@ -394,10 +417,11 @@ static void
 price_sku_add(struct price *p, enum price_class cls, json_t *sku)
 {
 	static const char *const skip[] = { "Commitment", "DWS", "Reserved",
-	    "Sole Tenancy", "Custom", "Extended", "management fee",
-	    "Virtual Workstation", "Premium", "Licens", "Flex", "Calendar",
-	    NULL };
-	static const char *const vertex_prefix =
+	    "Sole Tenancy", "Custom", "Extended", "Virtual Workstation",
+	    "Premium", "Licens", "Flex", "Calendar", NULL };
+	static const char *const vertex_fee =
+	    "Vertex AI: Training/Pipelines management fee on ";
+	const char		*vertex_prefix =
 	    "Vertex AI: Training/Pipelines on ";
 	const struct gpu_type	*g = NULL;
 	struct price_entry	*e;
@@ -423,7 +447,13 @@ price_sku_add(struct price *p, enum price_class cls, json_t *sku)
 	if (price_has_word(desc, skip))
 		return;
 	s = desc;
-	if (cls == PC_VERTEX) {
+	if (cls == PC_VERTEX && strncmp(s, vertex_fee,
+	    strlen(vertex_fee)) == 0) {
+		cls = PC_VERTEX_FEE;
+		vertex_prefix = vertex_fee;
+	} else if (strcasestr(desc, "management fee") != NULL)
+		return;		/* a fee of another kind */
+	if (cls != PC_COMPUTE) {
 		if (strncmp(s, vertex_prefix, strlen(vertex_prefix)) != 0)
 			return;
 		s += strlen(vertex_prefix);
@@ -681,6 +711,55 @@ price_pick(const struct price_entry *e, int spot)
 	return spot ? e->spot : e->od;
 }
 
+/* A fee row's price (the same for Spot and on demand when the SKU has
+ * only one); < 0 if none. */
+static double
+price_fee_in(struct price_table *t, enum price_kind kind, const char *name,
+    const char *region)
+{
+	struct price_entry	*e;
+
+	e = price_table_find(t, PC_VERTEX_FEE, kind, name, region);
+	if (e == NULL)
+		return -1;
+	return e->od >= 0 ? e->od : e->spot;
+}
+
+/*
+ * Vertex AI's management fee for one GPU (KIND PK_GPU, NAME the GPU) or
+ * one host (PK_CORE, NAME the series, VCPUS and MEM its shape; VCPUS 0 when
+ * the shape is unknown), where Vertex has no all-in SKU and bills the
+ * Compute Engine SKU (PRICE, per hour) plus the fee (DESIGN GF.2). The
+ * fee SKUs, from the catalog or the bundled table, are priced on the
+ * on-demand list price whatever the VM's provisioning: a Spot VM pays the
+ * whole fee, which is what makes a Vertex Spot offer dearer than the
+ * Compute Spot price x 1.15. Without a fee SKU it is (PRICE_VERTEX_PREMIUM
+ * - 1) x the Compute Engine on-demand price OD (PRICE if OD is unknown):
+ * the ratio the known fee SKUs show.
+ */
+static double
+price_vertex_fee(struct price *p, enum price_kind kind, const char *name,
+    const char *region, double od, double price, int vcpus, double mem)
+{
+	struct price_table	*t[2] = { &p->catalog, &p->bundled };
+	double			 core, ram;
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		if (kind == PK_GPU) {
+			if ((core = price_fee_in(t[i], PK_GPU, name,
+			    region)) >= 0)
+				return core;
+			continue;
+		}
+		core = price_fee_in(t[i], PK_CORE, name, region);
+		ram = price_fee_in(t[i], PK_RAM, name, region);
+		if (vcpus > 0 && core >= 0 && ram >= 0)
+			return vcpus * core + mem * ram;
+	}
+	return (PRICE_VERTEX_PREMIUM - 1) * (od >= 0 ? od : price);
+}
+
 /* Per-GPU price of G in REGION for CLS from one table; < 0 if none. */
 static double
 price_gpu_in(struct price_table *t, enum price_class cls,
@@ -695,7 +774,8 @@ static double
 price_gpu_lookup(struct price *p, enum gcp_service svc, const char *region,
     const struct gpu_type *g, int spot, const char **ret_source)
 {
-	double	d;
+	const char	*od_source;
+	double		 d;
 
 	if (svc == GCP_SERVICE_VERTEX) {
 		if ((d = price_gpu_in(&p->catalog, PC_VERTEX, region, g,
@@ -710,7 +790,11 @@ price_gpu_lookup(struct price *p, enum gcp_service svc, const char *region,
 		}
 		d = price_gpu_lookup(p, GCP_SERVICE_GCE, region, g, spot,
 		    ret_source);
-		return d < 0 ? d : d * PRICE_VERTEX_PREMIUM;
+		if (d < 0)
+			return d;
+		return d + price_vertex_fee(p, PK_GPU, g->name, region,
+		    price_gpu_lookup(p, GCP_SERVICE_GCE, region, g, 0,
+		    &od_source), d, 1, 0);
 	}
 	if ((d = price_gpu_in(&p->catalog, PC_COMPUTE, region, g, spot)) >= 0) {
 		*ret_source = "catalog";
@@ -827,6 +911,7 @@ static double
 price_host_lookup(struct price *p, enum gcp_service svc, const char *region,
     const char *mt, int spot, const char **ret_source)
 {
+	const char	*od_source;
 	char	 series[16];
 	int	 vcpus = 0, shaped;
 	double	 mem = 0, d;
@@ -846,7 +931,13 @@ price_host_lookup(struct price *p, enum gcp_service svc, const char *region,
 		}
 		d = price_host_lookup(p, GCP_SERVICE_GCE, region, mt, spot,
 		    ret_source);
-		return d < 0 ? d : d * PRICE_VERTEX_PREMIUM;
+		if (d < 0)
+			return d;
+		if (!shaped)
+			vcpus = 0;
+		return d + price_vertex_fee(p, PK_CORE, series, region,
+		    price_host_lookup(p, GCP_SERVICE_GCE, region, mt, 0,
+		    &od_source), d, vcpus, mem);
 	}
 	if (shaped && (d = price_host_in(&p->catalog, PC_COMPUTE, series,
 	    region, vcpus, mem, spot)) >= 0) {

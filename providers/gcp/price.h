@@ -10,7 +10,9 @@
  * Host VMs are priced as Google bills them: vCPUs x the series' "Instance
  * Core" SKU + GiB x its "Instance Ram" SKU. Batch costs what Compute
  * Engine costs. Vertex AI has its own training SKUs; where they are
- * missing, Vertex costs the Compute Engine price x PRICE_VERTEX_PREMIUM.
+ * missing, Vertex costs the Compute Engine price plus its management fee
+ * (DESIGN GF.2): the fee SKU, else (PRICE_VERTEX_PREMIUM - 1) x the
+ * Compute Engine on-demand price, for Spot VMs too.
  */
 #ifndef GPUQ_PRICE_H
 #define GPUQ_PRICE_H

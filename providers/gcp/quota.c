@@ -8,7 +8,9 @@
  * (global metrics), regions.get per configured region (a few of them)
  * or regions.list (all pages), acceleratorTypes.aggregatedList and zones.list (all
  * pages, at most hourly: they change slowly), and Cloud Quotas
- * quotaInfos for aiplatform.googleapis.com (all pages). Each asks only
+ * quotaInfos for aiplatform.googleapis.com (all pages), and, since Cloud
+ * Quotas gives no usage, customJobs.list per configured region of the
+ * project's Vertex jobs that hold GPUs (all pages). Each asks only
  * for the fields it reads (DESIGN GA.1 recommends field masks). Only
  * GPU and vCPU metrics are kept. Callers sharing a round get one
  * callback each when the last answer is in.
@@ -38,6 +40,7 @@
 #define QUOTA_ZONES_TTL		3600	/* s; zones and GPUs change slowly */
 #define QUOTA_COMPUTE_PAGE	500	/* maxResults maximum (0.2) */
 #define QUOTA_INFOS_PAGE	500
+#define QUOTA_VERTEX_JOBS_PAGE	100	/* customJobs.list pageSize */
 /*
  * Up to this many configured regions are read with one regions.get
  * each; more with one regions.list (every region fits one page), so a
@@ -59,6 +62,10 @@ struct quota_entry {
 	int			 known;
 	int			 seen;		/* in its region's last read */
 	double			 limit, usage;
+	double			 others;	/* Vertex: GPUs held by jobs
+						   not of this install */
+	int			 family;	/* Compute: a limit read from
+						   Cloud Quotas (GA.5) */
 	double			 reserved;	/* launches deciding */
 	double			 committed;	/* launched, not yet read */
 	uint64_t		 committed_at;	/* uv_now of last commit */
@@ -92,12 +99,16 @@ enum quota_req_kind {
 	QR_ACCEL,
 	QR_ZONES,
 	QR_VERTEX,
+	QR_VERTEX_JOBS,
+	QR_FAMILY,
 };
 
 static const char *const quota_req_names[] = {
 	"Compute Engine project quotas", "Compute Engine region quotas",
 	"Compute Engine region quotas", "Compute Engine accelerator types",
 	"Compute Engine zones", "Vertex AI quotas (Cloud Quotas)",
+	"Vertex AI custom jobs holding GPUs",
+	"Compute Engine family quotas (Cloud Quotas)",
 };
 
 /* One request chain (all pages of one list). */
@@ -110,6 +121,8 @@ struct quota_req {
 	size_t			 nacc;
 	struct quota_zst	*zst;		/* QR_ZONES, built */
 	size_t			 nzst;
+	json_t			*held;		/* QR_VERTEX_JOBS: metric ->
+						   GPUs, built */
 };
 
 struct quota_waiter {
@@ -136,6 +149,7 @@ struct quota {
 	uint64_t		 acc_fetched, zones_fetched;
 	uint64_t		 vertex_fetched;
 	int			 vertex_stale;
+	char			*install;	/* our gpuq-install label */
 
 	int			 round;		/* chains still running */
 	char			*error;		/* first failure of the round */
@@ -305,6 +319,7 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 		e = quota_get(q, QC_COMPUTE, name, m);
 		e->known = 1;
 		e->seen = 1;
+		e->family = 0;		/* regions.get knows usage too */
 		e->limit = json_number_value(json_object_get(x, "limit"));
 		e->usage = json_number_value(json_object_get(x, "usage"));
 		e->fetched_at = now;
@@ -313,7 +328,7 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 	}
 	for (i = 0; i < q->ne; i++)
 		if (q->e[i].cls == QC_COMPUTE && !q->e[i].seen &&
-		    strcmp(q->e[i].region, name) == 0)
+		    !q->e[i].family && strcmp(q->e[i].region, name) == 0)
 			q->e[i].known = 0;
 }
 
@@ -529,6 +544,7 @@ quota_req_free(struct quota_req *rq)
 	free(rq->region);
 	quota_acc_free(rq->acc, rq->nacc);
 	quota_zst_free(rq->zst, rq->nzst);
+	json_decref(rq->held);
 	free(rq);
 }
 
@@ -592,6 +608,210 @@ quota_regions_missing(struct quota *q, uint64_t started)
 	}
 }
 
+/*
+ * Compute Engine quotas published only in Cloud Quotas, by family (DESIGN
+ * GA.5): the GPUs of H100, H200, B200 (gpu_family NVIDIA_H100, ...) and
+ * the vCPUs of the A3, A4 and G2 series (vm_family A3, ...), which
+ * regions.get does not report. Their limits become the Compute metrics
+ * the scheduler asks for: NVIDIA_H100_GPUS, PREEMPTIBLE_NVIDIA_H100_GPUS,
+ * A3_CPUS. Cloud Quotas gives no usage: what gpuq launched is held in
+ * flight until the daemon's books count it, and a launch refused for
+ * quota makes that place wait a quota TTL; the daemon reports the GPUs its
+ * own live attempts hold (quota_set_usage()), as for Vertex AI.
+ */
+static const char *const quota_family_ids[] = {
+	"GPUS-PER-GPU-FAMILY-per-project-region",
+	"PREEMPTIBLE-GPUS-PER-GPU-FAMILY-per-project-region",
+	"CPUS-PER-VM-FAMILY-per-project-region",
+};
+
+/* The metric name for FAMILY under quota id QID. New string or NULL. */
+static char *
+quota_family_metric(const char *qid, const char *family)
+{
+	if (strcmp(qid, quota_family_ids[0]) == 0)
+		return xprintf("%s_GPUS", family);
+	if (strcmp(qid, quota_family_ids[1]) == 0)
+		return xprintf("PREEMPTIBLE_%s_GPUS", family);
+	if (strcmp(qid, quota_family_ids[2]) == 0)
+		return xprintf("%s_CPUS", family);
+	return NULL;
+}
+
+/* The family quota id METRIC's limit comes from, or NULL. */
+static const char *
+quota_family_of(const char *metric)
+{
+	size_t	n = strlen(metric);
+
+	if (n > 5 && strcmp(metric + n - 5, "_CPUS") == 0)
+		return quota_family_ids[2];
+	if (n <= 5 || strcmp(metric + n - 5, "_GPUS") != 0)
+		return NULL;
+	return strncmp(metric, "PREEMPTIBLE_", 12) == 0 ?
+	    quota_family_ids[1] : quota_family_ids[0];
+}
+
+/* Set the family limit of METRIC in REGION unless regions.get gave it. */
+static void
+quota_set_family_limit(struct quota *q, const char *region,
+    const char *metric, int64_t value, int explicit)
+{
+	struct quota_entry	*e;
+
+	if (value < 0 || !gcp_conf_has_region(q->conf, region))
+		return;
+	e = quota_get(q, QC_COMPUTE, region, metric);
+	if (e->known && (!e->family || (e->family == 2 && !explicit)))
+		return;		/* regions.get, or an explicit value */
+	if (!e->known)
+		e->usage = 0;	/* until the daemon's books say */
+	e->known = 1;
+	e->committed = 0;	/* the books (quota_set_usage()) count them */
+	e->family = explicit ? 2 : 1;
+	e->limit = (double)value;
+	e->fetched_at = time(NULL);
+}
+
+/* One family QuotaInfo: per-region values first, then the defaults. */
+static void
+quota_apply_family(struct quota *q, json_t *info)
+{
+	const char	*qid, *region, *fam;
+	json_t		*d, *dims, *l;
+	char		*metric;
+	size_t		 i, j;
+	int		 pass;
+
+	qid = json_string_value(json_object_get(info, "quotaId"));
+	if (qid == NULL)
+		return;
+	/* This reading replaces the last: its explicit values may go. */
+	for (i = 0; i < q->ne; i++)
+		if (q->e[i].cls == QC_COMPUTE && q->e[i].family &&
+		    quota_family_of(q->e[i].metric) != NULL &&
+		    strcmp(quota_family_of(q->e[i].metric), qid) == 0)
+			q->e[i].family = 1;
+	for (pass = 0; pass < 2; pass++) {
+		json_array_foreach(json_object_get(info, "dimensionsInfos"),
+		    i, d) {
+			dims = json_object_get(d, "dimensions");
+			fam = json_string_value(json_object_get(dims,
+			    "gpu_family"));
+			if (fam == NULL)
+				fam = json_string_value(json_object_get(dims,
+				    "vm_family"));
+			region = json_string_value(json_object_get(dims,
+			    "region"));
+			if (fam == NULL || (pass == 0) != (region != NULL) ||
+			    (metric = quota_family_metric(qid, fam)) == NULL)
+				continue;
+			if (region != NULL)
+				quota_set_family_limit(q, region, metric,
+				    quota_dim_value(d), 1);
+			else
+				json_array_foreach(json_object_get(d,
+				    "applicableLocations"), j, l)
+					if (json_is_string(l))
+						quota_set_family_limit(q,
+						    json_string_value(l),
+						    metric,
+						    quota_dim_value(d), 0);
+			free(metric);
+		}
+	}
+}
+
+/*
+ * The project's Vertex AI custom jobs in REGION that hold GPUs (DESIGN
+ * GB.3): customJobs.list filtered on the states in which Vertex has
+ * provisioned the workers (a QUEUED job waits for quota and holds none),
+ * with only the fields counted. New string.
+ */
+static char *
+quota_vertex_jobs_url(struct quota *q, const char *region)
+{
+	const char	*filter = "state=\"JOB_STATE_PENDING\" OR "
+	    "state=\"JOB_STATE_RUNNING\" OR "
+	    "state=\"JOB_STATE_CANCELLING\"";
+
+	/* gcp_url() escapes the query as it builds the URL. */
+	return gcp_url(q->conf, GCP_API_VERTEX, region,
+	    "projects/%s/locations/%s/customJobs?filter=%s&pageSize=%d"
+	    "&fields=customJobs(labels,jobSpec(workerPoolSpecs(machineSpec,"
+	    "replicaCount),scheduling(strategy))),nextPageToken",
+	    q->conf->project, region, filter,
+	    http_page_size(q->http, QUOTA_VERTEX_JOBS_PAGE));
+}
+
+/*
+ * Add the GPUs of one listed CustomJob to HELD (metric -> count), unless
+ * this install made it: the daemon counts its own from its books
+ * (quota_set_usage()), which also know the ones launched since this
+ * listing. Every worker pool counts, acceleratorCount x replicaCount;
+ * a Spot job draws on the preemptible metric (DESIGN GB.1).
+ */
+static void
+quota_vertex_job_count(struct quota *q, json_t *held, json_t *job)
+{
+	const struct gpu_type	*g;
+	const char		*acc, *mine, *strategy;
+	json_t			*pool, *ms;
+	char			*metric;
+	json_int_t		 count, replicas;
+	size_t			 i;
+	int			 spot;
+
+	mine = json_string_value(json_object_get(json_object_get(job,
+	    "labels"), "gpuq-install"));
+	if (mine != NULL && q->install != NULL &&
+	    strcmp(mine, q->install) == 0)
+		return;
+	strategy = json_string_value(json_object_get(json_object_get(
+	    json_object_get(job, "jobSpec"), "scheduling"), "strategy"));
+	spot = strategy != NULL && strcmp(strategy, "SPOT") == 0;
+	json_array_foreach(json_object_get(json_object_get(job, "jobSpec"),
+	    "workerPoolSpecs"), i, pool) {
+		ms = json_object_get(pool, "machineSpec");
+		acc = json_string_value(json_object_get(ms,
+		    "acceleratorType"));
+		if (acc == NULL || (g = gpu_lookup(acc)) == NULL ||
+		    g->vertex_quota == NULL)
+			continue;
+		count = quota_json_int(json_object_get(ms,
+		    "acceleratorCount"));
+		replicas = quota_json_int(json_object_get(pool,
+		    "replicaCount"));
+		if (count <= 0)
+			continue;
+		if (replicas <= 0)
+			replicas = 1;
+		metric = xprintf("custom_model_training_%snvidia_%s_gpus",
+		    spot ? "preemptible_" : "", g->vertex_quota);
+		json_object_set_new(held, metric, json_integer(
+		    json_integer_value(json_object_get(held, metric)) +
+		    count * replicas));
+		free(metric);
+	}
+}
+
+/* A whole listing of REGION is in: it replaces what others held there. */
+static void
+quota_vertex_held_apply(struct quota *q, const char *region, json_t *held)
+{
+	const char	*metric;
+	json_t		*v;
+	size_t		 i;
+
+	for (i = 0; i < q->ne; i++)
+		if (q->e[i].cls == QC_VERTEX &&
+		    strcmp(q->e[i].region, region) == 0)
+			q->e[i].others = 0;
+	json_object_foreach(held, metric, v)
+		quota_get(q, QC_VERTEX, region, metric)->others =
+		    (double)json_integer_value(v);
+}
+
 static void
 quota_on_answer(const struct http_resp *r, void *arg)
 {
@@ -606,6 +826,21 @@ quota_on_answer(const struct http_resp *r, void *arg)
 	if (q->dead) {
 		quota_req_free(rq);
 		quota_maybe_free(q);
+		return;
+	}
+	if (rq->kind == QR_FAMILY && r->err.kind == GCP_ERR_NOT_FOUND) {
+		quota_chain_done(q, rq);	/* the project has none */
+		return;
+	}
+	if (rq->kind == QR_VERTEX_JOBS && (r->status != 200 ||
+	    !json_is_object(r->json))) {
+		/* Others' jobs keep their last count; the round's error is
+		 * left to the readings of limits, which say more. */
+		text = gcp_error_text(&r->err);
+		log_warnx("quota: %s for %s: %s", quota_req_names[rq->kind],
+		    rq->region, text);
+		free(text);
+		quota_chain_done(q, rq);
 		return;
 	}
 	if (r->status != 200 || !json_is_object(r->json)) {
@@ -645,10 +880,18 @@ quota_on_answer(const struct http_resp *r, void *arg)
 		json_array_foreach(items, i, x)
 			quota_apply_info(q, x);
 		break;
+	case QR_FAMILY:
+		quota_apply_family(q, r->json);
+		break;
+	case QR_VERTEX_JOBS:
+		items = json_object_get(r->json, "customJobs");
+		json_array_foreach(items, i, x)
+			quota_vertex_job_count(q, rq->held, x);
+		break;
 	}
 	tok = json_string_value(json_object_get(r->json, "nextPageToken"));
 	if (tok != NULL && *tok != '\0' && rq->kind != QR_PROJECT &&
-	    rq->kind != QR_REGION_GET) {
+	    rq->kind != QR_REGION_GET && rq->kind != QR_FAMILY) {
 		quota_req_send(rq, tok);
 		return;
 	}
@@ -672,6 +915,8 @@ quota_on_answer(const struct http_resp *r, void *arg)
 		q->vertex_stale = 0;
 	} else if (rq->kind == QR_REGION_LIST)
 		quota_regions_missing(q, rq->started);
+	else if (rq->kind == QR_VERTEX_JOBS)
+		quota_vertex_held_apply(q, rq->region, rq->held);
 	quota_chain_done(q, rq);
 }
 
@@ -716,6 +961,15 @@ quota_req_send(struct quota_req *rq, const char *token)
 		    "projects/%s/zones?maxResults=%d&fields=items(name,status)"
 		    ",nextPageToken", p, n);
 		break;
+	case QR_VERTEX_JOBS:
+		url = quota_vertex_jobs_url(q, rq->region);
+		break;
+	case QR_FAMILY:
+		url = gcp_url(q->conf, GCP_API_QUOTAS, NULL,
+		    "projects/%s/locations/global/services/"
+		    "compute.googleapis.com/quotaInfos/%s?fields=quotaId,"
+		    "dimensionsInfos", p, rq->region);
+		break;
 	case QR_VERTEX:
 		n = http_page_size(q->http, QUOTA_INFOS_PAGE);
 		url = gcp_url(q->conf, GCP_API_QUOTAS, NULL,
@@ -734,7 +988,9 @@ quota_req_send(struct quota_req *rq, const char *token)
 	memset(&req, 0, sizeof req);
 	req.url = url;
 	req.flags = HTTP_AUTH;
-	req.api = rq->kind == QR_VERTEX ? GCP_API_QUOTAS : GCP_API_COMPUTE;
+	req.api = rq->kind == QR_VERTEX || rq->kind == QR_FAMILY ?
+	    GCP_API_QUOTAS :
+	    rq->kind == QR_VERTEX_JOBS ? GCP_API_VERTEX : GCP_API_COMPUTE;
 	rc = http_request_start(q->http, &req, quota_on_answer, rq);
 	free(url);
 	if (rc < 0) {
@@ -758,6 +1014,8 @@ quota_chain_start(struct quota *q, enum quota_req_kind kind,
 	rq->q = q;
 	rq->kind = kind;
 	rq->region = region != NULL ? xstrdup(region) : NULL;
+	if (kind == QR_VERTEX_JOBS)
+		rq->held = json_object();
 	q->round++;
 	quota_req_send(rq, NULL);
 }
@@ -787,8 +1045,13 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 		q->round = 1;
 		starting = 1;
 		if (compute) {
-			if (force || quota_region_due(q, QUOTA_GLOBAL, now))
+			if (force || quota_region_due(q, QUOTA_GLOBAL, now)) {
 				quota_chain_start(q, QR_PROJECT, NULL);
+				for (i = 0; i < sizeof quota_family_ids /
+				    sizeof quota_family_ids[0]; i++)
+					quota_chain_start(q, QR_FAMILY,
+					    quota_family_ids[i]);
+			}
 			if (q->conf->nregions > 0 &&
 			    q->conf->nregions <= QUOTA_REGION_GETS) {
 				for (i = 0; i < q->conf->nregions; i++)
@@ -832,8 +1095,12 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 				quota_chain_start(q, QR_ZONES, NULL);
 		}
 		if (vertex && (force || q->vertex_stale ||
-		    q->vertex_fetched == 0 || now >= q->vertex_fetched + ttl))
+		    q->vertex_fetched == 0 || now >= q->vertex_fetched + ttl)) {
 			quota_chain_start(q, QR_VERTEX, NULL);
+			for (i = 0; i < q->conf->nregions; i++)
+				quota_chain_start(q, QR_VERTEX_JOBS,
+				    q->conf->regions[i]);
+		}
 		if (q->round == 1) {
 			/* Nothing was due, or nothing could start. */
 			q->round = 0;
@@ -958,7 +1225,7 @@ quota_headroom(struct quota *q, enum gcp_service svc, const char *region,
 	if (lim == NULL || !lim->known)
 		return -ENOENT;
 	own = quota_find(q, cls, region, metric);
-	usage = own != NULL ? own->usage : 0;
+	usage = own != NULL ? own->usage + own->others : 0;
 	*ret = lim->limit - usage - (own != NULL ? own->reserved +
 	    own->committed : 0);
 	return 0;
@@ -1039,12 +1306,24 @@ quota_commit(struct quota *q, enum gcp_service svc, const char *region,
 }
 
 void
+quota_set_install(struct quota *q, const char *install)
+{
+	if (install == NULL || (q->install != NULL &&
+	    strcmp(q->install, install) == 0))
+		return;
+	free(q->install);
+	q->install = xstrdup(install);
+}
+
+void
 quota_set_usage(struct quota *q, enum gcp_service svc, const char *region,
     const char *metric, double usage)
 {
 	struct quota_entry	*e, *any;
 
 	e = quota_get(q, quota_class_of(svc), region, metric);
+	if (e->cls == QC_COMPUTE && !e->family)
+		return;		/* regions.get reports usage itself */
 	if (!e->known && svc == GCP_SERVICE_VERTEX &&
 	    (any = quota_find(q, QC_VERTEX, QUOTA_ANY_REGION, metric)) !=
 	    NULL && any->known) {
@@ -1131,7 +1410,8 @@ quota_row_fill(struct quota *q, struct quota_entry *e, struct quota_row *r)
 	lim = quota_limit_entry(q, e->cls, e->region, e->metric);
 	r->known = lim != NULL && lim->known;
 	r->limit = r->known ? lim->limit : -1;
-	r->usage = e->known || e->cls == QC_VERTEX ? e->usage : -1;
+	r->usage = e->known || e->cls == QC_VERTEX ? e->usage + e->others :
+	    -1;
 	r->in_flight = e->reserved + e->committed;
 	r->free = r->known ? r->limit - (r->usage > 0 ? r->usage : 0) -
 	    r->in_flight : 0;
@@ -1273,6 +1553,7 @@ quota_really_free(struct quota *q)
 	quota_acc_free(q->acc, q->nacc);
 	quota_zst_free(q->zst, q->nzst);
 	free(q->error);
+	free(q->install);
 	gcp_conf_free(q->conf);
 	free(q);
 }

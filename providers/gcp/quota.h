@@ -7,7 +7,9 @@
  * (GPUS_ALL_REGIONS), DESIGN GA.1-A.2; zones and their GPUs from
  * acceleratorTypes.aggregatedList and zones.list (A.3-A.4). Vertex AI
  * training limits come from Cloud Quotas quotaInfos (B.2), which has no
- * usage: the daemon reports Vertex usage from its own books.
+ * usage: the daemon reports its own Vertex usage from its books, and
+ * quota.c counts the GPUs every other Vertex job of the project holds
+ * (customJobs.list per region, B.3).
  *
  * Readings are cached for [scheduler] quota_ttl and refreshed on demand;
  * a quota error invalidates its region early. Between a launch decision
@@ -131,7 +133,12 @@ void	 quota_release(struct quota *, enum gcp_service, const char *region,
 /* The launch succeeded: hold N until a newer reading shows them. */
 void	 quota_commit(struct quota *, enum gcp_service, const char *region,
 	    const char *metric, double n);
-/* Vertex usage of METRIC in REGION, from the daemon's books. */
+/* The daemon's install id: Vertex jobs labelled gpuq-install=INSTALL
+ * are counted by quota_set_usage(), every other job from the listing. */
+void	 quota_set_install(struct quota *, const char *install);
+/* Usage of METRIC in REGION, from the daemon's books: Vertex AI's, and
+ * Compute's family quotas read from Cloud Quotas (H100, H200, B200), which
+ * have no usage; other Compute metrics come with usage and ignore it. */
 void	 quota_set_usage(struct quota *, enum gcp_service, const char *region,
 	    const char *metric, double usage);
 

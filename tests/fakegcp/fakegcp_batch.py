@@ -94,6 +94,9 @@ class BatchJob(Resource):
     def live(self):
         return not self.deleted and self.jstate not in BATCH_TERMINAL
 
+    def machine_name(self):
+        return self.machine
+
     def quota_use(self):
         """(vCPUs per VM, VMs) the job's VMs hold against Compute quotas
         (fakegcp_quota.py): none while QUEUED."""
@@ -214,7 +217,8 @@ class BatchJob(Resource):
         vcpus = (cat.machine_info(self.machine) or (2, 8))[0]
         err = f.compute_quota_check(self.project, self.region, self.gpu,
                                     self.gpu_count * self.task_count,
-                                    vcpus * self.task_count, self.spot)
+                                    vcpus * self.task_count, self.spot,
+                                    self.machine)
         if err:
             self._resource_error(
                 t, "CODE_GCE_QUOTA_EXCEEDED",
@@ -446,6 +450,7 @@ class Batch:
 
     def list(self, req):
         p, r = self._parent(req)
+        paging.refuse_hyphen_label(self.f, req)
         raw = req.q.get("orderBy", "")
         order = self.ORDERS.get(" ".join(raw.split()).lower())
         if order is None:

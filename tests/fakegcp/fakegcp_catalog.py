@@ -42,12 +42,15 @@ us-central1, us-east1 and us-west1 say "Americas" (as Google's oldest SKUs
 do); other regions name their location ("Netherlands", "Tokyo", ...).
 
 Vertex AI SKUs: "Vertex AI: Training/Pipelines on NVIDIA Tesla T4 in Iowa"
-(GPU-hour) and "... on N1 Instance Core in Iowa" / "... Instance RAM in Iowa";
-Spot variants put "Preemptible " before the resource name and have usageType
-Preemptible (that wording is not verified).  Prices come from
-vertex-prices.csv where it has the row (H100 and A3 core/RAM on demand in
-us-central1), else the Compute Engine price x 1.15 (the ratio the confirmed
-rows show).
+(GPU-hour) and "... on N1 Instance Core in Iowa" / "... Instance RAM in Iowa",
+all-in on-demand prices; and the management fee Vertex bills on top of the
+Compute Engine SKU where it has no all-in SKU (Spot, DWS flex-start):
+"Vertex AI: Training/Pipelines management fee on NVIDIA Tesla T4 in Iowa",
+usageType OnDemand (the wording of the billing SKUs in vertex-prices.csv).
+There are no Vertex "Preemptible" SKUs.  Prices come from vertex-prices.csv
+where it has the row (H100 and A3 core/RAM in us-central1), else the Compute
+Engine on-demand price x 1.15 for the all-in SKU and x 0.15 for the fee (the
+ratios the confirmed rows show).
 """
 import csv
 import hashlib
@@ -105,8 +108,14 @@ GPUS = {
                  pquota=None, vq="b200", sku="Nvidia B200",
                  vsku="NVIDIA B200", desc="NVIDIA B200"),
 }
+# GPU families whose quota Compute Engine publishes only in Cloud Quotas
+# (quota id GPUS-PER-GPU-FAMILY-per-project-region, dimension gpu_family;
+# DESIGN GA.5), not as a regions.get metric.
+GPU_FAMILY = {"H100": "NVIDIA_H100", "H100-MEGA": "NVIDIA_H100_MEGA",
+              "H200": "NVIDIA_H200", "B200": "NVIDIA_B200"}
 for _k, _g in GPUS.items():
     _g["sky"] = _k
+    _g["family"] = GPU_FAMILY.get(_k)
     if "pquota" not in _g:
         _g["pquota"] = "PREEMPTIBLE_" + _g["quota"]
 BY_TYPE = {g["type"]: g for g in GPUS.values()}
@@ -310,9 +319,8 @@ def build_skus():
     vfixed = {}
     for r in VERTEX_ROWS:
         if r["service"] == "vertex-training" and \
-                r["provisioning"] == "on-demand" and \
                 r["region"] in REGION_PLACE and r["sku_description"]. \
-                startswith("Vertex AI: Training/Pipelines on") and \
+                startswith("Vertex AI: Training/Pipelines ") and \
                 r["unit"] in ("gpu-hour", "vcpu-hour", "gib-hour"):
             vfixed[r["sku_description"]] = float(r["usd_per_unit"])
     for (sky, region), (od, sp) in sorted(GPU_PRICE.items()):
@@ -333,9 +341,17 @@ def build_skus():
             key = ("gpu", g["type"], region, usage)
             comp.append(_sku(COMPUTE_SERVICE, "Compute Engine", desc, "GPU",
                              usage, region, p, "h", "hour", key))
+            if usage != "OnDemand":
+                continue
             vert.append(_sku(VERTEX_SERVICE, "Vertex AI", vdesc, "GPU", usage,
                              region, vfixed.get(vdesc, round(p * 1.15, 9)),
                              "h", "hour", key))
+            fdesc = "Vertex AI: Training/Pipelines management fee on %s " \
+                    "in %s" % (g["vsku"], vertex_place(region))
+            vert.append(_sku(VERTEX_SERVICE, "Vertex AI", fdesc, "GPU",
+                             usage, region,
+                             vfixed.get(fdesc, round(p * 0.15, 9)), "h",
+                             "hour", ("fee-gpu", g["type"], region, usage)))
     for (series, region, usage), (core, ram) in sorted(HOST_FIT.items()):
         base = SERIES_SKU[series]
         place = compute_place(region)
@@ -351,7 +367,15 @@ def build_skus():
             key = (kind, series, region, usage)
             comp.append(_sku(COMPUTE_SERVICE, "Compute Engine", desc, group,
                              usage, region, round(p, 9), unit, udesc, key))
+            if usage != "OnDemand":
+                continue
             vert.append(_sku(VERTEX_SERVICE, "Vertex AI", vdesc, group, usage,
                              region, vfixed.get(vdesc, round(p * 1.15, 9)),
                              unit, udesc, key))
+            fdesc = "Vertex AI: Training/Pipelines management fee on " \
+                    "%s %s in %s" % (vbase, vword, vertex_place(region))
+            vert.append(_sku(VERTEX_SERVICE, "Vertex AI", fdesc, group,
+                             usage, region,
+                             vfixed.get(fdesc, round(p * 0.15, 9)), unit,
+                             udesc, ("fee-" + kind, series, region, usage)))
     return {"compute": comp, "vertex": vert}

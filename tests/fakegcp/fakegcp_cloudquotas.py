@@ -1,10 +1,14 @@
 """Cloud Quotas (cloudquotas v1; discovery document
 https://cloudquotas.googleapis.com/$discovery/rest?version=v1, DESIGN GB.2): quotaInfos list and get for aiplatform.googleapis.com, one
-dimensionsInfo per region whose Vertex limit was set plus the default.
+dimensionsInfo per region whose Vertex limit was set plus the default;
+and for compute.googleapis.com the GPU-family and VM-family quotas
+(DESIGN GA.5), set with /_fake/quota metric "<quota id>:<family>" (region
+"*" for the family's default).
 """
 import fakegcp_catalog as cat
 import fakegcp_paging as paging
 from fakegcp_errors import ApiError
+import fakegcp_quota as fq
 from fakegcp_quota import VERTEX_DEFAULT_LIMIT
 
 
@@ -24,6 +28,8 @@ class CloudQuotas:
             for g in sorted({g["vq"] for g in cat.GPUS.values()}):
                 for spot in (False, True):
                     infos.append(self.quota_info(p, g, spot))
+        elif svc == "compute.googleapis.com":
+            infos = [self.family_info(p, q) for q in fq.FAMILY_IDS]
         page, nxt = paging.paginate(infos, req, "pageSize", 100, 1000,
                                     "qi" + svc)
         out = {"quotaInfos": page}
@@ -58,8 +64,40 @@ class CloudQuotas:
                 "isFixed": False, "isConcurrent": False,
                 "dimensionsInfos": dims}
 
+    def family_info(self, p, qid):
+        """Compute Engine's family quotas (DESIGN GA.5): one
+        dimensionsInfo per (region, family) whose limit was set, then a
+        default per family for every region."""
+        f = self.f
+        key = "vm_family" if qid == fq.VM_FAMILY_ID else "gpu_family"
+        fams = fq.VM_FAMILIES if key == "vm_family" else sorted(
+            {g["family"] for g in cat.GPUS.values() if g["family"]})
+        dims = []
+        for (pp, r, m), v in sorted(f.limits.items()):
+            if pp == p and m.startswith(qid + ":"):
+                dims.append({"dimensions": {"region": r,
+                                            key: m.split(":", 1)[1]},
+                             "details": {"value": str(int(v))},
+                             "applicableLocations": [r]})
+        for fam in fams:
+            dims.append({"dimensions": {key: fam}, "details": {
+                "value": str(int(f.limit(p, "*", qid + ":" + fam)))},
+                "applicableLocations": list(cat.REGIONS)})
+        metric = qid.split("-per-")[0].lower().replace("-", "_")
+        return {"name": "projects/%s/locations/global/services/compute."
+                "googleapis.com/quotaInfos/%s" % (f.project_number(p), qid),
+                "quotaId": qid, "metric": "compute.googleapis.com/" + metric,
+                "service": "compute.googleapis.com", "isPrecise": True,
+                "containerType": "PROJECT", "dimensions": ["region", key],
+                "metricDisplayName": metric, "metricUnit": "1",
+                "isFixed": False, "isConcurrent": False,
+                "dimensionsInfos": dims}
+
     def quota_info_get(self, req):
         p = self.f.project_id(req.params["project"])
+        if req.params["service"] == "compute.googleapis.com" and \
+                req.params["quota"] in fq.FAMILY_IDS:
+            return self.family_info(p, req.params["quota"])
         for g in {g["vq"] for g in cat.GPUS.values()}:
             for spot in (False, True):
                 qi = self.quota_info(p, g, spot)

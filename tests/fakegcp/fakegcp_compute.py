@@ -153,6 +153,9 @@ class Instance(Resource):
         (fakegcp_quota.py)."""
         return self.vcpus, 1
 
+    def machine_name(self):
+        return (self.body.get("machineType") or "").rsplit("/", 1)[-1]
+
     def system_op(self, op_type, t):
         """A DONE Operation by "system" about this VM (preemption, host
         maintenance, host error, guest shutdown)."""
@@ -210,8 +213,27 @@ class Instance(Resource):
         if env is not None:
             self.new_run(env).start(t)
 
+    def exit_object(self):
+        """The gpuq-job's exit_object as (bucket, name), or None."""
+        for it in (self.body.get("metadata") or {}).get("items") or []:
+            if it.get("key") == "gpuq-job":
+                try:
+                    uri = json.loads(it.get("value") or "{}").get(
+                        "exit_object")
+                except (ValueError, AttributeError):
+                    return None
+                if isinstance(uri, str) and uri.startswith("gs://"):
+                    b, _, n = uri[5:].partition("/")
+                    return (b, n) if b and n else None
+        return None
+
     def on_run_end(self, t, code):
         self.exit_code = code
+        eo = self.exit_object()
+        if eo:
+            # what gce-startup.sh writes before the guest attribute
+            self.fake.storage_put(eo[0], eo[1], json.dumps(
+                {"exit-code": str(code)}).encode(), t, "application/json")
         self.guest[("gpuq", "exit-code")] = str(code)
         self.system_op("compute.instances.guestTerminate",
                                     t)
@@ -232,6 +254,12 @@ class Instance(Resource):
             r.stop(t, reason)
         self.system_op(op_type, t)
         self.status = "STOPPING"
+        if self.runs and ("gpuq", "exit-code") not in self.guest:
+            # The guest gets an ACPI shutdown and ~30 s: docker stops the
+            # container with SIGTERM and the startup script reports what
+            # it saw, 143, before the VM is cut off (Compute Engine
+            # "Preemption process").  The operation says what happened.
+            self.guest[("gpuq", "exit-code")] = "143"
         sched = self.body.get("scheduling") or {}
         delete = sched.get("instanceTerminationAction") == "DELETE" and \
             reason == "preempted"
@@ -584,7 +612,8 @@ class Compute:
         opsec = f.cfg["op_seconds"]
         op = Operation(f, p, z, "insert", link, now, now + opsec * 0.25,
                        now + opsec, request_id=rid)
-        quota = f.compute_quota_check(p, region, gpu, count, info[0], spot)
+        quota = f.compute_quota_check(p, region, gpu, count, info[0], spot,
+                                      mt.rsplit("/", 1)[-1])
         if quota and f.cfg["compute_quota_error"] != "operation":
             msg, metric, lim, qreg = quota
             raise ApiError(403, msg, "quotaExceeded")
@@ -714,6 +743,14 @@ class Compute:
 
     def guest_attributes(self, req):
         inst = self._inst(req)
+        if not self.f.cfg["guest_attributes_after_stop"] and \
+                inst.status in ("TERMINATED", "STOPPED", "SUSPENDED"):
+            # unsettled (DESIGN GC.6): attributes gone with the stop
+            raise not_found("projects/%s/zones/%s/instances/%s/"
+                            "guestAttributes/%s" % (
+                                inst.project, inst.zone, inst.name,
+                                req.q.get("queryPath") or
+                                req.q.get("variableKey") or ""))
         qp = req.q.get("queryPath")
         vk = req.q.get("variableKey")
         base = {"kind": "compute#guestAttributes",

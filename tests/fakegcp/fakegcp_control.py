@@ -8,6 +8,7 @@ import re
 
 import fakegcp_catalog as cat
 import fakegcp_jwt as jwt
+import fakegcp_sts
 from fakegcp_batch import BatchJob
 from fakegcp_compute import Instance
 from fakegcp_errors import ApiError
@@ -211,6 +212,9 @@ class Control:
                 f.faults = []
                 return {"ok": True}
             return {"faults": f.faults}
+        wif = fakegcp_sts.control(f, ep, method, body)
+        if wif is not None:
+            return wif
         if ep == "token_lifetime" and method == "POST":
             f.token_lifetime = int(body["seconds"])
             return {"ok": True}

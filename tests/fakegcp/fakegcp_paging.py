@@ -7,6 +7,7 @@ IndexedDict/SortedIndex with position tokens (scan_page); short fixed lists
 (regions, zones, tasks, quotaInfos, SKUs) page by offset (paginate).  See
 README.md "Speed".
 """
+import re
 import base64
 import bisect
 import hashlib
@@ -261,6 +262,20 @@ def list_filter(req, api, aliases=None):
                            "Invalid list filter expression." % expr,
                            "invalid")
         raise ApiError(400, "Invalid list filter \"%s\": %s." % (expr, e))
+
+
+HYPHEN_LABEL = re.compile(r"labels\.[A-Za-z0-9_]*-[A-Za-z0-9_-]*")
+
+
+def refuse_hyphen_label(fake, req):
+    """With config ``refuse_hyphen_label_filter``: a Batch or Vertex list
+    filter on a hyphenated label key is refused, INVALID_ARGUMENT."""
+    expr = req.q.get("filter") or ""
+    if fake.cfg.get("refuse_hyphen_label_filter") and \
+            HYPHEN_LABEL.search(expr):
+        raise ApiError(400, "Invalid list filter \"%s\": label keys "
+                       "containing '-' are not supported in a filter."
+                       % expr)
 
 
 def filter_items(req, objs, api="compute", aliases=None):

@@ -16,6 +16,15 @@ DEFAULT_LIMITS = {"GPUS_ALL_REGIONS": 64.0, "CPUS_ALL_REGIONS": 10000.0}
 REGION_DEFAULTS = {"CPUS": 1000.0, "PREEMPTIBLE_CPUS": 0.0,
                    "INSTANCES": 6000.0}
 VERTEX_DEFAULT_LIMIT = 16
+# Cloud Quotas only (DESIGN GA.5): limits of these quota ids are kept
+# under "<quota id>:<family>" (the gpu_family or vm_family dimension).
+GPU_FAMILY_ID = "GPUS-PER-GPU-FAMILY-per-project-region"
+SPOT_GPU_FAMILY_ID = "PREEMPTIBLE-GPUS-PER-GPU-FAMILY-per-project-region"
+VM_FAMILY_ID = "CPUS-PER-VM-FAMILY-per-project-region"
+FAMILY_IDS = (GPU_FAMILY_ID, SPOT_GPU_FAMILY_ID, VM_FAMILY_ID)
+# Machine series with a vCPU quota of their own (vm_family), besides CPUS.
+VM_FAMILIES = ("A3", "A4", "G2")
+DEFAULT_VM_FAMILY_LIMIT = 1000.0
 
 
 class QuotaBook:
@@ -31,6 +40,10 @@ class QuotaBook:
             return REGION_DEFAULTS[metric]
         if metric in cat.COMPUTE_GPU_METRICS:
             return DEFAULT_GPU_LIMIT
+        if metric.startswith(VM_FAMILY_ID + ":"):
+            return DEFAULT_VM_FAMILY_LIMIT
+        if metric.split(":")[0] in FAMILY_IDS:
+            return DEFAULT_GPU_LIMIT
         return 0.0
 
     def gpu_metric(self, project, region, gpu, spot):
@@ -42,7 +55,16 @@ class QuotaBook:
         if spot and g["pquota"] and self.limit(project, region,
                                                g["pquota"]) > 0:
             return g["pquota"]
+        if not g["quota"] and g["family"]:
+            return "%s:%s" % (SPOT_GPU_FAMILY_ID if spot else
+                              GPU_FAMILY_ID, g["family"])
         return g["quota"] or (g["pquota"] if spot else None)
+
+    def vm_family_metric(self, machine):
+        """The vCPU family quota a machine type also draws on, or None."""
+        fam = (machine or "").split("-")[0].upper()
+        return "%s:%s" % (VM_FAMILY_ID, fam) if fam in VM_FAMILIES \
+            else None
 
     def cpu_metric(self, project, region, spot):
         if spot and self.limit(project, region, "PREEMPTIBLE_CPUS") > 0:
@@ -65,6 +87,9 @@ class QuotaBook:
             vcpus, n = held
             add((r.region, self.cpu_metric(project, r.region, r.spot)),
                 vcpus * n)
+            fam = self.vm_family_metric(r.machine_name())
+            if fam:
+                add((r.region, fam), vcpus * n)
             add(("global", "CPUS_ALL_REGIONS"), vcpus * n)
             add((r.region, "INSTANCES"), n)
             if r.gpu and r.gpu_count:
@@ -77,9 +102,12 @@ class QuotaBook:
                 add((reg, m), v)
         return use
 
-    def compute_quota_check(self, project, region, gpu, count, vcpus, spot):
+    def compute_quota_check(self, project, region, gpu, count, vcpus, spot,
+                            machine=None):
         """None, or (message, metric, limit, region|None) of the first quota
-        a new VM would exceed."""
+        a new VM would exceed.  A family quota (DESIGN GA.5) is named in
+        the message as Compute names it: GPUS_PER_GPU_FAMILY,
+        CPUS_PER_VM_FAMILY."""
         use = self.usage_table(project)
         checks = []
         if gpu and count:
@@ -88,21 +116,29 @@ class QuotaBook:
                 checks.append((region, m, count))
             checks.append(("global", "GPUS_ALL_REGIONS", count))
         checks.append((region, self.cpu_metric(project, region, spot), vcpus))
+        fam = self.vm_family_metric(machine)
+        if fam:
+            checks.append((region, fam, vcpus))
         checks.append(("global", "CPUS_ALL_REGIONS", vcpus))
         for reg, m, need in checks:
             lim = self.limit(project, reg, m)
             if use.get((reg, m), 0.0) + need > lim:
                 where = "globally" if reg == "global" else \
                     "in region %s" % reg
+                shown = m.split(":")[0]
+                shown = {GPU_FAMILY_ID: "GPUS_PER_GPU_FAMILY",
+                         SPOT_GPU_FAMILY_ID: "PREEMPTIBLE_GPUS_PER_GPU_FAMILY",
+                         VM_FAMILY_ID: "CPUS_PER_VM_FAMILY"}.get(shown, m)
                 return ("Quota '%s' exceeded.  Limit: %.1f %s." % (
-                    m, lim, where), m, lim, None if reg == "global" else reg)
+                    shown, lim, where), shown, lim,
+                    None if reg == "global" else reg)
         return None
 
     def region_quotas(self, project, region, use):
         metrics = ["CPUS", "PREEMPTIBLE_CPUS", "INSTANCES"] + \
             cat.COMPUTE_GPU_METRICS
         extra = {m for (p, r, m) in self.limits if p == project and
-                 r == region}
+                 r == region and ":" not in m}
         out = []
         for m in metrics + sorted(extra - set(metrics)):
             out.append({"metric": m,

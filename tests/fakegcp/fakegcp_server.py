@@ -26,13 +26,15 @@ import fakegcp_oauth as oauth
 import fakegcp_schema as schema
 import fakegcp_serviceusage
 import fakegcp_storage
+import fakegcp_sts
 import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
 API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
                fakegcp_vertex, fakegcp_billing, fakegcp_storage,
-               fakegcp_iam, fakegcp_serviceusage, fakegcp_logging)
+               fakegcp_iam, fakegcp_serviceusage, fakegcp_logging,
+               fakegcp_sts)
 
 
 class Req:
@@ -189,6 +191,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._mid
             self._send(200, oauth.token(fake, body, self.headers.get("Host"),
                                         self.server.url))
+            return self._mid
+        if path == "/v1/token" and cmd == "POST":
+            # Security Token Service (sts.googleapis.com/v1/token)
+            self._mid = "sts.token"
+            self._count(fake, self._mid)
+            if self._fault(fake, path):
+                return self._mid
+            self._send(200, fakegcp_sts.sts_token(fake, body))
             return self._mid
         if path.startswith(oauth.METADATA):
             self._mid = "metadata." + path[len(oauth.METADATA):]

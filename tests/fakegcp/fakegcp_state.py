@@ -68,6 +68,13 @@ DEFAULT_CFG = {
     "logging_reads_per_minute": 0,
     "logging_rate_window": 60,    # real seconds the read rate counts over
     "logging_page_max": 1000,
+    # Batch and Vertex AI list filters on a label key with a hyphen
+    # (labels.gpuq-install="x") refused with 400 INVALID_ARGUMENT, as
+    # they may be (issue 15 item 8: unsettled, so off by default)
+    "refuse_hyphen_label_filter": False,
+    # guest attributes still readable once the VM has stopped (unsettled,
+    # DESIGN GC.6); false: getGuestAttributes of a stopped VM is 404
+    "guest_attributes_after_stop": True,
 }
 
 

@@ -46,8 +46,11 @@ class CustomJob(Resource):
         self.vq = g["vq"] if g else None
         self.gpu_count = int(ms.get("acceleratorCount") or 0) if g else 0
         self.replicas = int(wp.get("replicaCount") or 1)
-        self.strategy = (spec.get("scheduling") or {}).get("strategy") or \
-            "STANDARD"
+        sch = spec.get("scheduling") or {}
+        self.strategy = sch.get("strategy") or "STANDARD"
+        # Scheduling.disableRetries: no restart of a worker once the job
+        # runs (and restartJobOnWorkerRestart forced to false).
+        self.no_retries = bool(sch.get("disableRetries"))
         self.spot = self.strategy in ("SPOT", "FLEX_START", "LOW_COST")
         env = {}
         code = wp.get("containerSpec") or wp.get("pythonPackageSpec") or {}
@@ -146,10 +149,23 @@ class CustomJob(Resource):
     def interrupt(self, t, reason):
         """Spot preemption / host maintenance of the worker VM.  Vertex
         restarts the worker (the container starts again with the same
-        environment); a Spot job that is preempted more than
+        environment) unless ``scheduling.disableRetries`` is set, when the
+        job fails at once; a Spot job that is preempted more than
         ``vertex_spot_restarts`` times fails (see README)."""
         for r in self.runs:
             r.stop(t, reason)
+        if self.no_retries:
+            # scheduling.disableRetries: the worker is not restarted and
+            # the job fails, in Vertex's words for a replica it lost.
+            self.error = {"code": 14, "message":
+                          "The replica workerpool0-0 was %s and retries "
+                          "are disabled for this job (scheduling."
+                          "disableRetries)." % (
+                              "preempted (Spot VM preemption)"
+                              if reason == "preempted" else
+                              "stopped for host maintenance")}
+            self._set(t, "JOB_STATE_FAILED")
+            return
         if reason == "preempted" and \
                 self.restarts >= self.fake.cfg["vertex_spot_restarts"]:
             self.error = {"code": 14, "message":
@@ -300,6 +316,7 @@ class Vertex:
     def list(self, req):
         """Newest first."""
         p, r = self._parent(req)
+        paging.refuse_hyphen_label(self.f, req)
         page, nxt = paging.scan_page(
             req, [(0, self.f.vertex.index("create", (p, r)))],
             paging.page_size(req, "pageSize", 100, 100),

@@ -279,6 +279,11 @@ def test_workload_guest_attributes_and_preemption(gcp):
     ops = gcp.get(Z + "/operations")[1]["items"]
     assert any(o["operationType"] ==
                "compute.instances.terminateOnHostMaintenance" for o in ops)
+    # The guest saw its container stopped by the shutdown's SIGTERM and
+    # reported 143: only the operation tells a host event from a failure.
+    ga = gcp.get(Z + "/instances/w3/getGuestAttributes?queryPath=gpuq/")[1]
+    assert ga["queryValue"]["items"] == [{"namespace": "gpuq",
+                                          "key": "exit-code", "value": "143"}]
     import urllib.error
     try:
         gcp.ctl("/_fake/preempt", {"name": "w3"})

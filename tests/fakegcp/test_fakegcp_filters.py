@@ -148,3 +148,17 @@ def test_batch_vertex_or_filters(gcp):
     assert len(gcp.get(t + Q("State=FAILED OR State=RUNNING"))[1][
         "tasks"]) == 1
     assert gcp.get(t + Q("State="))[0] == 400
+
+
+def test_hyphen_label_filter_refused_when_configured(gcp):
+    """refuse_hyphen_label_filter: Batch and Vertex refuse a filter on a
+    hyphenated label key (400 INVALID_ARGUMENT); other filters pass."""
+    q = "?filter=" + urllib.parse.quote('labels.gpuq-install="t"')
+    B = "/v1/projects/gpuq-demo/locations/us-central1/jobs"
+    assert gcp.get(V + q)[0] == 200
+    gcp.ctl("/_fake/config", {"refuse_hyphen_label_filter": True})
+    for base in (V, B):
+        st, body = gcp.get(base + q)[:2]
+        assert st == 400 and body["error"]["status"] == "INVALID_ARGUMENT"
+        assert gcp.get(base + "?filter=" + urllib.parse.quote(
+            'labels.team="x"'))[0] == 200

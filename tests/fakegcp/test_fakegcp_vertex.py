@@ -194,3 +194,24 @@ def test_vertex_python_package_spec(gcp):
     both["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"] = \
         pool["pythonPackageSpec"]
     assert gcp.post(V, both)[0] == 400
+
+
+def test_vertex_disable_retries_fails_instead_of_restarting(gcp):
+    """Scheduling.disableRetries (aiplatform v1 discovery document): once
+    the job runs, a lost worker is not restarted; the job fails, saying
+    why, for preemption and host maintenance alike."""
+    gcp.ctl("/_fake/speed", {"factor": 50})
+    for name, kind, word in (("dr1", "preempt", "preempted"),
+                             ("dr2", "maintenance", "maintenance")):
+        b = vertex_body(name, env(name, FAKEGCP_WORK_SECONDS=1e5))
+        b["jobSpec"]["scheduling"]["disableRetries"] = True
+        j = gcp.post(V, b)[1]
+        jid = j["name"].rsplit("/", 1)[1]
+        gcp.wait_for(lambda: gcp.get(V + "/" + jid)[1]["state"] ==
+                     "JOB_STATE_RUNNING")
+        gcp.ctl("/_fake/" + kind, {"name": name})
+        j = gcp.get(V + "/" + jid)[1]
+        assert j["state"] == "JOB_STATE_FAILED", j["state"]
+        assert j["error"]["code"] == 14 and word in j["error"]["message"]
+        assert j["jobSpec"]["scheduling"]["disableRetries"] is True
+        assert len(gcp.resource(name)["runs"]) == 1

@@ -49,6 +49,16 @@ class Metadata(http.server.BaseHTTPRequestHandler):
         else:
             self._reply(200, v.encode())
 
+    def do_POST(self):
+        # Cloud Storage's media upload (the job's exit_object), as the
+        # proxy sees it; the script points storage_upload here.
+        n = int(self.headers.get("Content-Length") or 0)
+        self.server.uploads.append({
+            "path": self.path, "auth": self.headers.get("Authorization"),
+            "type": self.headers.get("Content-Type"),
+            "body": self.rfile.read(n).decode()})
+        self._reply(200, b"{}")
+
     def do_PUT(self):
         n = int(self.headers.get("Content-Length") or 0)
         self.server.items[self._path()] = self.rfile.read(n).decode()
@@ -64,7 +74,10 @@ def run_script(tmp_path, job):
     for p in bindir.iterdir():
         p.chmod(0o755)
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metadata)
-    srv.items = {"attributes/gpuq-job": json.dumps(job)}
+    srv.items = {"attributes/gpuq-job": json.dumps(job),
+                 "service-accounts/default/token":
+                 '{"access_token":"ya29.vm","expires_in":3599}'}
+    srv.uploads = []
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     log = tmp_path / "docker.log"
@@ -80,6 +93,7 @@ def run_script(tmp_path, job):
         srv.server_close()
     calls = [json.loads(x) for x in log.read_text().splitlines()] \
         if log.exists() else []
+    run_script.uploads = srv.uploads
     return p, [c for c in calls if c["argv"][:1] == ["run"]], srv.items
 
 
@@ -132,3 +146,20 @@ def test_a_job_id_that_is_not_digits_is_no_label(tmp_path):
     argv = calls[0]["argv"]
     assert not any(a.startswith("--label=gpuq_job") for a in argv), argv
     assert "--privileged" not in argv, argv
+
+
+def test_exit_code_also_goes_to_the_output_place(tmp_path):
+    """Guest attributes may be gone once the VM stops: the script first
+    writes the same keys to the job's exit_object (DESIGN GC.6)."""
+    job = {"image": "gcr.io/p/t:1", "max_runtime": 0,
+           "exit_object": "gs://ckpt/runs/7/gpuq/attempt-2.exit.json",
+           "storage_upload": "http://storage.test"}
+    p, calls, items = run_script(tmp_path, job)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert items["guest-attributes/gpuq/exit-code"] == "0"
+    [up] = run_script.uploads
+    assert up["path"] == ("http://storage.test/upload/storage/v1/b/ckpt/o?"
+                          "uploadType=media&name=runs%2F7%2Fgpuq%2F"
+                          "attempt-2.exit.json"), up["path"]
+    assert up["auth"] == "Bearer ya29.vm"
+    assert json.loads(up["body"]) == {"exit-code": "0"}

@@ -281,11 +281,315 @@ test_auth_refuses_readable_key(void **state)
 	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
 	    &cause), -EPERM);
 	want = xprintf("credentials %s is readable by others (mode 0644); "
-	    "run: chmod 600 %s", t->path, t->path);
+	    "run: chmod 600 %s (or 640 with root as owner and gpuqd's group "
+	    "as group)", t->path, t->path);
 	assert_string_equal(cause, want);
 	free(want);
 	free(cause);
 	assert_null(t->ut->auth);
+}
+
+/*
+ * A key group-readable by the daemon's group is taken when root owns it
+ * (a Kubernetes secret, systemd LoadCredential=), refused when anyone
+ * else does; world-readable stays refused whoever owns it.
+ */
+static void
+test_auth_group_readable_key(void **state)
+{
+	struct t	*t = *state;
+	struct stat	 st;
+	char		*cause = NULL;
+
+	NEED_FAKE(t->ut);
+	fake_make_key(&t->ut->fake, t->path, EMAIL, 1);
+	t->ut->gcp->credentials = t->path;
+	assert_int_equal(chmod(t->path, 0640), 0);
+	assert_int_equal(stat(t->path, &st), 0);
+	if (st.st_uid != 0) {
+		/* Ours, not root's: the group must not read it. */
+		assert_int_equal(auth_new(t->ut->http, t->ut->gcp,
+		    &t->ut->auth, &cause), -EPERM);
+		assert_non_null(strstr(cause, "is readable by its group "
+		    "(mode 0640"));
+		free(cause);
+		return;
+	}
+	/* root:<our group> 0640: taken. */
+	assert_int_equal(chown(t->path, 0, getegid()), 0);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), 0);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_SERVICE_ACCOUNT);
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+	/* Another owner, same group: refused. */
+	assert_int_equal(chown(t->path, 1, getegid()), 0);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EPERM);
+	assert_non_null(strstr(cause, "is readable by its group (mode 0640, "
+	    "owner uid 1"));
+	free(cause);
+	cause = NULL;
+	/* root, a group gpuqd is not in: refused. */
+	assert_int_equal(chown(t->path, 0, getegid() + 4242), 0);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EPERM);
+	free(cause);
+	cause = NULL;
+	/* root:<our group> but world-readable: refused. */
+	assert_int_equal(chown(t->path, 0, getegid()), 0);
+	assert_int_equal(chmod(t->path, 0644), 0);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EPERM);
+	assert_non_null(strstr(cause, "is readable by others"));
+	free(cause);
+	assert_int_equal(chown(t->path, geteuid(), getegid()), 0);
+}
+
+#define TRAINER	"trainer@gpuq-demo.iam.gserviceaccount.com"
+#define IMP_URL	"https://iamcredentials.googleapis.com/v1/projects/-/" \
+		"serviceAccounts/" TRAINER ":generateAccessToken"
+#define WIF_AUD	"//iam.googleapis.com/projects/123456789012/locations/" \
+		"global/workloadIdentityPools/ci/providers/gha"
+#define SUBJECT	"eyJhbGciOiJSUzI1NiJ9.c3ViamVjdA.c2ln"
+
+/* Get T->url with the credentials in T->path: the record's status. */
+static long
+get_with_file(struct t *t)
+{
+	struct gcptest_rec	 rec = { 0 };
+	long			 status;
+
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	gcptest_get(t->ut, t->url, &rec);
+	status = rec.status;
+	gcptest_rec_done(&rec);
+	return status;
+}
+
+/* How many requests matching RE the fake answered with STATUS. */
+static size_t
+answered(struct t *t, const char *method, const char *re, long status)
+{
+	json_t	*reqs = fake_requests(&t->ut->fake, method, re, 0), *r;
+	size_t	 i, n = 0;
+
+	json_array_foreach(reqs, i, r)
+		if (json_integer_value(json_object_get(r, "status")) ==
+		    status)
+			n++;
+	json_decref(reqs);
+	return n;
+}
+
+/*
+ * impersonated_service_account: the source key's token buys TRAINER's
+ * from IAM Credentials; the API call carries the impersonated token.
+ */
+static void
+test_auth_impersonated(void **state)
+{
+	struct t	*t = *state;
+	json_t		*src, *f;
+	char		*srcpath, *text;
+
+	NEED_FAKE(t->ut);
+	srcpath = unittest_path(t->ut, "source.json");
+	fake_make_key(&t->ut->fake, srcpath, EMAIL, 1);
+	src = json_load_file(srcpath, 0, NULL);
+	assert_non_null(src);
+	f = json_pack("{s:s, s:s, s:o, s:[]}", "type",
+	    "impersonated_service_account",
+	    "service_account_impersonation_url", IMP_URL,
+	    "source_credentials", src, "delegates");
+	text = json_dumps(f, 0);
+	write_file(t->path, text, 0600);
+	free(text);
+	json_decref(f);
+	free(srcpath);
+
+	/* Not allowed to act as TRAINER yet: the error says what to grant. */
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_IMPERSONATED);
+	assert_non_null(strstr(auth_describe(t->ut->auth), "service account "
+	    TRAINER " impersonated by service account " EMAIL));
+	{
+		struct gcptest_rec	 rec = { 0 };
+
+		gcptest_get(t->ut, t->url, &rec);
+		assert_int_not_equal(rec.status, 200);
+		assert_non_null(rec.msg);
+		assert_non_null(strstr(rec.msg, "serviceAccountTokenCreator"));
+		gcptest_rec_done(&rec);
+	}
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+
+	json_decref(fake_post(&t->ut->fake, "/_fake/impersonable",
+	    "{\"email\":\"" TRAINER "\"}"));
+	assert_int_equal(get_with_file(t), 200);
+	assert_int_equal(auth_fetches(t->ut->auth), 1);
+	assert_true(answered(t, "POST", ":generateAccessToken$", 200) >= 1);
+	assert_true(answered(t, "POST", "^/token$", 200) >= 1);
+}
+
+static void
+write_external(struct t *t, const char *source, const char *extra)
+{
+	char	*text;
+
+	text = xprintf("{\"type\":\"external_account\",\"audience\":\""
+	    WIF_AUD "\",\"subject_token_type\":"
+	    "\"urn:ietf:params:oauth:token-type:jwt\",\"token_url\":"
+	    "\"https://sts.googleapis.com/v1/token\",\"credential_source\":"
+	    "%s%s}", source, extra);
+	write_file(t->path, text, 0600);
+	free(text);
+}
+
+/* external_account, file-sourced: STS exchange alone, then with
+ * impersonation; a subject token STS does not trust fails. */
+static void
+test_auth_external_file(void **state)
+{
+	struct t	*t = *state;
+	char		*tokfile, *src;
+
+	NEED_FAKE(t->ut);
+	tokfile = unittest_path(t->ut, "oidc-token");
+	write_file(tokfile, SUBJECT "\n", 0644);	/* a token, not a key */
+	src = xprintf("{\"file\":\"%s\"}", tokfile);
+	write_external(t, src, "");
+
+	t->ut->gcp->credentials = t->path;
+	gcptest_auth(t->ut);
+	assert_int_equal(auth_kind(t->ut->auth), AUTH_EXTERNAL);
+	{
+		struct gcptest_rec	 rec = { 0 };
+
+		gcptest_get(t->ut, t->url, &rec);
+		assert_int_not_equal(rec.status, 200);
+		assert_non_null(strstr(rec.msg, "Security Token Service"));
+		gcptest_rec_done(&rec);
+	}
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+
+	json_decref(fake_post(&t->ut->fake, "/_fake/workload_identity",
+	    "{\"audience\":\"" WIF_AUD "\",\"subject_token\":\"" SUBJECT
+	    "\"}"));
+	assert_int_equal(get_with_file(t), 200);
+	assert_true(answered(t, "POST", "^/v1/token$", 200) == 1);
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+
+	/* Then as a service account, JSON-formatted subject. */
+	write_file(tokfile, "{\"id_token\":\"" SUBJECT "\"}", 0644);
+	free(src);
+	src = xprintf("{\"file\":\"%s\",\"format\":{\"type\":\"json\","
+	    "\"subject_token_field_name\":\"id_token\"}}", tokfile);
+	write_external(t, src, ",\"service_account_impersonation_url\":\""
+	    IMP_URL "\"");
+	json_decref(fake_post(&t->ut->fake, "/_fake/impersonable",
+	    "{\"email\":\"" TRAINER "\"}"));
+	assert_int_equal(get_with_file(t), 200);
+	assert_non_null(strstr(auth_describe(t->ut->auth), " as " TRAINER));
+	assert_true(answered(t, "POST", "^/v1/token$", 200) == 2);
+	assert_true(answered(t, "POST", ":generateAccessToken$", 200) == 1);
+	free(src);
+	free(tokfile);
+}
+
+/* external_account, url-sourced (with headers), and the URLs a file may
+ * name: googleapis.com over https only. */
+static void
+test_auth_external_url(void **state)
+{
+	struct t	*t = *state;
+	char		*src, *cause = NULL;
+
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/workload_identity",
+	    "{\"audience\":\"" WIF_AUD "\",\"subject_token\":\"" SUBJECT
+	    "\"}"));
+	src = xprintf("{\"url\":\"%s/_fake/subject_token\",\"headers\":"
+	    "{\"Metadata\":\"True\"},\"format\":{\"type\":\"json\","
+	    "\"subject_token_field_name\":\"access_token\"}}",
+	    t->ut->fake.url);
+	write_external(t, src, "");
+	free(src);
+	assert_int_equal(get_with_file(t), 200);
+	auth_free(t->ut->auth);
+	t->ut->auth = NULL;
+
+	write_file(t->path, "{\"type\":\"external_account\",\"audience\":\""
+	    WIF_AUD "\",\"subject_token_type\":\"urn:ietf:params:oauth:"
+	    "token-type:jwt\",\"token_url\":\"https://sts.evil.example/"
+	    "v1/token\",\"credential_source\":{\"file\":\"/x\"}}", 0600);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
+	assert_non_null(strstr(cause, "token_url must be an https URL on a "
+	    "googleapis.com host"));
+	free(cause);
+	cause = NULL;
+	write_file(t->path, "{\"type\":\"external_account\",\"audience\":\""
+	    WIF_AUD "\",\"subject_token_type\":\"urn:ietf:params:oauth:"
+	    "token-type:jwt\",\"credential_source\":{\"executable\":{"
+	    "\"command\":\"/bin/true\"}}}", 0600);
+	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
+	    &cause), -EINVAL);
+	assert_non_null(strstr(cause, "executable and AWS sources are not "
+	    "supported"));
+	free(cause);
+}
+
+
+/* Neither the subject token nor any access token of the federated chain
+ * reaches the log, even at debug level. */
+static void
+test_auth_external_no_secrets_logged(void **state)
+{
+	struct t	*t = *state;
+	char		*tokfile, *src, *logf, buf[65536];
+	int		 fd, saved;
+	ssize_t		 n;
+
+	NEED_FAKE(t->ut);
+	tokfile = unittest_path(t->ut, "oidc-token");
+	write_file(tokfile, SUBJECT, 0644);
+	src = xprintf("{\"file\":\"%s\"}", tokfile);
+	write_external(t, src, ",\"service_account_impersonation_url\":\""
+	    IMP_URL "\"");
+	json_decref(fake_post(&t->ut->fake, "/_fake/workload_identity",
+	    "{\"audience\":\"" WIF_AUD "\",\"subject_token\":\"" SUBJECT
+	    "\"}"));
+	json_decref(fake_post(&t->ut->fake, "/_fake/impersonable",
+	    "{\"email\":\"" TRAINER "\"}"));
+	logf = xprintf("%s/log", t->ut->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(logf, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 2);
+	log_verbosity = LOG_LEVEL_DEBUG;
+	assert_int_equal(get_with_file(t), 200);
+	log_verbosity = LOG_LEVEL_WARNING;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "auth: new access token"));
+	assert_null(strstr(buf, SUBJECT));
+	assert_null(strstr(buf, "ya29."));
+	assert_null(strstr(buf, "Bearer"));
+	assert_null(strstr(buf, "subject_token="));
+	free(logf);
+	free(src);
+	free(tokfile);
 }
 
 static void
@@ -318,12 +622,13 @@ test_auth_bad_files(void **state)
 	assert_non_null(strstr(cause, "not a JSON key file"));
 	free(cause);
 
-	write_file(t->path, "{\"type\":\"external_account\"}", 0600);
+	write_file(t->path, "{\"type\":\"gdch_service_account\"}", 0600);
 	assert_int_equal(auth_new(t->ut->http, t->ut->gcp, &t->ut->auth,
 	    &cause), -EINVAL);
-	want = xprintf("credentials %s: type \"external_account\" is not "
-	    "supported; use a service_account key or authorized_user "
-	    "credentials", t->path);
+	want = xprintf("credentials %s: type \"gdch_service_account\" is "
+	    "not supported; use a service_account key, authorized_user, "
+	    "impersonated_service_account or external_account credentials",
+	    t->path);
 	assert_string_equal(cause, want);
 	free(want);
 	free(cause);
@@ -540,6 +845,16 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_auth_refuses_readable_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_auth_group_readable_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auth_impersonated,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auth_external_file,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auth_external_url,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_auth_external_no_secrets_logged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth_bad_files, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_auth_no_credentials,

@@ -122,6 +122,13 @@ test_gce_body_fields(void **state)
 	want = json_pack("{s:s, s:O, s:O, s:O, s:i}",
 	    "image", "us-docker.pkg.dev/p/r/train:1", "command", f->command,
 	    "args", f->args, "env", f->env, "max_runtime", 600);
+	/* Where the script also writes the exit code (DESIGN GC.6). */
+	if (f->l.output_dir != NULL)
+		json_object_set_new(want, "exit_object", json_sprintf(
+		    "%s%sgpuq/attempt-2.exit.json", f->l.output_dir,
+		    f->l.output_dir[strlen(f->l.output_dir) - 1] == '/' ?
+		    "" : "/"));
+	assert_non_null(json_object_get(want, "exit_object"));
 	assert_true(json_equal(job, want));
 	json_decref(want);
 	json_decref(job);
@@ -445,6 +452,54 @@ test_gce_body_python_package(void **state)
 	json_decref(pp);
 }
 
+/*
+ * A preemption or host event wins over any exit code the guest reported
+ * during the ~30 s shutdown: 143 (SIGTERM), 137 (SIGKILL), even 0 from a
+ * job that saved a checkpoint on SIGTERM. gpuq's own stop does not.
+ */
+static void
+test_gce_map_preemption_wins(void **state)
+{
+	static const char *const codes[] = { "143", "137", "0", "1" };
+	char			 guest[256];
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+	size_t			 k;
+
+	(void)state;
+	for (k = 0; k < sizeof codes / sizeof codes[0]; k++) {
+		(void)snprintf(guest, sizeof guest,
+		    GUEST(ITEM("exit-code", "%s")), codes[k]);
+		assert_int_equal(map(INST("TERMINATED", STOPPED), guest,
+		    "compute.instances.preempted", &i, &g, &o, &t), 0);
+		assert_int_equal(o.state, PROV_PREEMPTED);
+		assert_int_equal(o.exit_code, -1);
+		json_decref(i);
+		json_decref(g);
+		assert_int_equal(map(INST("TERMINATED", STOPPED), guest,
+		    "compute.instances.hostError", &i, &g, &o, &t), 0);
+		assert_int_equal(o.state, PROV_MAINTENANCE);
+		json_decref(i);
+		json_decref(g);
+	}
+	/* The guest's own power-off after the job: its exit code stands. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("exit-code", "143")),
+	    "compute.instances.guestTerminate", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_FAILED);
+	assert_int_equal(o.exit_code, 143);
+	json_decref(i);
+	json_decref(g);
+	/* An error report loses to a preemption too. */
+	assert_int_equal(map(INST("TERMINATED", STOPPED),
+	    GUEST(ITEM("error", "no working NVIDIA driver")),
+	    "compute.instances.preempted", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	json_decref(i);
+	json_decref(g);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -461,6 +516,7 @@ main(void)
 		cmocka_unit_test(test_gce_map_live),
 		cmocka_unit_test(test_gce_map_exit_codes),
 		cmocka_unit_test(test_gce_map_system_events),
+		cmocka_unit_test(test_gce_map_preemption_wins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,6 +154,14 @@ test_price_bundled(void **state)
 	    "nvidia-tesla-t4", 1, 0), 0.35 * 1.15, 1e-9));
 	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
 	    "n1-highmem-4", 0), 0.23661 * 1.15, 1e-9));
+	/* Spot: Compute Spot plus the fee (DESIGN GF.2): the H100's fee SKU
+	 * where the table has one, else 0.15 x the on-demand price. */
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "nvidia-h100-80gb", 1, 1), 5.3387 + 1.4694826, 1e-9));
+	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "nvidia-tesla-t4", 1, 1), 0.1915 + 0.15 * 0.35, 1e-9));
+	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "n1-highmem-4", 1), 0.07948 + 0.15 * 0.23661, 1e-9));
 	/* a3-highgpu-8g on Vertex from the A3 core and RAM SKUs. */
 	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
 	    "a3-highgpu-8g", 0), 208 * 0.0293227 + 1872 * 0.0025534, 1e-6));
@@ -232,9 +240,16 @@ test_price_catalog_paged(void **state)
 	/* Vertex SKUs: the fake prices them at Compute x 1.15. */
 	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "us-central1",
 	    "nvidia-tesla-t4", 1, 0), 0.35 * 1.15, 1e-4));
+	/* No Vertex Spot SKU: Compute Spot plus the management fee SKU,
+	 * which the fake prices at 0.15 x Compute on demand. */
 	assert_true(near(gpu(t, GCP_SERVICE_VERTEX, "europe-west4",
 	    "nvidia-l4", 1, 1), gpu(t, GCP_SERVICE_GCE, "europe-west4",
-	    "nvidia-l4", 1, 1) * 1.15, 1e-4));
+	    "nvidia-l4", 1, 1) + 0.15 * gpu(t, GCP_SERVICE_GCE,
+	    "europe-west4", "nvidia-l4", 1, 0), 1e-4));
+	assert_true(near(host(t, GCP_SERVICE_VERTEX, "us-central1",
+	    "n1-highmem-4", 1), host(t, GCP_SERVICE_GCE, "us-central1",
+	    "n1-highmem-4", 1) + 0.15 * host(t, GCP_SERVICE_GCE,
+	    "us-central1", "n1-highmem-4", 0), 1e-3));
 	/* "H100 80GB Mega" is the Mega GPU, not the H100. */
 	assert_true(near(gpu(t, GCP_SERVICE_GCE, "us-central1",
 	    "nvidia-h100-mega-80gb", 1, 0), 10.34428, 1e-4));
@@ -324,8 +339,10 @@ test_price_json(void **state)
 	    "gpu_ondemand")), 0.35, 1e-9));
 	assert_true(near(json_real_value(json_object_get(gce,
 	    "host_spot")), 0.07948, 1e-9));
+	/* Vertex Spot: the Compute Spot price plus the whole management
+	 * fee, 0.15 x the on-demand price. */
 	assert_true(near(json_real_value(json_object_get(vx,
-	    "gpu_spot")), 0.1915 * 1.15, 1e-9));
+	    "gpu_spot")), 0.1915 + 0.15 * 0.35, 1e-9));
 	assert_string_equal(json_string_value(json_object_get(gce,
 	    "source")), "bundled");
 	json_decref(j);
@@ -339,7 +356,7 @@ test_price_json(void **state)
 	json_decref(j);
 	while (price_next(t->p, &iter, &row))
 		n++;
-	assert_int_equal(n, 670);	/* the rows of data/prices.csv */
+	assert_int_equal(n, 673);	/* the rows of data/prices.csv */
 }
 
 static void

@@ -308,9 +308,11 @@ test_quota_spot_metric(void **state)
 	    "custom_model_training_nvidia_l4_gpus");
 	assert_null(quota_gpu_metric(t->q, GCP_SERVICE_GCE, "us-central1",
 	    "nvidia-voodoo", 0, buf));
-	/* Compute has no on-demand H100 metric: unknown, not zero. */
+	/* Compute has no on-demand H100 metric in regions.get: its limit
+	 * is the GPU family's, from Cloud Quotas (test_quota_families). */
 	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
-	    "us-central1", "nvidia-h100-80gb", 0, &d), -ENOENT);
+	    "us-central1", "nvidia-h100-80gb", 0, &d), 0);
+	assert_true(d == 16);
 	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
 	    "us-central1", "nvidia-h100-80gb", 1, &d), 0);
 	assert_true(d == 16);
@@ -319,6 +321,66 @@ test_quota_spot_metric(void **state)
 	    "n1-highmem-8", 1, buf), "CPUS");
 	assert_string_equal(quota_cpu_metric(t->q, "us-central1",
 	    "a2-highgpu-1g", 0, buf), "CPUS");
+}
+
+/*
+ * H100/H200/B200 GPUs and A3/A4/G2 vCPUs: limits from Cloud Quotas family
+ * quota ids (DESIGN GA.5), per region where set, else the default; usage
+ * from the daemon's books, which ordinary Compute metrics ignore.
+ */
+static void
+test_quota_families(void **state)
+{
+	struct t	*t = *state;
+	char		 buf[QUOTA_METRIC_MAX];
+	double		 d;
+
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
+	    "\"us-central1\",\"metric\":\"GPUS-PER-GPU-FAMILY-per-project-"
+	    "region:NVIDIA_H100\",\"limit\":4}"));
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
+	    "\"us-central1\",\"metric\":\"CPUS-PER-VM-FAMILY-per-project-"
+	    "region:A3\",\"limit\":100}"));
+	start(t);
+	refresh(t, 0);
+	assert_true(count_requests(t, "GET", "/services/compute.googleapis."
+	    "com/quotaInfos/GPUS-PER-GPU-FAMILY-per-project-region$", 1) ==
+	    1);
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 0, &d), 0);
+	assert_true(d == 4);
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-east1", "nvidia-h100-80gb", 0, &d), 0);
+	assert_true(d == 16);		/* the family's default */
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-b200", 0, &d), 0);
+	assert_true(d == 16);
+	/* A3 vCPUs count against A3_CPUS, not CPUS. */
+	assert_string_equal(quota_cpu_metric(t->q, "us-central1",
+	    "a3-highgpu-8g", 0, buf), "A3_CPUS");
+	assert_int_equal(quota_headroom(t->q, GCP_SERVICE_GCE, "us-central1",
+	    "A3_CPUS", &d), 0);
+	assert_true(d == 100);
+	assert_string_equal(quota_cpu_metric(t->q, "us-central1",
+	    "g2-standard-8", 0, buf), "G2_CPUS");
+	/* No usage from Cloud Quotas: the books say 3 H100s run. */
+	quota_set_usage(t->q, GCP_SERVICE_GCE, "us-central1",
+	    "NVIDIA_H100_GPUS", 3);
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 0, &d), 0);
+	assert_true(d == 1);
+	/* regions.get's own usage is not overwritten by the books. */
+	quota_set_usage(t->q, GCP_SERVICE_GCE, "us-central1",
+	    "NVIDIA_T4_GPUS", 9);
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-tesla-t4", 0, &d), 0);
+	assert_true(d == 16);
+	/* A re-read keeps the books' usage. */
+	refresh(t, 1);
+	assert_int_equal(quota_gpu_headroom(t->q, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 0, &d), 0);
+	assert_true(d == 1);
 }
 
 static void
@@ -562,6 +624,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_quota_ttl_expiry, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_quota_spot_metric, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_quota_families, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_quota_in_flight, setup,
 		    teardown),

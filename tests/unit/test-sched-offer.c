@@ -174,6 +174,42 @@ test_offer_shape_whys(void **state)
 	sched_offer_shape_free(sh);
 }
 
+/* a3-highgpu-1g/2g/4g are sold only as Spot or flex-start: no on-demand
+ * offer, and a job that refuses Spot is told why. */
+static void
+test_offer_spot_only_shapes(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+
+	(void)state;
+	st_init(&t, "gce", 0.05);
+	st_zone(&t, "r1-a", "r1", 8);
+	st_price(&t, "gce", "r1", 0, 12.00);
+	st_price(&t, "gce", "r1", 1, 5.00);
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
+	    "\"spot\":\"allow\",\"checkpoint\":{\"interval\":600}}");
+	assert_int_equal(sh->n, 1);
+	assert_int_equal(sh->offers[0].spot, 1);
+	sched_offer_shape_free(sh);
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
+	    "\"spot\":\"never\"}");
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "a3-highgpu-1g is sold only as Spot or "
+	    "flex-start, and the job says spot: never; allow Spot (spot: "
+	    "allow) or ask for 8 GPUs (a3-highgpu-8g)");
+	sched_offer_shape_free(sh);
+	/* a3-highgpu-8g is sold on demand. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
+	    "\"spot\":\"never\"}");
+	assert_int_equal(sh->n, 1);
+	assert_int_equal(sh->offers[0].spot, 0);
+	sched_offer_shape_free(sh);
+}
+
 /* Spot is cheaper by the hour; λ decides whether it is by the job. */
 static void
 test_offer_spot_lambda(void **state)
@@ -351,6 +387,7 @@ main(void)
 		cmocka_unit_test(test_offer_cooldown_picks_zone),
 		cmocka_unit_test(test_offer_shape_whys),
 		cmocka_unit_test(test_offer_spot_lambda),
+		cmocka_unit_test(test_offer_spot_only_shapes),
 		cmocka_unit_test(test_offer_regions_filter),
 		cmocka_unit_test(test_offer_providers_filter),
 		cmocka_unit_test(test_offer_ties),

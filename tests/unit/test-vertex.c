@@ -95,6 +95,9 @@ test_vertex_body_fields(void **state)
 	    "3600s");
 	assert_true(json_is_false(provtest_at(b,
 	    "jobSpec.scheduling.restartJobOnWorkerRestart")));
+	/* gpuq's budgets decide, not Vertex's silent restarts. */
+	assert_true(json_is_true(provtest_at(b,
+	    "jobSpec.scheduling.disableRetries")));
 	json_decref(b);
 }
 
@@ -303,6 +306,13 @@ test_vertex_map_preempted(void **state)
 	    "was preempted (Spot VM preemption, STOCKOUT) and could not be "
 	    "restarted.\"}}", &j, &o, &t), 0);
 	assert_int_equal(o.state, PROV_PREEMPTED);
+	json_decref(j);
+	/* With disableRetries, host maintenance ends the job too. */
+	assert_int_equal(map(JOB_HEAD "\"state\":\"JOB_STATE_FAILED\","
+	    "\"error\":{\"code\":14,\"message\":\"The replica workerpool0-0 "
+	    "was stopped for host maintenance and retries are disabled for "
+	    "this job (scheduling.disableRetries).\"}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
 	json_decref(j);
 }
 
