@@ -15,6 +15,12 @@
  * primary-key read). One timer, running only while someone waits,
  * answers waiters whose time is up and forgets those whose client hung
  * up.
+ *
+ * An array's id (doc/DESIGN.md "Arrays and dependencies") waits for
+ * every task: it has ended when none of its tasks is live, and it is
+ * one line of the reply, its state the worst of its tasks' (failed,
+ * then cancelled, else succeeded) and its cost theirs together, so a
+ * 10,000-task sweep is waited for in a reply of one line.
  */
 #include "config.h"
 
@@ -65,6 +71,44 @@ api_wait_ended_count(struct api *a)
 }
 
 /*
+ * The state of ID for a waiter: a job's own, or for an array the state
+ * it ended in once no task is live (else JOB_RUNNING); *RET_SUM (may be
+ * NULL) gets the array's counts, tasks 0 for a plain job. 0, -ENOENT, or
+ * another -errno with *cause.
+ */
+static int
+api_wait_state(struct api *a, int64_t id, int *ret, struct store_sum *ret_sum,
+    char **cause)
+{
+	struct store_sum	sum;
+	int			rc, s;
+
+	memset(&sum, 0, sizeof sum);
+	rc = store_job_sum(a->store, id, &sum, cause);
+	if (rc == 0 && sum.array) {
+		if (ret_sum != NULL)
+			*ret_sum = sum;
+		for (s = 0; s < JOB_NSTATES; s++)
+			if (sum.states[s] > 0 &&
+			    !(JOB_MASK(s) & API_WAIT_ENDED)) {
+				*ret = JOB_RUNNING;
+				return 0;
+			}
+		*ret = sum.states[JOB_FAILED] > 0 ? JOB_FAILED :
+		    sum.states[JOB_CANCELLED] > 0 ? JOB_CANCELLED :
+		    JOB_SUCCEEDED;
+		return 0;
+	}
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	free(*cause);
+	*cause = NULL;
+	if (ret_sum != NULL)
+		memset(ret_sum, 0, sizeof *ret_sum);
+	return store_job_state_get(a->store, id, ret, cause);
+}
+
+/*
  * Move the ids of W that have ended behind W->left. Returns 0, or -1
  * when the store could not say (then nothing moves).
  */
@@ -77,7 +121,7 @@ api_wait_scan(struct api *a, struct api_waiter *w)
 	int	 state, rc;
 
 	for (i = 0; i < w->left;) {
-		rc = store_job_state_get(a->store, w->ids[i], &state, &cause);
+		rc = api_wait_state(a, w->ids[i], &state, NULL, &cause);
 		if (rc == -ENOENT)
 			state = JOB_CANCELLED;	/* gone: nothing to wait */
 		else if (rc < 0) {
@@ -114,8 +158,11 @@ api_wait_reply(struct api *a, struct server_client *c, int64_t *ids,
 {
 	struct jsonw		 w;
 	struct store_job	*j;
+	struct store_sum	 sum;
 	char			*cause;
+	double			 cost, baseline;
 	size_t			 i;
+	int			 state;
 
 	qsort(ids, n, sizeof *ids, api_wait_id_cmp);
 	jsonw_init(&w);
@@ -138,10 +185,26 @@ api_wait_reply(struct api *a, struct server_client *c, int64_t *ids,
 			jsonw_object_end(&w);
 			continue;
 		}
+		state = j->state;
+		cost = j->cost_usd;
+		baseline = j->baseline_usd;
+		if (api_wait_state(a, ids[i], &state, &sum, &cause) == 0 &&
+		    sum.array) {
+			JSONW_KEY(&w, "tasks");
+			jsonw_int(&w, sum.tasks);
+			if (store_array_cost(a->store, ids[i], &cost,
+			    &baseline, &cause) != 0) {
+				cost = j->cost_usd;
+				baseline = j->baseline_usd;
+			}
+		} else
+			state = j->state;
+		free(cause);
+		cause = NULL;
 		JSONW_KEY(&w, "name");
 		jsonw_string(&w, j->name);
 		JSONW_KEY(&w, "state");
-		jsonw_string(&w, job_state_name(j->state));
+		jsonw_string(&w, job_state_name(state));
 		JSONW_KEY(&w, "attempts");
 		jsonw_int(&w, j->attempts);
 		JSONW_KEY(&w, "interruptions");
@@ -151,9 +214,9 @@ api_wait_reply(struct api *a, struct server_client *c, int64_t *ids,
 		JSONW_KEY(&w, "message");
 		jsonw_string(&w, j->message);
 		JSONW_KEY(&w, "cost_usd");
-		jsonw_double(&w, j->cost_usd);
+		jsonw_double(&w, cost);
 		JSONW_KEY(&w, "baseline_usd");
-		jsonw_double(&w, j->baseline_usd);
+		jsonw_double(&w, baseline);
 		jsonw_object_end(&w);
 		store_job_free(j);
 	}
@@ -257,7 +320,7 @@ api_op_wait(struct api_req *r, struct store_job *unused)
 			return 0;
 		}
 		w->ids[i] = json_integer_value(v);
-		rc = store_job_state_get(a->store, w->ids[i], &state, &cause);
+		rc = api_wait_state(a, w->ids[i], &state, NULL, &cause);
 		if (rc == -ENOENT) {
 			server_client_error(r->client, GPUQ_ERR_NOT_FOUND,
 			    "ids", "no job %" PRId64 "; gpuq status --all "

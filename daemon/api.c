@@ -1084,7 +1084,7 @@ api_array_write(struct api_req *r, struct jsonw *w, const struct store_job *j,
 
 	rc = store_job_sum(r->api->store, j->array_id, &sum, &cause);
 	if (rc == 0)
-		rc = store_array_cost(r->api->store, j->array_id, &cost,
+		rc = store_array_cost(r->api->store, j->array_id, &cost, NULL,
 		    &cause);
 	if (rc != 0) {
 		api_store_error(r, rc, cause, "cannot read the array");

@@ -105,12 +105,13 @@ store_job_sum(struct store *st, int64_t id, struct store_sum *ret,
 
 int
 store_array_cost(struct store *st, int64_t array_id, double *ret,
-    char **cause)
+    double *ret_baseline, char **cause)
 {
 	sqlite3_stmt	*s;
 	int		 rc;
 
-	if ((rc = store_array_prepare(st, "SELECT total(cost_usd) FROM jobs"
+	if ((rc = store_array_prepare(st, "SELECT total(cost_usd),"
+	    " total(baseline_usd) FROM jobs"
 	    " WHERE id BETWEEN ?1 AND ?1 + 10000 AND array_id = ?1", &s,
 	    cause)) != 0)
 		return rc;
@@ -118,6 +119,8 @@ store_array_cost(struct store *st, int64_t array_id, double *ret,
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*ret = sqlite3_column_double(s, 0);
+		if (ret_baseline != NULL)
+			*ret_baseline = sqlite3_column_double(s, 1);
 		rc = 0;
 	} else
 		rc = store_fail(st, rc, cause, "cost of array %lld",

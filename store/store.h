@@ -449,9 +449,10 @@ int	 store_task_get(struct store *, int64_t array_id, int index,
  */
 int	 store_job_sum(struct store *, int64_t id, struct store_sum *ret,
 	    char **cause);
-/* The cost so far of every task of ARRAY_ID, in *ret. */
+/* The cost so far of every task of ARRAY_ID, in *ret, and their
+ * Vertex AI baseline in *RET_BASELINE (may be NULL). */
 int	 store_array_cost(struct store *, int64_t array_id, double *ret,
-	    char **cause);
+	    double *ret_baseline, char **cause);
 /*
  * Move every task of ARRAY_ID whose state S has TO_OF[S] >= 0 to
  * TO_OF[S], each with an event saying MESSAGE and its why set to WHY

@@ -225,3 +225,33 @@ def test_array_task_recovers_on_its_own(cloud, provider):
             "/%d/" % victim in second[0]["resume_from"],
             "task 1's second run resumed from %r" % (
                 second and second[0]["resume_from"]))
+
+
+def test_wait_for_an_array(cloud):
+    """gpuq wait on an array's id waits for every task and says so in
+    one line: the worst state of its tasks, their cost together; a
+    failed task makes the exit status 1."""
+    c = cloud(providers=("batch",), speed=SPEED)
+    spec = job_spec(providers=["batch"], work=60, ckpt=0, name="w",
+                    array={"count": 4, "parallelism": 4})
+    rc, out, err = c.gpuq("submit", spec_file(c, spec))
+    aid = int(re.search(r"submitted array (\d+)", out).group(1))
+    rc, out, err = c.gpuq("wait", str(aid), timeout=scaled(180))
+    rows = tasks_of(c, aid)
+    c.check(rc == 0 and all(t["state"] == "succeeded" for t in rows),
+            "wait on array %d: rc %d, %r; tasks %r" % (
+                aid, rc, out, [t["state"] for t in rows]))
+    c.check(out.startswith("job %d w: succeeded" % aid) and
+            out.count("\n") == 1, "wait printed %r" % out)
+    total = sum(t["cost_usd"] for t in rows)
+    c.check(("$%.2f" % total) in out, "wait printed %r, tasks cost %.2f" %
+            (out, total))
+
+    bad = job_spec(providers=["batch"], work=30, ckpt=0, name="wb",
+                   exit_code=3, max_failures=0,
+                   array={"count": 2, "parallelism": 2})
+    rc, out, err = c.gpuq("submit", spec_file(c, bad))
+    bid = int(re.search(r"submitted array (\d+)", out).group(1))
+    rc, out, err = c.gpuq("wait", str(bid), timeout=scaled(180))
+    c.check(rc == 1 and out.startswith("job %d wb: failed" % bid),
+            "wait on a failing array: rc %d, %r" % (rc, out))
