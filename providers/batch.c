@@ -209,6 +209,7 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "allocationPolicy", alloc,
 	    "labels", prov_labels_new(l, 0),
 	    "logsPolicy", "destination", "CLOUD_LOGGING"));
+	batch_gang_apply(l, body);
 	*ret = body;
 	return 0;
 }

@@ -339,6 +339,14 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	o->zone = prov_last_segment(json_string_value(json_object_get(inst,
 	    "zone")));
 	prov_observed_labels(o, json_object_get(inst, "labels"));
+	/* One node of a gang: report it as such (gang.c). */
+	if (prov_gang_node_parse(name, t->gang, sizeof t->gang,
+	    &o->node) == 0) {
+		o->gang = t->gang;
+		if (o->job_id == 0)
+			(void)prov_name_parse(t->gang, &o->job_id,
+			    &o->attempt);
+	}
 	if (o->job_id == 0)	/* a poll leaves labels out: see GCE_LIST_FIELDS */
 		(void)prov_name_parse(name, &o->job_id, &o->attempt);
 	o->created = prov_json_time(inst, "creationTimestamp");
@@ -403,11 +411,21 @@ struct gce_launch {
 	int		 waits;
 	prov_launch_cb	 cb;
 	void		*arg;
+	/* A gang (gce_gang_launch()): one insert per node, in rank order. */
+	int		 nodes;		/* 0: one VM */
+	int		 rank;		/* the node being inserted */
+	json_t		**bodies;	/* [nodes] insert bodies */
+	char		**rids;		/* [nodes] their requestIds */
+	char		*main_cloud_id;	/* rank 0's id */
 };
+
+static void	gce_gang_free(struct gce_launch *);
+static int	gce_gang_next(struct gce_launch *, json_t *op);
 
 static void
 gce_launch_free(struct gce_launch *gl)
 {
+	gce_gang_free(gl);
 	free(gl->project);
 	free(gl->zone);
 	free(gl->resource);
@@ -463,9 +481,11 @@ gce_launch_op(struct gce_launch *gl, json_t *op)
 			gcp_error_done(&e);
 			return;
 		}
+		if (gl->nodes > 1 && gce_gang_next(gl, op))
+			return;
 		memset(&r, 0, sizeof r);
-		r.cloud_id = json_string_value(json_object_get(op,
-		    "targetId"));
+		r.cloud_id = gl->main_cloud_id != NULL ? gl->main_cloud_id :
+		    json_string_value(json_object_get(op, "targetId"));
 		gce_launch_end(gl, &r);
 		return;
 	}
@@ -500,6 +520,243 @@ gce_launch_on_op(const struct http_resp *resp, void *arg)
 		gce_launch_op(gl, resp->json);
 }
 
+/*
+ * A gang on Compute Engine (doc/DESIGN.md "Gangs"): N VMs named
+ * <resource>-<rank> in one zone, inserted in rank order, each with its
+ * own requestId derived from the attempt's, so an insert repeated after
+ * a crash is the same insert (DESIGN G0.4) and a re-launch creates only
+ * the nodes that are missing. Rank 0 goes first: its internal address,
+ * read back once it exists, is handed to the others as the metadata
+ * item gpuq-main-addr, which gce-startup.sh turns into GPUQ_MAIN_ADDR
+ * and MASTER_ADDR (rank 0 reads its own address from the metadata
+ * server).
+ */
+static int
+gce_gang_body(const struct prov_launch *l, int rank, json_t **ret)
+{
+	struct prov_launch	 n = *l;
+	json_t			*env;
+	char			*name, num[16];
+	int			 rc;
+
+	name = prov_gang_node_name(l->resource, rank);
+	env = l->env != NULL ? json_deep_copy(l->env) : json_object();
+	if (env == NULL)
+		fatalx("gce: out of memory building a request");
+	(void)snprintf(num, sizeof num, "%d", rank);
+	prov_set(env, "GPUQ_NODE_RANK", json_string(num));
+	prov_set(env, "NODE_RANK", json_string(num));
+	prov_set(env, "RANK", json_string(num));
+	n.resource = name;
+	n.env = env;
+	rc = gce_instance_body(&n, ret, NULL);
+	json_decref(env);
+	free(name);
+	return rc;
+}
+
+static void
+gce_gang_free(struct gce_launch *gl)
+{
+	int	i;
+
+	for (i = 0; i < gl->nodes; i++) {
+		if (gl->bodies != NULL)
+			json_decref(gl->bodies[i]);
+		if (gl->rids != NULL)
+			free(gl->rids[i]);
+	}
+	free(gl->bodies);
+	free(gl->rids);
+	free(gl->main_cloud_id);
+	gl->bodies = NULL;
+	gl->rids = NULL;
+	gl->main_cloud_id = NULL;
+}
+
+/* Insert node GL->rank. */
+static void
+gce_gang_insert(struct gce_launch *gl)
+{
+	char	*url;
+	int	 rc;
+
+	gl->waits = 0;
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances?requestId=%s", gl->project,
+	    gl->zone, gl->rids[gl->rank]);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url,
+	    gl->bodies[gl->rank], HTTP_IDEMPOTENT, gce_launch_on_op, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot insert a node");
+}
+
+/* Rank 0 read back: hand its address to the others, insert rank 1. */
+static void
+gce_gang_on_main(const struct http_resp *resp, void *arg)
+{
+	struct gce_launch	*gl = arg;
+	json_t			*items;
+	const char		*ip, *id;
+	int			 i;
+
+	if (resp->err.kind != GCP_ERR_NONE) {
+		gce_launch_fail(gl, &resp->err);
+		return;
+	}
+	ip = json_string_value(json_object_get(json_array_get(
+	    json_object_get(resp->json, "networkInterfaces"), 0),
+	    "networkIP"));
+	if (ip == NULL) {
+		gce_launch_fail_rc(gl, -EPROTO, "the main node has no "
+		    "internal address");
+		return;
+	}
+	id = json_string_value(json_object_get(resp->json, "id"));
+	if (id != NULL)
+		gl->main_cloud_id = xstrdup(id);
+	for (i = 1; i < gl->nodes; i++) {
+		items = json_object_get(json_object_get(gl->bodies[i],
+		    "metadata"), "items");
+		gce_item(items, "gpuq-main-addr", ip);
+	}
+	gl->rank = 1;
+	gce_gang_insert(gl);
+}
+
+/*
+ * Node GL->rank is inserted (its Operation OP is DONE without error):
+ * 1 if the launch goes on with the next node, 0 if that was the last.
+ */
+static int
+gce_gang_next(struct gce_launch *gl, json_t *op)
+{
+	char	*url, *name;
+	int	 rc;
+
+	(void)op;
+	if (gl->rank + 1 >= gl->nodes)
+		return 0;
+	if (gl->rank > 0) {
+		gl->rank++;
+		gce_gang_insert(gl);
+		return 1;
+	}
+	name = prov_gang_node_name(gl->resource, 0);
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances/%s?fields=id,networkInterfaces",
+	    gl->project, gl->zone, name);
+	free(name);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "GET", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_on_main, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot read the main node");
+	return 1;
+}
+
+/* provider.h launch of a gang of L->nodes VMs; as gce_launch(). */
+static int
+gce_gang_launch(struct gcp *g, const char *project,
+    const struct prov_launch *l, prov_launch_cb cb, void *arg)
+{
+	struct gce_launch	*gl;
+	char			 purpose[32], rid[37];
+	int			 i;
+
+	gl = xcalloc(1, sizeof *gl);
+	gl->nodes = prov_gang_nodes(l);
+	gl->bodies = xcalloc(gl->nodes, sizeof *gl->bodies);
+	gl->rids = xcalloc(gl->nodes, sizeof *gl->rids);
+	for (i = 0; i < gl->nodes; i++) {
+		if (gce_gang_body(l, i, &gl->bodies[i]) != 0) {
+			gce_launch_free(gl);
+			return -EINVAL;
+		}
+		(void)snprintf(purpose, sizeof purpose, "node-%d", i);
+		prov_uuid_derive(l->request_id != NULL ? l->request_id :
+		    l->resource, purpose, rid);
+		gl->rids[i] = xstrdup(rid);
+	}
+	gl->g = g;
+	gl->project = xstrdup(project);
+	gl->zone = xstrdup(l->zone);
+	gl->resource = xstrdup(l->resource);
+	gl->cb = cb;
+	gl->arg = arg;
+	gl->rank = 0;
+	gce_gang_insert(gl);
+	return 0;
+}
+
+/* Deleting every node of a gang: DONE once, after the last answer. */
+struct gce_gang_del {
+	int			 left;
+	struct prov_result	 r;	/* the first failure */
+	char			*msg;
+	prov_done_cb		 done;
+	void			*arg;
+};
+
+static void
+gce_gang_on_deleted(const struct prov_result *r, void *arg)
+{
+	struct gce_gang_del	*d = arg;
+
+	if (r->fail != PROV_FAIL_NONE && d->r.fail == PROV_FAIL_NONE) {
+		d->r = *r;
+		d->msg = r->message != NULL ? xstrdup(r->message) : NULL;
+		d->r.message = d->msg;
+		d->r.cloud_id = d->r.zone = d->r.zones_available =
+		    d->r.quota_metric = NULL;
+	}
+	if (--d->left > 0)
+		return;
+	d->done(&d->r, d->arg);
+	free(d->msg);
+	free(d);
+}
+
+/* provider.h cancel of every node of REF's gang (as gce_cancel()). */
+static int
+gce_gang_cancel(struct gcp *g, const char *project,
+    const struct prov_ref *ref, prov_done_cb done, void *arg)
+{
+	struct gce_gang_del	*d;
+	char			*name, *url, rid[37];
+	int			 i, rc;
+
+	d = xcalloc(1, sizeof *d);
+	d->done = done;
+	d->arg = arg;
+	d->left = 1;	/* held until every delete is sent */
+	for (i = 0; i < ref->nodes; i++) {
+		name = prov_gang_node_name(ref->resource, i);
+		prov_uuid_derive(name, "delete", rid);
+		url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
+		    "projects/%s/zones/%s/instances/%s?requestId=%s", project,
+		    ref->zone, name, rid);
+		d->left++;
+		rc = prov_delete(g, GCP_API_COMPUTE, url, gce_gang_on_deleted,
+		    d);
+		free(url);
+		free(name);
+		if (rc != 0) {
+			d->left--;
+			if (i == 0) {
+				free(d);
+				return rc;
+			}
+		}
+	}
+	if (--d->left == 0) {
+		d->done(&d->r, d->arg);
+		free(d);
+	}
+	return 0;
+}
+
 static int
 gce_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
@@ -512,6 +769,8 @@ gce_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 
 	if ((project = prov_project(g)) == NULL)
 		return -EINVAL;
+	if (prov_gang_nodes(l) > 1)
+		return gce_gang_launch(g, project, l, cb, arg);
 	if (gce_instance_body(l, &body, NULL) != 0)
 		return -EINVAL;
 	gl = xcalloc(1, sizeof *gl);
@@ -976,6 +1235,8 @@ gce_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	if ((project = prov_project(g)) == NULL || ref->zone == NULL ||
 	    ref->resource == NULL)
 		return -EINVAL;
+	if (ref->nodes > 1)
+		return gce_gang_cancel(g, project, ref, done, arg);
 	prov_uuid_derive(ref->request_id != NULL ? ref->request_id :
 	    ref->resource, "delete", rid);
 	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,

@@ -39,6 +39,7 @@ struct http_resp;
 struct prov_text {
 	char	zone[64];
 	char	message[512];
+	char	gang[64];	/* a node's attempt resource */
 };
 
 /* provider.c */
@@ -201,5 +202,25 @@ int		 gce_instance_stopped(json_t *inst);
 int		 gce_instance_map(json_t *inst, json_t *guest,
 		    const char *op_type, struct prov_observed *o,
 		    struct prov_text *t);
+
+/* gang.c: multi-node jobs (doc/DESIGN.md "Gangs"). */
+/* The fixed entry wrapper of a gang's node on Vertex AI and Batch. */
+extern const char	 prov_gang_entry[];
+/* The machines L asks for: 1, or its nodes. */
+int		 prov_gang_nodes(const struct prov_launch *l);
+/* ["/bin/sh", "-c", prov_gang_entry, "gpuq-gang", command..., args...]:
+ * the wrapper, then the job's own words as its arguments. New array. */
+json_t		*prov_gang_argv(const struct prov_launch *l);
+/* "<resource>-<rank>": node RANK's own resource (Compute Engine). New. */
+char		*prov_gang_node_name(const char *resource, int rank);
+/* NAME of a node ("gpuq-<install>-<job>-<attempt>-<rank>") into its
+ * attempt's RESOURCE (SIZE bytes) and *RET_RANK: 0, or -EINVAL if NAME
+ * is no node's name. */
+int		 prov_gang_node_parse(const char *name, char *resource,
+		    size_t size, int *ret_rank);
+/* Turn a single-node create body (BODY, changed in place) into L's gang,
+ * if L has more than one node. */
+void		 vertex_gang_apply(const struct prov_launch *l, json_t *body);
+void		 batch_gang_apply(const struct prov_launch *l, json_t *body);
 
 #endif

@@ -43,6 +43,8 @@ struct prov_launch {
 	const char	*output_dir;	/* gs://b/p/<job>/ (Vertex base dir) */
 	int64_t		 max_runtime;	/* seconds */
 	json_t		*labels;	/* user labels object; borrowed */
+	int		 nodes;		/* machines of a gang; 0 or 1: one
+					 * (doc/DESIGN.md "Gangs") */
 };
 
 /* Where a resource is, as the daemon recorded it. */
@@ -52,6 +54,7 @@ struct prov_ref {
 	const char	*region;
 	const char	*zone;		/* NULL if unknown */
 	const char	*request_id;
+	int		 nodes;		/* machines of a gang; 0 or 1: one */
 };
 
 /* What the cloud says about one resource of ours. */
@@ -82,6 +85,12 @@ struct prov_observed {
 	const char	*message;	/* the cloud's words, or NULL */
 	int64_t		 job_id;	/* from labels; 0 unknown */
 	int		 attempt;	/* from labels; 0 unknown */
+	int		 node;		/* rank of one node of a gang whose
+					   service lists its machines one
+					   by one (Compute Engine); -1: the
+					   whole attempt */
+	const char	*gang;		/* with node >= 0: the attempt's
+					   resource name, else NULL */
 };
 
 /* Why a launch failed, so the scheduler can react. */

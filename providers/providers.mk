@@ -6,7 +6,7 @@
 providers_libproviders_a_SOURCES += \
 	providers/provider.c providers/provider.h providers/prov-impl.h \
 	providers/vertex.c providers/batch.c providers/gce.c \
-	providers/null.c
+	providers/null.c providers/gang.c
 
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.

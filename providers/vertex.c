@@ -131,6 +131,7 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "displayName", l->resource,
 	    "labels", prov_labels_new(l, 1),
 	    "jobSpec", spec));
+	vertex_gang_apply(l, body);
 	*ret = body;
 	return 0;
 }

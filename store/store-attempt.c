@@ -57,6 +57,7 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->message = store_col_text(s, 19);
 	a->resumed_from = store_col_text(s, 20);
 	a->cost_usd = sqlite3_column_double(s, 21);
+	a->nodes = sqlite3_column_int(s, 22);
 }
 
 /*
@@ -105,6 +106,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	sqlite3_bind_double(s, 12, a->hourly_usd);
 	sqlite3_bind_int64(s, 13, created);
 	store_bind_text(s, 14, a->resumed_from);
+	sqlite3_bind_int(s, 15, a->nodes > 1 ? a->nodes : 1);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;

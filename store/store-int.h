@@ -27,14 +27,14 @@
 	"id, name, state, priority, owner, spec, labels, created, "	\
 	"updated, not_before, attempts, failures, interruptions, "	\
 	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
-	"message, gpu_type, gpu_count"
+	"message, gpu_type, gpu_count, nodes"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
 	"id, job_id, number, state, provider, region, zone, "		\
 	"machine_type, gpu, gpu_count, resource, cloud_id, spot, "	\
 	"hourly_usd, created, started, ended, end_reason, exit_code, "	\
-	"message, resumed_from, cost_usd"
+	"message, resumed_from, cost_usd, nodes"
 
 /* Every fixed statement; the SQL for each is store_sql[] in store.c. */
 enum store_stmt {

@@ -54,6 +54,7 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->message = store_col_text(s, 18);
 	j->gpu_type = store_col_text(s, 19);
 	j->gpu_count = sqlite3_column_int(s, 20);
+	j->nodes = sqlite3_column_int(s, 21);
 }
 
 /* Write one events row; the caller holds the transaction. */
@@ -108,6 +109,7 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 		sqlite3_bind_int64(s, 7, now);
 		store_bind_text(s, 8, jobs[i].gpu_type);
 		sqlite3_bind_int(s, 9, jobs[i].gpu_count);
+		sqlite3_bind_int(s, 10, jobs[i].nodes);
 		if ((rc = store_step_done(st, s, cause, "insert job")) != 0)
 			goto fail;
 		id = sqlite3_last_insert_rowid(st->db);

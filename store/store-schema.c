@@ -21,6 +21,8 @@
  *            holds the state, so live counts read only that index; events
  *            is clustered by job (WITHOUT ROWID, key (job_id, seq)): one
  *            B-tree where a table and its events_job index were two.
+ * Next:      jobs.nodes and attempts.nodes, the machines of a gang
+ *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -198,6 +200,10 @@ static const char *const store_migrations[] = {
 	"  time, from_state, to_state, message FROM events;"
 	"DROP TABLE events;"
 	"ALTER TABLE events_v4 RENAME TO events;",
+
+	/* → next: gangs. A spec before them has no nodes: one machine. */
+	"ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -110,6 +110,7 @@ struct store_job {
 	char		*message;	/* last end message, or NULL */
 	char		*gpu_type;	/* spec's accelerator.type or NULL */
 	int		 gpu_count;	/* its accelerator.count, 0 if none */
+	int		 nodes;		/* machines of a gang, 1 or more */
 };
 
 /*
@@ -127,6 +128,7 @@ struct store_job_new {
 	int		 held;		/* start in JOB_HELD */
 	const char	*gpu_type;	/* accelerator.type, NULL: from spec */
 	int		 gpu_count;	/* accelerator.count, 0: from spec */
+	int		 nodes;		/* spec's nodes, 0: from spec */
 };
 
 struct store_attempt {
@@ -139,7 +141,10 @@ struct store_attempt {
 	char		*zone;		/* NULL when the service picks */
 	char		*machine_type;
 	char		*gpu;		/* accelerator type, Compute spelling */
-	int		 gpu_count;
+	int		 gpu_count;	/* per node */
+	int		 nodes;		/* machines of the gang, 1 or more;
+					   node R's cloud name is derived
+					   from resource (cloud.h) */
 	char		*resource;	/* deterministic resource name */
 	char		*cloud_id;	/* name/id the cloud gave, or NULL */
 	int		 spot;
