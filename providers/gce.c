@@ -531,7 +531,7 @@ gce_launch_on_op(const struct http_resp *resp, void *arg)
  * and MASTER_ADDR (rank 0 reads its own address from the metadata
  * server).
  */
-static int
+int
 gce_gang_body(const struct prov_launch *l, int rank, json_t **ret)
 {
 	struct prov_launch	 n = *l;

@@ -222,5 +222,10 @@ int		 prov_gang_node_parse(const char *name, char *resource,
  * if L has more than one node. */
 void		 vertex_gang_apply(const struct prov_launch *l, json_t *body);
 void		 batch_gang_apply(const struct prov_launch *l, json_t *body);
+/* The instances.insert body of node RANK of L's gang: the VM
+ * <resource>-<rank>, its rank in the job's env. 0 and *ret (new), or
+ * -EINVAL. */
+int		 gce_gang_body(const struct prov_launch *l, int rank,
+		    json_t **ret);
 
 #endif
