@@ -67,8 +67,14 @@ class Control:
             # by Batch's instance group -> 50006 ("VM is recreated during
             # task execution"); a host error leaves Batch without VM
             # reports -> 50002.  See README.
+            # "node": which task of a multi-task group (default 0).
+            node = body.get("node", 0)
+            if not isinstance(node, int) or isinstance(node, bool) or \
+                    not 0 <= node < r.task_count:
+                raise ApiError(400, "node must be a task index of %s" %
+                               r.name)
             r.task_failed(now, {"preempt": 50001, "maintenance": 50006,
-                                "host_error": 50002}[kind])
+                                "host_error": 50002}[kind], node)
         else:
             restart = body.get("vertex_restart")
             if restart is False:
