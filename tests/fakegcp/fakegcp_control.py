@@ -206,7 +206,8 @@ class Control:
                       "count": int(body.get("count", 1)),
                       "retry_after": body.get("retry_after"),
                       "latency_ms": body.get("latency_ms"),
-                      "drop": bool(body.get("drop"))}
+                      "drop": bool(body.get("drop")),
+                      "skip": int(body.get("skip", 0))}
                 f.faults.append(fa)
                 return {"ok": True, "fault": fa}
             if method == "DELETE":

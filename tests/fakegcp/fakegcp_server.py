@@ -298,6 +298,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     continue
                 if not re.search(fa["path"], path):
                     continue
+                if fa.get("skip", 0) > 0:   # let the first SKIP pass
+                    fa["skip"] -= 1
+                    continue
                 fa["count"] -= 1
                 hit = dict(fa)
                 break
