@@ -79,9 +79,18 @@ def test_two_node_job_succeeds(cloud, provider):
                 "VM names %r" % names, jid)
         c.check(all(r["env"]["MASTER_ADDR"] == main["env"]["MASTER_ADDR"]
                     for r in runs), "main addresses differ", jid)
-    # The quota and the price were counted for both machines.
     c.check(att["gpu_count"] == 1, "gpu_count per node %r" %
             att["gpu_count"], jid)
+    # gpuq status shows the gang's GPUs; gpuq show each node.
+    rc, out, err = c.gpuq("status", "--all")
+    row = [x for x in out.splitlines() if x.split()[:1] == [str(jid)]]
+    c.check(rc == 0 and row and "2\u00d7(1xT4)" in row[0],
+            "status row %r (%s)" % (row, err), jid)
+    rc, out, err = c.gpuq("show", str(jid))
+    c.check(rc == 0 and "2\u00d7(1xT4)" in out, "show: %s" % out, jid)
+    for rank in (0, 1):
+        c.check("#1 node %d: " % rank in out, "show lacks node %d: %s" %
+                (rank, out), jid)
 
 
 # Where one node is preempted: a VM of the gang, or a task of the group.
