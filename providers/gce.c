@@ -417,6 +417,10 @@ struct gce_launch {
 	json_t		**bodies;	/* [nodes] insert bodies */
 	char		**rids;		/* [nodes] their requestIds */
 	char		*main_cloud_id;	/* rank 0's id */
+	char		*region;
+	char		*policy;	/* compact placement policy name,
+					   made first; NULL: none */
+	char		*policy_rid;
 };
 
 static void	gce_gang_free(struct gce_launch *);
@@ -569,14 +573,58 @@ gce_gang_free(struct gce_launch *gl)
 	free(gl->bodies);
 	free(gl->rids);
 	free(gl->main_cloud_id);
+	free(gl->region);
+	free(gl->policy);
+	free(gl->policy_rid);
 	gl->bodies = NULL;
 	gl->rids = NULL;
-	gl->main_cloud_id = NULL;
+	gl->main_cloud_id = gl->region = gl->policy = gl->policy_rid = NULL;
 }
 
-/* Insert node GL->rank. */
-static void
-gce_gang_insert(struct gce_launch *gl)
+/*
+ * Machine series Compute Engine accepts in a compact placement policy
+ * (API-NOTES N.3: A4X, A4, A3, A2, G4, G2 on the GPU side; the N1
+ * machines T4 and V100 attach to are not listed).
+ */
+int
+gce_machine_compact(const char *mt)
+{
+	static const char *const series[] = { "a2-", "a3-", "a4-", "a4x-",
+	    "g2-", "g4-" };
+	size_t	i;
+
+	if (mt == NULL)
+		return 0;
+	for (i = 0; i < sizeof series / sizeof series[0]; i++)
+		if (strncmp(mt, series[i], strlen(series[i])) == 0)
+			return 1;
+	return 0;
+}
+
+char *
+gce_gang_policy_name(const char *resource)
+{
+	return xprintf("%s-pack", resource);
+}
+
+json_t *
+gce_gang_policy_body(const struct prov_launch *l)
+{
+	json_t	*b;
+	char	*name;
+
+	name = gce_gang_policy_name(l->resource);
+	b = prov_checked(json_pack("{s:s, s:s, s:{s:s, s:i}}", "name", name,
+	    "description", "gpuq: the nodes of one multi-node attempt, "
+	    "placed close together", "groupPlacementPolicy", "collocation",
+	    "COLLOCATED", "vmCount", prov_gang_nodes(l)));
+	free(name);
+	return b;
+}
+
+/* Insert node GL->rank: 0, or -errno (the call did not start). */
+static int
+gce_gang_send(struct gce_launch *gl)
 {
 	char	*url;
 	int	 rc;
@@ -588,7 +636,16 @@ gce_gang_insert(struct gce_launch *gl)
 	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url,
 	    gl->bodies[gl->rank], HTTP_IDEMPOTENT, gce_launch_on_op, gl);
 	free(url);
-	if (rc != 0)
+	return rc;
+}
+
+/* Insert node GL->rank, from a callback: a failure ends the launch. */
+static void
+gce_gang_insert(struct gce_launch *gl)
+{
+	int	rc;
+
+	if ((rc = gce_gang_send(gl)) != 0)
 		gce_launch_fail_rc(gl, rc, "cannot insert a node");
 }
 
@@ -656,14 +713,103 @@ gce_gang_next(struct gce_launch *gl, json_t *op)
 	return 1;
 }
 
+static void	gce_gang_on_policy(const struct http_resp *, void *);
+
+/* The compact placement policy is there (or was already): go on with
+ * rank 0. */
+static void
+gce_gang_policy_made(struct gce_launch *gl)
+{
+	gl->rank = 0;
+	gce_gang_insert(gl);
+}
+
+/* Where the policy insert's regional Operation OP stands. */
+static void
+gce_gang_policy_op(struct gce_launch *gl, json_t *op)
+{
+	struct gcp_error	 e;
+	const char		*st, *name;
+	char			*url;
+	int			 rc;
+
+	st = json_string_value(json_object_get(op, "status"));
+	name = json_string_value(json_object_get(op, "name"));
+	if (st != NULL && strcmp(st, "DONE") == 0) {
+		gcp_error_init(&e);
+		if (gcp_error_from_operation(op, &e) &&
+		    e.kind != GCP_ERR_CONFLICT) {
+			gce_launch_fail(gl, &e);
+			gcp_error_done(&e);
+			return;
+		}
+		gcp_error_done(&e);
+		gce_gang_policy_made(gl);
+		return;
+	}
+	if (name == NULL || ++gl->waits > GCE_WAIT_MAX) {
+		gce_launch_fail_rc(gl, -ETIMEDOUT, "the placement policy was "
+		    "not made in time");
+		return;
+	}
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/operations/%s/wait", gl->project,
+	    gl->region, name);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_on_policy, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot wait for the placement "
+		    "policy");
+}
+
+static void
+gce_gang_on_policy(const struct http_resp *resp, void *arg)
+{
+	struct gce_launch	*gl = arg;
+
+	/* Already there (a re-launch after a crash): use it. */
+	if (resp->err.kind == GCP_ERR_CONFLICT)
+		gce_gang_policy_made(gl);
+	else if (resp->err.kind != GCP_ERR_NONE)
+		gce_launch_fail(gl, &resp->err);
+	else
+		gce_gang_policy_op(gl, resp->json);
+}
+
+/*
+ * A compact placement policy for exactly this gang (API-NOTES N.3:
+ * groupPlacementPolicy COLLOCATED, vmCount N), made before any node and
+ * named in each node's resourcePolicies; its requestId is derived from
+ * the attempt's, so a re-launch makes it once.
+ */
+static int
+gce_gang_policy_insert(struct gce_launch *gl, const struct prov_launch *l)
+{
+	json_t	*body;
+	char	*url;
+	int	 rc;
+
+	gl->waits = 0;
+	body = gce_gang_policy_body(l);
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/resourcePolicies?requestId=%s",
+	    gl->project, gl->region, gl->policy_rid);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url, body,
+	    HTTP_IDEMPOTENT, gce_gang_on_policy, gl);
+	free(url);
+	json_decref(body);
+	return rc;
+}
+
 /* provider.h launch of a gang of L->nodes VMs; as gce_launch(). */
 static int
 gce_gang_launch(struct gcp *g, const char *project,
     const struct prov_launch *l, prov_launch_cb cb, void *arg)
 {
 	struct gce_launch	*gl;
-	char			 purpose[32], rid[37];
-	int			 i;
+	char			 purpose[32], rid[37], *link;
+	int			 i, rc;
 
 	gl = xcalloc(1, sizeof *gl);
 	gl->nodes = prov_gang_nodes(l);
@@ -683,39 +829,147 @@ gce_gang_launch(struct gcp *g, const char *project,
 	gl->project = xstrdup(project);
 	gl->zone = xstrdup(l->zone);
 	gl->resource = xstrdup(l->resource);
+	gl->region = xstrdup(l->region);
 	gl->cb = cb;
 	gl->arg = arg;
 	gl->rank = 0;
-	gce_gang_insert(gl);
-	return 0;
+	if (!gce_machine_compact(l->machine_type)) {
+		if ((rc = gce_gang_send(gl)) != 0)
+			gce_launch_free(gl);
+		return rc;
+	}
+	gl->policy = gce_gang_policy_name(l->resource);
+	prov_uuid_derive(l->request_id != NULL ? l->request_id : l->resource,
+	    "placement", rid);
+	gl->policy_rid = xstrdup(rid);
+	link = xprintf("projects/%s/regions/%s/resourcePolicies/%s", project,
+	    l->region, gl->policy);
+	for (i = 0; i < gl->nodes; i++)
+		prov_set(gl->bodies[i], "resourcePolicies", json_pack("[s]",
+		    link));
+	free(link);
+	if ((rc = gce_gang_policy_insert(gl, l)) != 0)
+		gce_launch_free(gl);
+	return rc;
 }
 
-/* Deleting every node of a gang: DONE once, after the last answer. */
+/*
+ * Deleting every node of a gang. DONE runs once every delete has been
+ * answered (accepted, or the VM was gone). Each delete's Operation is
+ * then followed until the VM is gone, and after the last the gang's
+ * compact placement policy is deleted too (Compute refuses to delete a
+ * policy a VM still uses; a gang without one answers NOT_FOUND, which
+ * is fine). The placement policy's deletion is best effort: a gpuqd that
+ * stops meanwhile leaves it, which costs nothing.
+ */
 struct gce_gang_del {
-	int			 left;
-	struct prov_result	 r;	/* the first failure */
+	struct gcp		*g;
+	char			*project;
+	char			*region;
+	char			*zone;
+	char			*policy;
+	int			 accept_left;	/* deletes not answered */
+	int			 gone_left;	/* VMs not known gone */
+	int			 answered;	/* DONE was called */
+	struct prov_result	 r;		/* the first failure */
 	char			*msg;
 	prov_done_cb		 done;
 	void			*arg;
 };
 
-static void
-gce_gang_on_deleted(const struct prov_result *r, void *arg)
-{
-	struct gce_gang_del	*d = arg;
+struct gce_node_del {
+	struct gce_gang_del	*d;
+	int			 accepted;
+	int			 waits;
+};
 
-	if (r->fail != PROV_FAIL_NONE && d->r.fail == PROV_FAIL_NONE) {
-		d->r = *r;
-		d->msg = r->message != NULL ? xstrdup(r->message) : NULL;
-		d->r.message = d->msg;
-		d->r.cloud_id = d->r.zone = d->r.zones_available =
-		    d->r.quota_metric = NULL;
-	}
-	if (--d->left > 0)
-		return;
-	d->done(&d->r, d->arg);
+static void
+gce_gang_del_free(struct gce_gang_del *d)
+{
+	free(d->project);
+	free(d->region);
+	free(d->zone);
+	free(d->policy);
 	free(d->msg);
 	free(d);
+}
+
+static void
+gce_gang_on_policy_deleted(const struct prov_result *r, void *arg)
+{
+	(void)r;
+	gce_gang_del_free(arg);
+}
+
+/* One more VM is gone (or will not be followed): the last one frees the
+ * placement policy. */
+static void
+gce_gang_node_gone(struct gce_node_del *nd)
+{
+	struct gce_gang_del	*d = nd->d;
+	char			*url;
+
+	free(nd);
+	if (--d->gone_left > 0)
+		return;
+	url = gcp_url(gcp_conf(d->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/resourcePolicies/%s", d->project,
+	    d->region, d->policy);
+	if (prov_delete(d->g, GCP_API_COMPUTE, url,
+	    gce_gang_on_policy_deleted, d) != 0)
+		gce_gang_del_free(d);
+	free(url);
+}
+
+/* One delete answered: count it; the last answer calls DONE. */
+static void
+gce_gang_node_answered(struct gce_node_del *nd, const struct gcp_error *e)
+{
+	struct gce_gang_del	*d = nd->d;
+	struct prov_result	 r;
+
+	nd->accepted = 1;
+	prov_result_from_cancel(e, &r);
+	if (r.fail != PROV_FAIL_NONE && d->r.fail == PROV_FAIL_NONE) {
+		d->r.fail = r.fail;
+		d->msg = r.message != NULL ? xstrdup(r.message) : NULL;
+		d->r.message = d->msg;
+	}
+	if (--d->accept_left == 0 && !d->answered) {
+		d->answered = 1;
+		d->done(&d->r, d->arg);
+	}
+}
+
+static void
+gce_gang_node_on_op(const struct http_resp *resp, void *arg)
+{
+	struct gce_node_del	*nd = arg;
+	struct gce_gang_del	*d = nd->d;
+	const char		*st, *name;
+	char			*url;
+
+	if (!nd->accepted)
+		gce_gang_node_answered(nd, resp->err.kind == GCP_ERR_NONE ?
+		    NULL : &resp->err);
+	if (resp->err.kind != GCP_ERR_NONE) {
+		gce_gang_node_gone(nd);
+		return;
+	}
+	st = json_string_value(json_object_get(resp->json, "status"));
+	name = json_string_value(json_object_get(resp->json, "name"));
+	if ((st != NULL && strcmp(st, "DONE") == 0) || name == NULL ||
+	    ++nd->waits > GCE_WAIT_MAX) {
+		gce_gang_node_gone(nd);
+		return;
+	}
+	url = gcp_url(gcp_conf(d->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/operations/%s/wait", d->project, d->zone,
+	    name);
+	if (prov_call(d->g, GCP_API_COMPUTE, "POST", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_node_on_op, nd) != 0)
+		gce_gang_node_gone(nd);
+	free(url);
 }
 
 /* provider.h cancel of every node of REF's gang (as gce_cancel()). */
@@ -724,36 +978,52 @@ gce_gang_cancel(struct gcp *g, const char *project,
     const struct prov_ref *ref, prov_done_cb done, void *arg)
 {
 	struct gce_gang_del	*d;
+	struct gce_node_del	*nd;
+	const char		*dash;
 	char			*name, *url, rid[37];
-	int			 i, rc;
+	int			 i, rc, sent = 0;
 
 	d = xcalloc(1, sizeof *d);
+	d->g = g;
+	d->project = xstrdup(project);
+	d->zone = xstrdup(ref->zone);
+	dash = strrchr(ref->zone, '-');
+	d->region = dash != NULL ? xstrndup(ref->zone, (size_t)(dash -
+	    ref->zone)) : xstrdup(ref->zone);
+	d->policy = gce_gang_policy_name(ref->resource);
 	d->done = done;
 	d->arg = arg;
-	d->left = 1;	/* held until every delete is sent */
+	/* Held by this call until every delete is sent. */
+	d->accept_left = d->gone_left = 1;
 	for (i = 0; i < ref->nodes; i++) {
 		name = prov_gang_node_name(ref->resource, i);
 		prov_uuid_derive(name, "delete", rid);
 		url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
 		    "projects/%s/zones/%s/instances/%s?requestId=%s", project,
 		    ref->zone, name, rid);
-		d->left++;
-		rc = prov_delete(g, GCP_API_COMPUTE, url, gce_gang_on_deleted,
-		    d);
+		nd = xcalloc(1, sizeof *nd);
+		nd->d = d;
+		d->accept_left++;
+		d->gone_left++;
+		rc = prov_call(g, GCP_API_COMPUTE, "DELETE", url, NULL, 0,
+		    gce_gang_node_on_op, nd);
 		free(url);
 		free(name);
 		if (rc != 0) {
-			d->left--;
-			if (i == 0) {
-				free(d);
-				return rc;
-			}
+			free(nd);
+			d->accept_left--;
+			d->gone_left--;
+			continue;
 		}
+		sent++;
 	}
-	if (--d->left == 0) {
-		d->done(&d->r, d->arg);
-		free(d);
+	if (sent == 0) {
+		gce_gang_del_free(d);
+		return -EIO;
 	}
+	/* Answers come later, from the loop: these never reach zero here. */
+	d->accept_left--;
+	d->gone_left--;
 	return 0;
 }
 

@@ -227,5 +227,11 @@ void		 batch_gang_apply(const struct prov_launch *l, json_t *body);
  * -EINVAL. */
 int		 gce_gang_body(const struct prov_launch *l, int rank,
 		    json_t **ret);
+/* Does MACHINE_TYPE's series take a compact placement policy? */
+int		 gce_machine_compact(const char *machine_type);
+/* "<resource>-pack": the compact placement policy of a gang. New. */
+char		*gce_gang_policy_name(const char *resource);
+/* The resourcePolicies.insert body of L's gang's policy. New. */
+json_t		*gce_gang_policy_body(const struct prov_launch *l);
 
 #endif

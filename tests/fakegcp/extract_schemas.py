@@ -33,6 +33,9 @@ WANTED = {
         "compute.instances.getGuestAttributes",
         "compute.zoneOperations.get", "compute.zoneOperations.wait",
         "compute.zoneOperations.list",
+        "compute.resourcePolicies.insert", "compute.resourcePolicies.get",
+        "compute.resourcePolicies.delete",
+        "compute.regionOperations.get", "compute.regionOperations.wait",
     ]),
     "batch": ("batch.v1.json", [
         "batch.projects.locations.jobs.create",

@@ -550,6 +550,9 @@ class Compute:
         if not NAME_RE.match(name):
             self._bad("resource.name", "'%s'. Must be a match of regex "
                       "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'" % name)
+        if b.get("resourcePolicies"):
+            import fakegcp_policy       # it imports this module
+            fakegcp_policy.check_instance(f, p, region, b)
         mt = b.get("machineType")
         if not mt:
             raise ApiError(400, "Required field 'resource.machineType' not "

@@ -245,6 +245,11 @@ class Control:
                                   if not svc or r.service == svc]}
         if ep == "work":
             return self.work(q.get("job"))
+        if ep == "policies":
+            import fakegcp_policy
+            return {"policies": [dict(pol, users=[
+                i.name for i in fakegcp_policy.users(f, key)])
+                for key, pol in sorted(f.policies.items())]}
         if ep == "instances" and method == "POST":
             return self.bulk(body)
         if ep == "storage" and method == "GET":

@@ -18,6 +18,7 @@ import fakegcp_batch
 import fakegcp_billing
 import fakegcp_cloudquotas
 import fakegcp_compute
+import fakegcp_policy
 import fakegcp_fields as fields
 import fakegcp_oauth as oauth
 import fakegcp_schema as schema
@@ -26,8 +27,9 @@ import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
-API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
-               fakegcp_vertex, fakegcp_billing, fakegcp_storage)
+API_MODULES = (fakegcp_compute, fakegcp_policy, fakegcp_cloudquotas,
+               fakegcp_batch, fakegcp_vertex, fakegcp_billing,
+               fakegcp_storage)
 
 
 class Req:

@@ -76,6 +76,8 @@ class Fake(QuotaBook):
             self.ops = IndexedDict(group2, insert=lambda o: (o.insert,
                                                               o.name))
             self.request_ids = {}          # (project, requestId) -> Operation
+            self.policies = {}             # (project, region, name) -> dict
+            self.region_ops = {}           # (project, region, name) -> op
             self.batch = IndexedDict(group2, name=lambda j: j.name,
                                      create=lambda j: (j.created, j.seq))
             self.batch_request_ids = {}

@@ -112,3 +112,39 @@ def test_compute_nodes_get_the_main_address(gcp):
     r0, r1 = _runs(gcp, "n-0")[0], _runs(gcp, "n-1")[0]
     assert r0["env"]["MASTER_ADDR"] == ip == r1["env"]["GPUQ_MAIN_ADDR"]
     assert (r0["rank"], r1["rank"]) == (0, 1)
+
+
+R = "/compute/v1/projects/gpuq-demo/regions/us-central1"
+
+
+def test_compact_placement_policy(gcp):
+    """resourcePolicies.insert answers a regional Operation; VMs name the
+    policy in resourcePolicies; it takes vmCount VMs, no more, and cannot
+    be deleted while a VM uses it (API-NOTES N.3)."""
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    pol = {"name": "p1", "groupPlacementPolicy": {
+        "collocation": "COLLOCATED", "vmCount": 1}}
+    rid = "6f0c1a7e-3b8f-4d2a-9c1e-2f4b5a6c7d8e"
+    st, op, _ = gcp.post(R + "/resourcePolicies?requestId=" + rid, pol)
+    assert st == 200 and op["region"].endswith("/regions/us-central1"), op
+    st, again, _ = gcp.post(R + "/resourcePolicies?requestId=" + rid, pol)
+    assert st == 200 and again["name"] == op["name"]
+    st, done, _ = gcp.post(R + "/operations/%s/wait" % op["name"], None)
+    assert st == 200 and done["status"] == "DONE"
+    assert gcp.post(R + "/resourcePolicies", pol)[0] == 409
+    link = "projects/gpuq-demo/regions/us-central1/resourcePolicies/p1"
+    b = instance_body("pv-0")
+    b["resourcePolicies"] = [link]
+    assert gcp.post(Z, b)[0] == 200
+    b = instance_body("pv-1")
+    b["resourcePolicies"] = [link]
+    st, e, _ = gcp.post(Z, b)
+    assert st == 400 and "vmCount" in e["error"]["message"]
+    b["resourcePolicies"] = [link.replace("p1", "nope")]
+    assert gcp.post(Z, b)[0] == 400
+    st, e, _ = gcp.delete(R + "/resourcePolicies/p1")
+    assert st == 400 and "already being used" in e["error"]["message"]
+    gcp.delete(Z + "/pv-0")
+    gcp.wait_for(lambda: gcp.get(Z + "/pv-0")[0] == 404, timeout=10)
+    assert gcp.delete(R + "/resourcePolicies/p1")[0] == 200
+    assert gcp.get(R + "/resourcePolicies/p1")[0] == 404

@@ -426,6 +426,36 @@ test_gce_body_gang_node(void **state)
 	json_decref(b);
 }
 
+/*
+ * The compact placement policy of a gang (API-NOTES N.3): only for the
+ * series Compute Engine accepts, COLLOCATED for exactly the gang's VMs.
+ */
+static void
+test_gce_gang_placement_policy(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b;
+	char		*name;
+
+	assert_true(gce_machine_compact("a2-highgpu-1g"));
+	assert_true(gce_machine_compact("a3-megagpu-8g"));
+	assert_true(gce_machine_compact("a4-highgpu-8g"));
+	assert_true(gce_machine_compact("g2-standard-48"));
+	assert_false(gce_machine_compact("n1-standard-8"));
+	assert_false(gce_machine_compact(NULL));
+	f->l.nodes = 4;
+	b = gce_gang_policy_body(&f->l);
+	assert_string_equal(provtest_str(b, "name"), "gpuq-i1-42-2-pack");
+	assert_string_equal(provtest_str(b,
+	    "groupPlacementPolicy.collocation"), "COLLOCATED");
+	assert_int_equal(json_integer_value(provtest_at(b,
+	    "groupPlacementPolicy.vmCount")), 4);
+	json_decref(b);
+	name = gce_gang_policy_name("gpuq-i1-42-2");
+	assert_string_equal(name, "gpuq-i1-42-2-pack");
+	free(name);
+}
+
 /* A node's VM is listed as node R of its attempt; a plain VM is not. */
 static void
 test_gce_map_gang_node(void **state)
@@ -470,6 +500,7 @@ main(void)
 		BODY(test_gce_body_standard_a2),
 		BODY(test_gce_body_needs_zone),
 		BODY(test_gce_body_gang_node),
+		BODY(test_gce_gang_placement_policy),
 		cmocka_unit_test(test_gce_map_gang_node),
 		cmocka_unit_test(test_gce_machine_series),
 		cmocka_unit_test(test_gce_startup_script_embedded),
