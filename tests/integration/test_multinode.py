@@ -201,3 +201,20 @@ def test_kill9_while_a_gce_gang_is_created(cloud):
     names = sorted(r["name"] for r in c.resources(jid))
     want = sorted("%s-%d" % (att[0]["resource"], i) for i in range(4))
     c.check(names == want, "VMs %r, want %r" % (names, want), jid)
+
+
+@pytest.mark.parametrize("provider", ("gce", "batch"))
+def test_cancel_deletes_every_node(cloud, provider):
+    c = cloud(probe=(provider,), speed=SPEED)
+    jid = c.submit(gang_spec(provider, work=100000))
+    c.wait_running(jid, 60, progress=10)
+    rc, out, err = c.gpuq("cancel", str(jid))
+    c.check(rc == 0, "gpuq cancel: %s" % err, jid)
+    job = c.wait_state(jid, TERMINAL, 60)
+    c.check(job["state"] == "cancelled", "ended %s" % job["state"], jid)
+    _wait(c, lambda: all(r["state"] != "running"
+                         for r in _runs_of(c, jid, 1)), 30,
+          "every node stopped", jid)
+    if provider == "gce":
+        _wait(c, lambda: all(r.get("deleted") for r in c.resources(jid)),
+              30, "every VM deleted", jid)
