@@ -134,6 +134,9 @@ struct sched_offer {
 
 /* The machines of shape SH, 1 when unset (doc/DESIGN.md "Gangs"). */
 #define SCHED_NODES(sh)	((sh)->nodes > 1 ? (sh)->nodes : 1)
+/* The GPUs and vCPUs all of them draw on. */
+#define SCHED_GPUS(sh)	((sh)->count * SCHED_NODES(sh))
+#define SCHED_VCPUS(sh)	((sh)->vcpus * SCHED_NODES(sh))
 
 /* Jobs alike enough to share one ranked offer list per pass. */
 struct sched_shape {

@@ -509,7 +509,8 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 				    &host) == 0;
 				/* A gang pays for every machine. */
 				if (w->priced)
-					w->hourly = (gpu + host) * SCHED_NODES(sh);
+					w->hourly = (gpu + host) *
+					    SCHED_NODES(sh);
 			}
 	}
 }
@@ -649,10 +650,9 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	hold.metric = ctx->b[o->gpu_b].metric;
 	if (o->cpu_b >= 0 && sh->vcpus > 0) {
 		hold.cpu_metric = ctx->b[o->cpu_b].metric;
-		hold.vcpus = sh->vcpus * SCHED_NODES(sh);
+		hold.vcpus = SCHED_VCPUS(sh);
 	}
-	quota_reserve(q, hold.svc, a.region, hold.metric,
-	    sh->count * SCHED_NODES(sh));
+	quota_reserve(q, hold.svc, a.region, hold.metric, SCHED_GPUS(sh));
 	if (hold.cpu_metric != NULL)
 		quota_reserve(q, GCP_SERVICE_GCE, a.region, hold.cpu_metric,
 		    hold.vcpus);
@@ -663,7 +663,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	for (k = 0; k < 3; k++)
 		if (b[k] >= 0 && ctx->b[b[k]].loaded)
 			ctx->b[b[k]].free -= k == 2 ? hold.vcpus :
-			    sh->count * SCHED_NODES(sh);
+			    SCHED_GPUS(sh);
 
 	place = sched_place_text(&a);
 	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
@@ -681,7 +681,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 		for (k = 0; k < 3; k++)
 			if (b[k] >= 0 && ctx->b[b[k]].loaded)
 				ctx->b[b[k]].free += k == 2 ? hold.vcpus :
-				    sh->count * SCHED_NODES(sh);
+				    SCHED_GPUS(sh);
 		json_decref(spec);
 		store_job_free(row);
 		return -1;
