@@ -1629,8 +1629,12 @@ att_finish(struct attempt *e)
 	    e->end_msg ? ": " : "", e->end_msg ? e->end_msg : "", d, cost);
 	if (a->spot && at->l.history_changed != NULL)
 		at->l.history_changed(at->l.arg);
-	/* A Compute Engine VM costs its disk until deleted. */
-	if (e->prov != NULL && !e->prov->picks_zone &&
+	/*
+	 * A Compute Engine VM costs its disk until deleted; the rest of a
+	 * gang that lost a node may still run, whatever the service
+	 * (doc/DESIGN.md "Gangs").
+	 */
+	if (e->prov != NULL && (!e->prov->picks_zone || a->nodes > 1) &&
 	    end.reason != END_CANCELLED && end.reason != END_LIMIT &&
 	    a->state != ATTEMPT_LAUNCHING)
 		att_delete(at, e->prov, a->nodes, a->resource,

@@ -496,6 +496,7 @@ batch_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 		if (o->ended == 0)
 			o->ended = prov_json_time(job, "updateTime");
 	}
+	batch_gang_map(job, o, t);
 	return 0;
 }
 
@@ -512,7 +513,8 @@ batch_quota_metric(struct gcp *g, const char *region,
 #define BATCH_PAGE_MAX		100	/* jobs.list pageSize cap */
 /* Only what batch_job_map() reads (DESIGN G0.1 `fields`). */
 #define BATCH_LIST_FIELDS	"jobs(name,labels,status(state," \
-	"statusEvents),createTime,updateTime),nextPageToken,unreachable"
+	"statusEvents,taskGroups),createTime,updateTime),nextPageToken," \
+	"unreachable"
 
 /* A launch in progress. */
 struct batch_call {

@@ -211,3 +211,35 @@ batch_gang_apply(const struct prov_launch *l, json_t *body)
 	prov_set(alloc, "placement", json_pack("{s:s}", "collocation",
 	    "COLLOCATED"));
 }
+
+/*
+ * A task of a Batch gang that failed (a preempted VM: 50001; API-NOTES
+ * N.2) while its job still runs: gpuq never lets Batch retry it, and
+ * whether Batch fails the job at once or only once the other tasks have
+ * ended is not documented. The others cannot go on without it, so the
+ * gang is reported lost (an interruption) at once, and gpuqd deletes the
+ * job and relaunches the whole gang. status.taskGroups maps each group
+ * to its counts by task state (int64 as strings).
+ */
+void
+batch_gang_map(json_t *job, struct prov_observed *o, struct prov_text *t)
+{
+	const char	*k, *n;
+	json_t		*tg;
+
+	if (o->state != PROV_RUNNING)
+		return;
+	json_object_foreach(json_object_get(json_object_get(job, "status"),
+	    "taskGroups"), k, tg) {
+		n = json_string_value(json_object_get(json_object_get(tg,
+		    "counts"), "FAILED"));
+		if (n == NULL || strcmp(n, "0") == 0)
+			continue;
+		o->state = PROV_LOST;
+		(void)snprintf(t->message, sizeof t->message, "%s of the "
+		    "job's tasks failed while the others ran; a multi-node "
+		    "job goes on only whole", n);
+		o->message = t->message;
+		return;
+	}
+}

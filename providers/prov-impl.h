@@ -222,6 +222,10 @@ int		 prov_gang_node_parse(const char *name, char *resource,
  * if L has more than one node. */
 void		 vertex_gang_apply(const struct prov_launch *l, json_t *body);
 void		 batch_gang_apply(const struct prov_launch *l, json_t *body);
+/* After batch_job_map(): a RUNNING job one of whose tasks has FAILED
+ * is a gang that lost a node (O becomes LOST, T holds the words). */
+void		 batch_gang_map(json_t *job, struct prov_observed *o,
+		    struct prov_text *t);
 /* The instances.insert body of node RANK of L's gang: the VM
  * <resource>-<rank>, its rank in the job's env. 0 and *ret (new), or
  * -EINVAL. */

@@ -60,6 +60,8 @@ class BatchJob(Resource):
         self.parallelism = int(tg.get("parallelism") or self.task_count)
         self.hosts_file = bool(tg.get("requireHostsFile"))
         self.hosts = []
+        self.gang = None
+        self.task_states = None        # per task, for a group
         self.max_retry = int(ts.get("maxRetryCount") or 0)
         mrd = ts.get("maxRunDuration")
         self.max_run = float(mrd[:-1]) if isinstance(mrd, str) and \
@@ -247,7 +249,9 @@ class BatchJob(Resource):
             if self.hosts_file:
                 env["BATCH_HOSTS_FILE"] = self.HOSTS_FILE
             envs.append(env)
-        Gang(self).start(envs, t)
+        self.gang = Gang(self)
+        self.task_states = ["RUNNING"] * n
+        self.gang.start(envs, t)
 
     def on_run_end(self, t, code):
         self.task_failed(t, code) if code else self._succeed(t)
@@ -261,7 +265,16 @@ class BatchJob(Resource):
 
     def task_failed(self, t, code, index=0):
         """Task INDEX ended with ``code`` (user exit or reserved 5000x).
-        No retry: the job fails, and its other tasks with it."""
+        No retry: the job fails, and its other tasks with it (or, with
+        batch_group_fail "task", once they have ended)."""
+        if self.gang is not None and not self.gang.over and \
+                self.task_states[index] == "RUNNING" and \
+                self.fake.cfg["batch_group_fail"] == "task":
+            self.task_states[index] = "FAILED"
+            self.failed_index = index
+            self.gang.lose(t, index, code, "exit %d" % code)
+            return
+        index = getattr(self, "failed_index", index)
         for r in self.runs:
             r.stop(t, "exit %d" % code)
         self.task_exit = code
@@ -310,6 +323,11 @@ class BatchJob(Resource):
         self.fake.at(t + 1, done)
 
     def counts(self):
+        if self.task_states is not None and self.jstate == "RUNNING":
+            c = {}
+            for s in self.task_states:
+                c[s] = str(int(c.get(s, "0")) + 1)
+            return c
         return {self.task_state: str(self.task_count)}
 
     def task_json(self, i):

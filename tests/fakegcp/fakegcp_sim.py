@@ -242,6 +242,7 @@ class Gang:
         self.runs = []
         self.left = 0
         self.over = False
+        self.lost = 0
 
     def start(self, envs, t, ckpt_default=None):
         for env in envs:
@@ -252,6 +253,22 @@ class Gang:
         for r in self.runs:
             r.start(t)
 
+    def lose(self, t, index, code, reason):
+        """Node INDEX stops with CODE while the others run on; the owner
+        hears CODE once the last of them has ended."""
+        r = self.runs[index]
+        if self.over or r.state not in ("running", "pending"):
+            return
+        r.stop(t, reason)
+        self.lost = self.lost or code
+        self._one_done(t)
+
+    def _one_done(self, t):
+        self.left -= 1
+        if self.left == 0:
+            self.over = True
+            self.owner.on_run_end(t, self.lost)
+
     def on_run_end(self, t, code):
         if self.over:
             return
@@ -261,10 +278,7 @@ class Gang:
                 r.stop(t, "another node failed")
             self.owner.on_run_end(t, code)
             return
-        self.left -= 1
-        if self.left == 0:
-            self.over = True
-            self.owner.on_run_end(t, 0)
+        self._one_done(t)
 
 
 class Resource:

@@ -41,6 +41,10 @@ DEFAULT_CFG = {
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503
     "unreachable_zones": [],
+    # a task of a multi-task Batch group preempted: "job" (the job fails
+    # at once, its other tasks stop) | "task" (the job stays RUNNING, its
+    # group counting one FAILED task, until the other tasks end)
+    "batch_group_fail": "job",
 }
 
 

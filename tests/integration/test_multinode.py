@@ -149,6 +149,35 @@ def test_one_node_preempted_ends_the_gang(cloud, provider):
                 r["resume_from"] for r in runs2], jid)
 
 
+def test_batch_job_running_on_without_a_task_is_lost(cloud):
+    """Should Batch keep a job RUNNING after one of its tasks failed
+    (fake batch_group_fail "task"), gpuqd does not wait for the others:
+    the gang is lost, its job deleted, and the job runs again whole."""
+    c = cloud(probe=("batch",), speed=SPEED,
+              fake_config={"batch_group_fail": "task"})
+    jid = c.submit(gang_spec("batch", work=1500, ckpt=100, spot="require"))
+    c.wait_running(jid, 60, progress=300)
+    [r] = [x for x in c.resources(jid) if not x.get("deleted")]
+    c.ctl("/_fake/preempt", {"name": r["resource"], "node": 1})
+    # The other node is stopped (its job deleted) well before its work
+    # could have ended on its own.
+    c.wait_for(jid, lambda j: j["attempts"] >= 2, 60, "a second attempt")
+    _wait(c, lambda: all(x["state"] != "running"
+                         for x in _runs_of(c, jid, 1)), 5,
+          "attempt 1's other node stopped", jid)
+    c.check(max(x["progress"] for x in _runs_of(c, jid, 1)) < 1400,
+            "attempt 1 ran to its end", jid)
+    job = c.wait_state(jid, TERMINAL, 120)
+    c.check(job["state"] == "succeeded", "ended %s" % job["state"], jid)
+    att = c.attempts(job)
+    c.check(len(att) == 2 and att[0]["end_reason"] == "lost" and
+            "tasks failed while the others ran" in att[0]["message"],
+            "attempts %r" % [(a["end_reason"], a["message"]) for a in att],
+            jid)
+    c.check(all(r["state"] != "running" for r in _runs_of(c, jid, 1)),
+            "a node of attempt 1 still runs", jid)
+
+
 def test_a2_gang_is_placed_compactly(cloud):
     """A2 machines take a compact placement policy (API-NOTES N.3): one
     for the gang, COLLOCATED with vmCount 2, made before the VMs and

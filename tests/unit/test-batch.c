@@ -271,6 +271,34 @@ test_batch_map_pending_running(void **state)
 	json_decref(j);
 }
 
+/*
+ * A gang's job still RUNNING with one FAILED task has lost a node: LOST
+ * at once (doc/DESIGN.md "Gangs"); with none failed it runs on.
+ */
+static void
+test_batch_map_gang_task_failed(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "],\"taskGroups\":{"
+	    "\"group0\":{\"counts\":{\"RUNNING\":\"3\"}}}}}", &j, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "],\"taskGroups\":{"
+	    "\"group0\":{\"counts\":{\"RUNNING\":\"3\",\"FAILED\":"
+	    "\"1\"}}}}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	assert_string_equal(o.message, "1 of the job's tasks failed while "
+	    "the others ran; a multi-node job goes on only whole");
+	json_decref(j);
+}
+
 static void
 test_batch_map_succeeded(void **state)
 {
@@ -555,6 +583,7 @@ main(void)
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),
 		cmocka_unit_test(test_batch_map_pending_running),
+		cmocka_unit_test(test_batch_map_gang_task_failed),
 		cmocka_unit_test(test_batch_map_succeeded),
 		cmocka_unit_test(test_batch_map_failed_exit),
 		cmocka_unit_test(test_batch_map_reserved_codes),
