@@ -1632,9 +1632,11 @@ att_finish(struct attempt *e)
 	/*
 	 * A Compute Engine VM costs its disk until deleted; the rest of a
 	 * gang that lost a node may still run, whatever the service
-	 * (doc/DESIGN.md "Gangs").
+	 * (doc/DESIGN.md "Gangs"). A gang that succeeded is kept where
+	 * the service keeps finished jobs.
 	 */
-	if (e->prov != NULL && (!e->prov->picks_zone || a->nodes > 1) &&
+	if (e->prov != NULL && (!e->prov->picks_zone || (a->nodes > 1 &&
+	    end.reason != END_SUCCEEDED)) &&
 	    end.reason != END_CANCELLED && end.reason != END_LIMIT &&
 	    a->state != ATTEMPT_LAUNCHING)
 		att_delete(at, e->prov, a->nodes, a->resource,
