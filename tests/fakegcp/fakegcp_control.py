@@ -76,6 +76,13 @@ class Control:
             r.task_failed(now, {"preempt": 50001, "maintenance": 50006,
                                 "host_error": 50002}[kind], node)
         else:
+            # "node": which replica (0 the workerpool0 one); Vertex
+            # restarts or fails the whole job either way.
+            node = body.get("node", 0)
+            if not isinstance(node, int) or isinstance(node, bool) or \
+                    not 0 <= node < r.replicas:
+                raise ApiError(400, "node must be a replica of %s" % r.name)
+            r.replica = node
             restart = body.get("vertex_restart")
             if restart is False:
                 saved = self.f.cfg["vertex_spot_restarts"]

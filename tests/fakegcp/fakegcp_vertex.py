@@ -185,10 +185,12 @@ class CustomJob(Resource):
             r.stop(t, reason)
         if reason == "preempted" and \
                 self.restarts >= self.fake.cfg["vertex_spot_restarts"]:
+            k = getattr(self, "replica", 0)
             self.error = {"code": 14, "message":
-                          "The replica workerpool0-0 was preempted (Spot VM "
+                          "The replica %s was preempted (Spot VM "
                           "preemption, STOCKOUT) and could not be "
-                          "restarted."}
+                          "restarted." % ("workerpool0-0" if k == 0 else
+                                          "workerpool1-%d" % (k - 1))}
             self._set(t, "JOB_STATE_FAILED")
             return
         self.restarts += 1

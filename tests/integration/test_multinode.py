@@ -93,8 +93,9 @@ def test_two_node_job_succeeds(cloud, provider):
                 (rank, out), jid)
 
 
-# Where one node is preempted: a VM of the gang, or a task of the group.
-PREEMPT = ("gce", "batch")
+# Where one node is preempted: a VM of the gang, a task of the group, a
+# replica of the job (as once Vertex's own restarts have run out).
+PREEMPT = ("gce", "batch", "vertex")
 
 
 @pytest.mark.parametrize("provider", PREEMPT)
@@ -113,7 +114,10 @@ def test_one_node_preempted_ends_the_gang(cloud, provider):
     else:
         [r] = [x for x in c.resources(jid) if not x.get("deleted")]
         first = [r]
-        c.ctl("/_fake/preempt", {"name": r["resource"], "node": 1})
+        body = {"name": r["resource"], "node": 1}
+        if provider == "vertex":
+            body["vertex_restart"] = False
+        c.ctl("/_fake/preempt", body)
     job = c.wait_state(jid, TERMINAL, 120)
     # The main node ran on until the gang was torn down: its last
     # checkpoint is the one to resume from.
