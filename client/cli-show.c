@@ -214,8 +214,9 @@ show_header(json_t *job, int64_t now)
 	    b1, sizeof b1));
 	show_field("priority", "%lld",
 	    (long long)cli_json_int(job, "priority", 0));
-	show_field("gpu", "%s", cli_fmt_gpu(json_object_get(job,
-	    "accelerator"), b1, sizeof b1));
+	show_field("gpu", "%s", cli_fmt_gang(cli_fmt_gpu(json_object_get(job,
+	    "accelerator"), b1, sizeof b1), cli_json_int(job, "nodes", 1), b1,
+	    sizeof b1));
 	t = cli_json_int(job, "created", 0);
 	show_field("submitted", "%s (%s ago)", cli_fmt_time(t, b1, sizeof b1),
 	    cli_fmt_age(now - t, b2, sizeof b2));
@@ -307,6 +308,34 @@ show_tasks(json_t *job)
 		    "tasks")));
 }
 
+/*
+ * Each node of each gang attempt (doc/DESIGN.md "Gangs"), rank 0 the
+ * main node: "#2 node 1: us-central1-a running".
+ */
+static void
+show_nodes(json_t *attempts)
+{
+	json_t		*a, *n;
+	const char	*zone, *state;
+	size_t		 i, k;
+
+	json_array_foreach(attempts, i, a) {
+		if (cli_json_int(a, "nodes", 1) <= 1)
+			continue;
+		json_array_foreach(json_object_get(a, "node_list"), k, n) {
+			zone = cli_json_str(n, "zone");
+			state = cli_json_str(n, "state");
+			show_field("", "#%lld node %lld: %s %s",
+			    (long long)cli_json_int(a, "number",
+			    (json_int_t)i + 1),
+			    (long long)cli_json_int(n, "rank", (json_int_t)k),
+			    zone != NULL ? zone : cli_json_str(a, "region") ?
+			    cli_json_str(a, "region") : "-",
+			    state != NULL ? state : "?");
+		}
+	}
+}
+
 static void
 show_attempts(json_t *attempts, int64_t now)
 {
@@ -361,6 +390,7 @@ show_attempts(json_t *attempts, int64_t now)
 			    (long long)cli_json_int(a, "number",
 			    (json_int_t)i + 1), end);
 	}
+	show_nodes(attempts);
 }
 
 static void

@@ -176,6 +176,7 @@ struct status_job {
 	char		*state;
 	char		*gpu;
 	int64_t		 count;
+	int64_t		 nodes;		/* machines of a gang */
 	int64_t		 updated;
 	int64_t		 attempts;
 	double		 cost;		/* ended attempts */
@@ -291,6 +292,8 @@ status_job_member(const char *k, size_t kl, const char *v, size_t vl,
 		j->updated = cli_jscan_int(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "attempts"))
 		j->attempts = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "nodes"))
+		j->nodes = cli_jscan_int(v, vl, 1);
 	else if (STATUS_KEY(k, kl, "cost_usd"))
 		j->cost = cli_jscan_num(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "why"))
@@ -388,7 +391,8 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 		cli_table_addf(t, "%lld", (long long)j->id);
 	cli_table_add(t, j->name);
 	cli_table_add(t, j->state);
-	cli_table_add(t, cli_fmt_gpu_s(j->gpu, j->count, buf, sizeof buf));
+	cli_table_add(t, cli_fmt_gang(cli_fmt_gpu_s(j->gpu, j->count, buf,
+	    sizeof buf), j->nodes, buf, sizeof buf));
 	if (j->live) {
 		(void)cli_fmt_where_s(j->provider, j->zone, j->region, buf,
 		    sizeof buf);

@@ -277,6 +277,9 @@ char	*cli_fmt_saving(double cost, double baseline, char *buf,
 /* "2xT4" from {"type":"nvidia-tesla-t4","count":2}; "-" if absent. */
 char	*cli_fmt_gpu(json_t *accelerator, char *buf, size_t len);
 char	*cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len);
+/* A gang's GPUs: "2×(4xA100)" for NODES machines of GPU (the text of
+ * cli_fmt_gpu*()), GPU itself for one machine. Into BUF; BUF. */
+char	*cli_fmt_gang(const char *gpu, int64_t nodes, char *buf, size_t len);
 /* "gce/us-central1-a" from an attempt; "-" if absent. */
 char	*cli_fmt_where(json_t *attempt, char *buf, size_t len);
 /* The same from its parts; the region stands in for a NULL zone, and a

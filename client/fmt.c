@@ -85,6 +85,21 @@ cli_fmt_gpu_s(const char *type, int64_t count, char *buf, size_t len)
 }
 
 char *
+cli_fmt_gang(const char *gpu, int64_t nodes, char *buf, size_t len)
+{
+	char	tmp[128];
+
+	if (nodes <= 1 || strcmp(gpu, "-") == 0) {
+		if (buf != gpu)
+			snprintf(buf, len, "%s", gpu);
+		return buf;
+	}
+	snprintf(tmp, sizeof tmp, "%s", gpu);
+	snprintf(buf, len, "%lld\xc3\x97(%s)", (long long)nodes, tmp);
+	return buf;
+}
+
+char *
 cli_fmt_gpu(json_t *acc, char *buf, size_t len)
 {
 	return cli_fmt_gpu_s(cli_json_str(acc, "type"),

@@ -52,6 +52,7 @@
  *    "checkpoint_at":1790000000 | 0, "why":"no provider configured" | null,
  *    "exit_code":-1, "message":null,
  *    "accelerator":{"type":"nvidia-tesla-t4","count":2},
+ *    "nodes":1,                          (machines of a gang: 1..64)
  *    "current":{attempt} | null}        (the live attempt, if any)
  * show adds "spec":{normalized spec}, "attempts_list":[attempt...],
  * "events":[{"time":…, "from":"queued"|null, "to":"launching",
@@ -60,7 +61,10 @@
  *    "region":"us-central1", "zone":"us-central1-a", "resource":"gpuq-…",
  *    "machine_type":"n1-highmem-8", "spot":true, "hourly_usd":1.23,
  *    "created":…, "started":…, "ended":…, "end_reason":"preempted"|null,
- *    "exit_code":-1, "message":…, "resumed_from":…, "cost_usd":0.5}
+ *    "exit_code":-1, "message":…, "resumed_from":…, "cost_usd":0.5,
+ *    "gpu":"nvidia-tesla-t4", "gpu_count":2 (per machine), "nodes":1,
+ *    "node_list":[{"rank":0, "zone":"us-central1-a"|null,
+ *                  "state":"running"}...]}   (one per machine)
  *
  * list request: {"op":"list", "state":["queued",…] (default: live
  * states; "all" for every state), "owner":uid, "name":"…", "limit":100,

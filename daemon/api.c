@@ -85,6 +85,7 @@ struct api_submit {
 	size_t			 name;
 	size_t			 gpu_type;	/* or API_NONE */
 	int			 gpu_count;
+	int			 nodes;		/* 0: one machine */
 	int			 priority;
 	int			 held;
 	size_t			 warnings;	/* JSON array, or API_NONE */
@@ -713,6 +714,8 @@ api_op_submit(struct api_req *r, struct store_job *unused)
 	    "type")));
 	v = json_object_get(acc, "count");
 	s->gpu_count = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+	v = json_object_get(norm, "nodes");
+	s->nodes = json_is_integer(v) ? (int)json_integer_value(v) : 1;
 	s->held = json_is_true(json_object_get(r->req, "hold"));
 	s->warnings = json_array_size(warn) > 0 ?
 	    api_batch_dump(b, warn) : API_NONE;
@@ -815,6 +818,7 @@ api_commit(struct api *a)
 			rw->gpu_type = b[i].gpu_type == API_NONE ? NULL :
 			    t + b[i].gpu_type;
 			rw->gpu_count = b[i].gpu_count;
+			rw->nodes = b[i].nodes;
 			if (b[i].tasks > 0) {
 				rw->task = 1;
 				rw->task_index = (int)k;
@@ -912,6 +916,32 @@ api_job_why(const struct api *a, const struct store_job *j)
 }
 
 /*
+ * "node_list": each node of a gang's attempt, rank 0 the main node
+ * (doc/DESIGN.md "Gangs"). The nodes of one attempt share its zone
+ * (they are placed together) and its state: any node's end is the
+ * whole attempt's end.
+ */
+static void
+api_attempt_nodes_write(struct jsonw *w, const struct store_attempt *at)
+{
+	int	r;
+
+	JSONW_KEY(w, "node_list");
+	jsonw_array_begin(w);
+	for (r = 0; r < (at->nodes > 1 ? at->nodes : 1); r++) {
+		jsonw_object_begin(w);
+		JSONW_KEY(w, "rank");
+		jsonw_int(w, r);
+		JSONW_KEY(w, "zone");
+		jsonw_string(w, at->zone);
+		JSONW_KEY(w, "state");
+		jsonw_string(w, attempt_state_name(at->state));
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
+
+/*
  * proto.h's attempt shape, the one writer of it: the "current" of list
  * and show, and show's "attempts_list".
  */
@@ -937,6 +967,8 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	jsonw_string(w, at->gpu);
 	JSONW_KEY(w, "gpu_count");
 	jsonw_int(w, at->gpu_count);
+	JSONW_KEY(w, "nodes");
+	jsonw_int(w, at->nodes > 1 ? at->nodes : 1);
 	JSONW_KEY(w, "spot");
 	jsonw_bool(w, at->spot);
 	JSONW_KEY(w, "hourly_usd");
@@ -966,6 +998,7 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	jsonw_double(w, at->baseline_hourly_usd);
 	JSONW_KEY(w, "baseline_usd");
 	jsonw_double(w, at->baseline_usd);
+	api_attempt_nodes_write(w, at);
 	jsonw_object_end(w);
 }
 
@@ -1024,6 +1057,8 @@ api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 		jsonw_object_end(w);
 	} else
 		jsonw_null(w);
+	JSONW_KEY(w, "nodes");
+	jsonw_int(w, j->nodes > 1 ? j->nodes : 1);
 	if (j->not_before > 0 && j->state == JOB_QUEUED) {
 		JSONW_KEY(w, "not_before");
 		jsonw_int(w, j->not_before);

@@ -226,6 +226,10 @@ struct attempt {
 	char			*end_msg;
 	int64_t			 end_when;
 	int64_t			 billed_end;	/* the cloud's, or 0 */
+
+	/* A gang whose service lists each node (att_node_seen()). */
+	unsigned		*node_gen;	/* [nodes] listing last seen */
+	int			*node_state;	/* [nodes] enum prov_state */
 };
 TAILQ_HEAD(attempt_list, attempt);
 
@@ -262,7 +266,7 @@ static void	att_entry_unref(struct attempt *);
 static void	att_finish(struct attempt *);
 static void	att_cancel_start(struct attempt *);
 static int64_t	att_pending_limit(const struct attempt *);
-static int	att_delete(struct attempts *, const struct provider *,
+static int	att_delete(struct attempts *, const struct provider *, int,
 	    const char *, const char *, const char *, const char *);
 
 const struct attempt_rule *
@@ -395,6 +399,13 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	return e;
 }
 
+/* The GPUs attempt A holds: every node's (doc/DESIGN.md "Gangs"). */
+static int
+att_gpus(const struct store_attempt *a)
+{
+	return a->gpu_count * (a->nodes > 1 ? a->nodes : 1);
+}
+
 /* The quota E held: given back (its launch made nothing) or, COMMIT,
  * in use now. */
 static void
@@ -408,7 +419,7 @@ att_settle_hold(struct attempt *e, int commit)
 		return;
 	e->reserved = 0;
 	fn = commit ? quota_commit : quota_release;
-	fn(q, e->svc, e->a->region, e->metric, e->a->gpu_count);
+	fn(q, e->svc, e->a->region, e->metric, att_gpus(e->a));
 	if (e->cpu_metric != NULL)
 		fn(q, GCP_SERVICE_GCE, e->a->region, e->cpu_metric, e->vcpus);
 	free(e->metric);
@@ -450,6 +461,8 @@ att_entry_unref(struct attempt *e)
 	free(e->end_msg);
 	free(e->metric);
 	free(e->cpu_metric);
+	free(e->node_gen);
+	free(e->node_state);
 	free(e);
 }
 
@@ -931,7 +944,7 @@ attempt_launch(struct attempts *at, struct store_attempt *a, int number,
 	if (rc < 0) {
 		if (hold != NULL) {
 			quota_release(q, hold->svc, a->region, hold->metric,
-			    a->gpu_count);
+			    att_gpus(a));
 			if (hold->cpu_metric != NULL)
 				quota_release(q, GCP_SERVICE_GCE, a->region,
 				    hold->cpu_metric, hold->vcpus);
@@ -1301,7 +1314,7 @@ att_duplicate(struct attempt *e, const struct prov_observed *o)
 	if (o->state != PROV_PENDING && o->state != PROV_RUNNING)
 		return 1;		/* ended: costs nothing, ignore */
 	(void)snprintf(buf, sizeof buf, "%s", e->a->region);
-	if (att_delete(at, e->prov, o->cloud_id, o->cloud_id, buf,
+	if (att_delete(at, e->prov, 1, o->cloud_id, o->cloud_id, buf,
 	    o->zone) != 1)
 		return 1;		/* said already, or not sent */
 	msg = xprintf("deleted a duplicate %s of attempt %d", o->cloud_id,
@@ -1317,17 +1330,104 @@ att_duplicate(struct attempt *e, const struct prov_observed *o)
 	return 1;
 }
 
+static int	att_seen(struct attempt *, unsigned,
+		    const struct prov_observed *);
+
+/* Does a node in STATE end its gang (it no longer takes part)? */
+static int
+att_node_gone(int state)
+{
+	return state != PROV_PENDING && state != PROV_RUNNING &&
+	    state != PROV_SUCCEEDED;
+}
+
+/*
+ * O is node O->node of gang E, from a service that lists each node on
+ * its own (Compute Engine). The nodes are one attempt (doc/DESIGN.md
+ * "Gangs"): the first node seen preempted, under maintenance, lost,
+ * failed or gone ends the whole attempt with that node's outcome, and
+ * att_finish() then deletes every node. Otherwise the gang's news waits
+ * until a listing has shown every node: all succeeded is success; any
+ * running (or done while others run) is running; else pending. A
+ * listing that misses a node leaves E unseen, so attempt_unseen()
+ * treats it as missing: a gang still launching is launched again (the
+ * nodes' request ids make that create only the missing ones), a
+ * running one is lost.
+ */
+static int
+att_node_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
+{
+	struct prov_observed	 whole;
+	char			 msg[512];
+	int			 n = e->a->nodes > 1 ? e->a->nodes : 1, i;
+	int			 seen = 0, done = 0, running = 0;
+
+	if (o->node < 0 || o->node >= n)
+		return -ENOENT;
+	if (e->node_gen == NULL) {
+		e->node_gen = xreallocarray(NULL, n, sizeof *e->node_gen);
+		e->node_state = xcalloc(n, sizeof *e->node_state);
+		for (i = 0; i < n; i++)
+			e->node_gen[i] = gen - 1;
+	}
+	e->node_gen[o->node] = gen;
+	e->node_state[o->node] = o->state;
+	whole = *o;
+	whole.resource = e->a->resource;
+	whole.cloud_id = NULL;	/* each node has its own: not a duplicate */
+	whole.gang = NULL;
+	whole.node = -1;
+	if (att_node_gone(o->state)) {
+		(void)snprintf(msg, sizeof msg, "node %d of %d: %s", o->node,
+		    n, o->message != NULL ? o->message :
+		    prov_state_name(o->state));
+		whole.message = msg;
+		return att_seen(e, gen, &whole);
+	}
+	for (i = 0; i < n; i++) {
+		if (e->node_gen[i] != gen)
+			continue;
+		seen++;
+		done += e->node_state[i] == PROV_SUCCEEDED;
+		running += e->node_state[i] == PROV_RUNNING;
+	}
+	if (seen < n)
+		return 0;
+	if (done == n)
+		whole.state = PROV_SUCCEEDED;
+	else if (running > 0 || done > 0)
+		whole.state = PROV_RUNNING;
+	else
+		whole.state = PROV_PENDING;
+	whole.exit_code = done == n ? 0 : -1;
+	return att_seen(e, gen, &whole);
+}
+
 int
 attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 {
 	struct attempt	*e;
+
+	if (at->closing || o->resource == NULL)
+		return -ENOENT;
+	if (o->gang != NULL) {
+		if ((e = att_find_res(at, o->gang)) == NULL)
+			return -ENOENT;
+		return att_node_seen(e, gen, o);
+	}
+	if ((e = att_find_res(at, o->resource)) == NULL)
+		return -ENOENT;
+	return att_seen(e, gen, o);
+}
+
+/* O, about the whole of attempt E, is in this listing. */
+static int
+att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
+{
 	int64_t		 now = time(NULL), ended;
 	const char	*msg;
 	int		 out;
 
-	if (at->closing || o->resource == NULL ||
-	    (e = att_find_res(at, o->resource)) == NULL)
-		return -ENOENT;
 	if (att_duplicate(e, o))
 		return 0;
 	e->seen_gen = gen;
@@ -1464,8 +1564,9 @@ att_on_deleted(const struct prov_result *res, void *arg)
  * skipped, -1 it could not be sent.
  */
 static int
-att_delete(struct attempts *at, const struct provider *p, const char *name,
-    const char *cloud_id, const char *region, const char *zone)
+att_delete(struct attempts *at, const struct provider *p, int nodes,
+    const char *name, const char *cloud_id, const char *region,
+    const char *zone)
 {
 	struct att_orphan	 key, *o, **found;
 	char			*cause = NULL;
@@ -1486,8 +1587,8 @@ att_delete(struct attempts *at, const struct provider *p, const char *name,
 	o->cycle = at->cycle;
 	o->in_flight = 1;
 	at->refs++;
-	if (cloud_cancel(at->cloud, p, name, cloud_id, region, zone,
-	    att_on_deleted, o, &cause) != 0) {
+	if (cloud_cancel_nodes(at->cloud, p, name, nodes, cloud_id, region,
+	    zone, att_on_deleted, o, &cause) != 0) {
 		log_warnx("attempts: cannot delete %s: %s", name, cause);
 		free(cause);
 		o->in_flight = 0;
@@ -1533,7 +1634,7 @@ attempt_orphan(struct attempts *at, const struct provider *p,
 		    "live attempt; deleting it", o->resource, p->name,
 		    o->zone != NULL ? o->zone : buf);
 	at->stats.orphans += alive;
-	att_delete(at, p, o->resource, o->cloud_id, buf, o->zone);
+	att_delete(at, p, 1, o->resource, o->cloud_id, buf, o->zone);
 }
 
 /* The words of E's end as outcome OUT (the job's move); N of MAXN. */
@@ -1700,12 +1801,19 @@ att_finish(struct attempt *e)
 	    e->end_msg ? ": " : "", e->end_msg ? e->end_msg : "", d, cost);
 	if (a->spot && at->l.history_changed != NULL)
 		at->l.history_changed(at->l.arg);
-	/* A Compute Engine VM costs its disk until deleted. */
-	if (e->prov != NULL && !e->prov->picks_zone &&
+	/*
+	 * A Compute Engine VM costs its disk until deleted; the rest of a
+	 * gang that lost a node may still run, whatever the service
+	 * (doc/DESIGN.md "Gangs"). A gang that succeeded is kept where
+	 * the service keeps finished jobs.
+	 */
+	if (e->prov != NULL && (!e->prov->picks_zone || (a->nodes > 1 &&
+	    end.reason != END_SUCCEEDED)) &&
 	    end.reason != END_CANCELLED && end.reason != END_LIMIT &&
 	    end.reason != END_PENDING &&
 	    a->state != ATTEMPT_LAUNCHING)
-		att_delete(at, e->prov, a->resource, a->cloud_id != NULL ?
+		att_delete(at, e->prov, a->nodes, a->resource,
+		    a->cloud_id != NULL ?
 		    a->cloud_id : e->cloud_id, a->region, a->zone);
 	e->ending = 0;
 	att_remove(e);
@@ -1761,8 +1869,9 @@ att_cancel_start(struct attempt *e)
 	e->cancel_in_flight = 1;
 	e->refs++;
 	at->refs++;
-	rc = cloud_cancel(at->cloud, e->prov, e->a->resource,
-	    e->a->cloud_id != NULL ? e->a->cloud_id : e->cloud_id,
+	rc = cloud_cancel_nodes(at->cloud, e->prov, e->a->resource,
+	    e->a->nodes, e->a->cloud_id != NULL ? e->a->cloud_id :
+	    e->cloud_id,
 	    e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
 	    att_on_cancelled, e, &cause);
 	if (rc != 0) {

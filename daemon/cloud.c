@@ -411,6 +411,24 @@ cloud_env_task(json_t *env, json_t *spec)
 	cloud_env_set(env, "BATCH_TASK_COUNT", num);
 }
 
+/*
+ * What every node of a gang of NODES gets alike (doc/DESIGN.md "Gangs"):
+ * the gang's size and the main node's port, under gpuq's names and the
+ * ones torchrun and torch.distributed read. Each node's rank and the
+ * main node's address differ per node: the provider sets them.
+ */
+static void
+cloud_env_gang(json_t *env, int nodes)
+{
+	char	num[16];
+
+	(void)snprintf(num, sizeof num, "%d", nodes);
+	cloud_env_set(env, CLOUD_ENV_NUM_NODES, num);
+	cloud_env_set(env, "WORLD_SIZE", num);
+	cloud_env_set(env, CLOUD_ENV_MAIN_PORT, CLOUD_GANG_PORT);
+	cloud_env_set(env, "MASTER_PORT", CLOUD_GANG_PORT);
+}
+
 json_t *
 cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 {
@@ -432,6 +450,8 @@ cloud_env(struct cloud *c, json_t *spec, const struct store_attempt *a)
 	}
 	if (a->resumed_from != NULL && *a->resumed_from != '\0')
 		cloud_env_set(env, CLOUD_ENV_RESUME, a->resumed_from);
+	if (a->nodes > 1)
+		cloud_env_gang(env, a->nodes);
 	user = json_object_get(spec, "secret_env");
 	json_object_foreach(user, k, v) {
 		name = xprintf("%s%s", CLOUD_ENV_SECRET, k);
@@ -504,6 +524,7 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.gpu = gpu_lookup(a->gpu);
 	l.gpu_count = a->gpu_count;
 	l.spot = a->spot;
+	l.nodes = a->nodes;
 	l.image = json_string_value(json_object_get(spec, "image"));
 	l.command = json_object_get(spec, "command");
 	l.args = json_object_get(spec, "args");
@@ -538,6 +559,16 @@ cloud_cancel(struct cloud *c, const struct provider *p, const char *resource,
     const char *cloud_id, const char *region, const char *zone,
     prov_done_cb done, void *arg, char **cause)
 {
+	return cloud_cancel_nodes(c, p, resource, 1, cloud_id, region, zone,
+	    done, arg, cause);
+}
+
+int
+cloud_cancel_nodes(struct cloud *c, const struct provider *p,
+    const char *resource, int nodes, const char *cloud_id,
+    const char *region, const char *zone, prov_done_cb done, void *arg,
+    char **cause)
+{
 	struct prov_ref	 ref;
 	char		 rid[CLOUD_UUID_LEN];
 	int		 rc;
@@ -550,6 +581,7 @@ cloud_cancel(struct cloud *c, const struct provider *p, const char *resource,
 	ref.region = region;
 	ref.zone = zone;
 	ref.request_id = rid;
+	ref.nodes = nodes;
 	rc = p->cancel(c->gcp, &ref, done, arg);
 	if (rc != 0 && cause != NULL)
 		*cause = xprintf("%s cancel of %s: %s", p->name, resource,

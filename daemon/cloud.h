@@ -44,6 +44,11 @@ struct store_attempt;
 #define CLOUD_ENV_RESUME	"GPUQ_RESUME_FROM"
 /* GPUQ_SECRET_<NAME>: the Secret Manager version of secret_env NAME. */
 #define CLOUD_ENV_SECRET	"GPUQ_SECRET_"
+/* A gang's (doc/DESIGN.md "Gangs"): every node's, alike. */
+#define CLOUD_ENV_NUM_NODES	"GPUQ_NUM_NODES"
+#define CLOUD_ENV_MAIN_PORT	"GPUQ_MAIN_PORT"
+/* The port the main node listens on: torch.distributed's own default. */
+#define CLOUD_GANG_PORT		"29500"
 
 /*
  * New cloud on LOOP for STORE's install id and CONF ([gcp] and
@@ -143,6 +148,11 @@ int	 cloud_launch(struct cloud *, json_t *spec, const struct store_attempt *a,
 int	 cloud_cancel(struct cloud *, const struct provider *p,
 	    const char *resource, const char *cloud_id, const char *region,
 	    const char *zone, prov_done_cb done, void *arg, char **cause);
+/* As cloud_cancel(), for every node of a gang of NODES machines. */
+int	 cloud_cancel_nodes(struct cloud *, const struct provider *p,
+	    const char *resource, int nodes, const char *cloud_id,
+	    const char *region, const char *zone, prov_done_cb done,
+	    void *arg, char **cause);
 
 /*
  * Find the newest checkpoint under DIR (a gs:// URI): providers/gcp's

@@ -206,7 +206,7 @@ rec_on_live(const struct store_attempt *a, const struct provider *p,
 		(void)snprintf(u->region, sizeof u->region, "%s", a->region);
 		(void)snprintf(u->metric, sizeof u->metric, "%s", metric);
 	}
-	r->usage[i].n += a->gpu_count;
+	r->usage[i].n += a->gpu_count * (a->nodes > 1 ? a->nodes : 1);
 }
 
 /* One poll cycle: every group with live attempts is listed once. */

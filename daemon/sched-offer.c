@@ -167,6 +167,9 @@ sched_offer_shape_new(json_t *spec, char **why)
 	}
 	sh->machine = xstrdup(machine);
 	sh->vcpus = gpu_machine_vcpus(machine);
+	sh->nodes = (int)json_integer_value(json_object_get(spec, "nodes"));
+	if (sh->nodes < 1)
+		sh->nodes = 1;
 	if (spot != NULL && strcmp(spot, "never") == 0)
 		sh->spot = SCHED_SPOT_NEVER;
 	else if (spot != NULL && strcmp(spot, "require") == 0)
@@ -181,9 +184,9 @@ sched_offer_shape_new(json_t *spec, char **why)
 	    &sh->nproviders);
 	regions = sched_strv_join(sh->regions, sh->nregions);
 	providers = sched_strv_join(sh->providers, sh->nproviders);
-	sh->key = xprintf("%s|%d|%s|%d|%" PRId64 "|%s|%s", sh->gpu->name,
+	sh->key = xprintf("%s|%d|%s|%d|%" PRId64 "|%s|%s|%d", sh->gpu->name,
 	    sh->count, sh->machine, sh->spot, sh->interval, regions,
-	    providers);
+	    providers, sh->nodes);
 	free(regions);
 	free(providers);
 	return sh;

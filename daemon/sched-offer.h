@@ -132,14 +132,23 @@ struct sched_offer {
 	int64_t			 until;		/* cool-down end */
 };
 
+/* The machines of shape SH, 1 when unset (doc/DESIGN.md "Gangs"). */
+#define SCHED_NODES(sh)	((sh)->nodes > 1 ? (sh)->nodes : 1)
+/* The GPUs and vCPUs all of them draw on. */
+#define SCHED_GPUS(sh)	((sh)->count * SCHED_NODES(sh))
+#define SCHED_VCPUS(sh)	((sh)->vcpus * SCHED_NODES(sh))
+
 /* Jobs alike enough to share one ranked offer list per pass. */
 struct sched_shape {
 	char			*key;		/* equal keys, equal shapes */
 	int			 refs;		/* jobs pointing here */
 	const struct gpu_type	*gpu;
-	int			 count;
+	int			 count;		/* GPUs per machine */
+	int			 nodes;		/* machines of a gang, >= 1:
+						   quota and price are
+						   drawn nodes times */
 	char			*machine;
-	int			 vcpus;		/* -1 unknown */
+	int			 vcpus;		/* -1 unknown; per machine */
 	int			 spot;		/* enum sched_spot */
 	int64_t			 interval;	/* checkpoint interval, s */
 	char		       **regions;	/* job's, sorted; NULL: any */

@@ -307,15 +307,16 @@ sched_why_quota(const struct sched_ctx *ctx, const struct sched_shape *sh,
 		best = 0;
 	if (reason == SCHED_X_QUOTA_CPU)
 		why = xprintf("no free CPU quota for %s (%d vCPUs) in %s "
-		    "(%.0f free)", sh->machine, sh->vcpus, where, floor(best));
+		    "(%.0f free)", sh->machine, SCHED_VCPUS(sh), where,
+		    floor(best));
 	else if (reason == SCHED_X_QUOTA_ALL)
 		why = xprintf("no free quota for %d\xc3\x97%s: "
-		    "GPUS_ALL_REGIONS has %.0f of %d free", sh->count,
-		    sh->gpu->name, floor(best), sh->count);
+		    "GPUS_ALL_REGIONS has %.0f of %d free", SCHED_GPUS(sh),
+		    sh->gpu->name, floor(best), SCHED_GPUS(sh));
 	else
 		why = xprintf("no free quota for %d\xc3\x97%s in %s (%.0f of "
-		    "%d free; quota %s)", sh->count, sh->gpu->name, where,
-		    floor(best), sh->count, metrics);
+		    "%d free; quota %s)", SCHED_GPUS(sh), sh->gpu->name, where,
+		    floor(best), SCHED_GPUS(sh), metrics);
 	free(metrics);
 	free(where);
 	return why;
@@ -353,11 +354,11 @@ sched_why_offer(const struct sched_ctx *ctx, const struct sched_job *j,
 	case SCHED_X_QUOTA_ALL:
 		return xprintf("no free quota: %s in %s has %.0f of %d free",
 		    b->metric, b->region, floor(b->free > 0 ? b->free : 0),
-		    sh->count);
+		    SCHED_GPUS(sh));
 	case SCHED_X_QUOTA_CPU:
 		return xprintf("no free CPU quota: %s in %s has %.0f of %d "
 		    "free", b->metric, b->region, floor(b->free > 0 ? b->free :
-		    0), sh->vcpus);
+		    0), SCHED_VCPUS(sh));
 	}
 	return xstrdup("not usable");
 }
@@ -421,7 +422,8 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 			else if (sched_avoids(j, o, ctx->now))
 				reason = SCHED_X_AVOID;
 			else if ((reason = sched_place_quota(ctx, o,
-			    sh->count, sh->vcpus, &bi)) != SCHED_OK) {
+			    SCHED_GPUS(sh), SCHED_VCPUS(sh), &bi)) !=
+			    SCHED_OK) {
 				for (k = 0; k < nfb && fb[k] != bi; k++)
 					;
 				if (k == nfb && nfb < sizeof fb / sizeof fb[0])
@@ -560,8 +562,8 @@ sched_place_plan(struct sched_ctx *ctx, struct sched_job *j, int prio)
 		reason = o->reason;
 		if (reason == SCHED_OK &&
 		    (reason = sched_place_limits(j, o)) == SCHED_OK)
-			reason = sched_place_quota(ctx, o, sh->count,
-			    sh->vcpus, &bi);
+			reason = sched_place_quota(ctx, o,
+			    SCHED_GPUS(sh), SCHED_VCPUS(sh), &bi);
 		e = sched_place_offer_json(o, sh);
 		if (reason == SCHED_OK) {
 			(void)json_object_set_new(e, "hourly_usd",

@@ -560,8 +560,10 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 				    spot, &gpu) == 0 && price_host_hourly(pr,
 				    sl->psvc, regions[ri], sh->machine, spot,
 				    &host) == 0;
+				/* A gang pays for every machine. */
 				if (w->priced)
-					w->hourly = gpu + host;
+					w->hourly = (gpu + host) *
+					    SCHED_NODES(sh);
 			}
 	}
 }
@@ -688,6 +690,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	a.machine_type = sh->machine;
 	a.gpu = (char *)sh->gpu->name;
 	a.gpu_count = sh->count;
+	a.nodes = SCHED_NODES(sh);
 	a.resource = name;
 	a.spot = o->spot;
 	a.hourly_usd = o->hourly;
@@ -701,9 +704,9 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	hold.metric = ctx->b[o->gpu_b].metric;
 	if (o->cpu_b >= 0 && sh->vcpus > 0) {
 		hold.cpu_metric = ctx->b[o->cpu_b].metric;
-		hold.vcpus = sh->vcpus;
+		hold.vcpus = SCHED_VCPUS(sh);
 	}
-	quota_reserve(q, hold.svc, a.region, hold.metric, a.gpu_count);
+	quota_reserve(q, hold.svc, a.region, hold.metric, SCHED_GPUS(sh));
 	if (hold.cpu_metric != NULL)
 		quota_reserve(q, GCP_SERVICE_GCE, a.region, hold.cpu_metric,
 		    hold.vcpus);
@@ -713,7 +716,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	b[2] = hold.cpu_metric != NULL ? o->cpu_b : -1;
 	for (k = 0; k < 3; k++)
 		if (b[k] >= 0 && ctx->b[b[k]].loaded)
-			ctx->b[b[k]].free -= k == 2 ? sh->vcpus : sh->count;
+			ctx->b[b[k]].free -= k == 2 ? hold.vcpus :
+			    SCHED_GPUS(sh);
 
 	place = sched_place_text(&a);
 	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
@@ -730,8 +734,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 		free(place);
 		for (k = 0; k < 3; k++)
 			if (b[k] >= 0 && ctx->b[b[k]].loaded)
-				ctx->b[b[k]].free += k == 2 ? sh->vcpus :
-				    sh->count;
+				ctx->b[b[k]].free += k == 2 ? hold.vcpus :
+				    SCHED_GPUS(sh);
 		json_decref(spec);
 		store_job_free(row);
 		return -1;

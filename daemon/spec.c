@@ -59,6 +59,7 @@
 #define SPEC_PRIORITY_MAX	1000
 #define SPEC_ARRAY_MAX		10000	/* tasks in one array */
 #define SPEC_DEPS_MAX		100	/* jobs in after or after_any */
+#define SPEC_NODES_MAX		64	/* machines of one gang */
 #define SPEC_QUOTE_MAX		48	/* bytes of user text echoed back */
 
 /*
@@ -1214,6 +1215,34 @@ spec_check_priority(struct spec_ctx *c, const char *field, json_t *v)
 	return 0;
 }
 
+/*
+ * nodes: 1..64 machines, each with the job's accelerator and machine
+ * type, run as one gang (doc/DESIGN.md "Gangs"). Written to the
+ * normalised spec only when above 1, so single-machine specs stay as
+ * they were. A gang needs a command: on Vertex AI and Cloud Batch gpuq
+ * runs it under a fixed entry wrapper that sets the rank variables
+ * from what the service provides, and an image's own entrypoint cannot
+ * be wrapped without knowing it.
+ */
+static int
+spec_check_nodes(struct spec_ctx *c, const char *field, json_t *v)
+{
+	long long	n = 1;
+	int		r;
+
+	if (v != NULL && (r = spec_integer(c, field, v, 1, SPEC_NODES_MAX,
+	    &n)) != 0)
+		return r;
+	if (n == 1)
+		return 0;
+	if (json_array_size(json_object_get(c->out, "command")) == 0)
+		return spec_fail(c, field, "a job of %lld nodes needs a "
+		    "command (gpuq starts it on every node behind a wrapper "
+		    "that sets the node's rank); add command: [...]", n);
+	spec_put(c->out, "nodes", json_integer(n));
+	return 0;
+}
+
 /* labels: Google label rules, minus the gpuq* keys gpuq sets itself. */
 static int
 spec_check_labels(struct spec_ctx *c, const char *field, json_t *v)
@@ -2103,6 +2132,7 @@ static const struct spec_field spec_fields[] = {
 	{ "secret_env",		spec_check_secret_env },
 	{ "accelerator",	spec_check_accelerator },
 	{ "machine_type",	spec_check_machine_type },
+	{ "nodes",		spec_check_nodes },
 	{ "regions",		spec_check_regions },
 	{ "providers",		spec_check_providers },
 	{ "spot",		spec_check_spot },

@@ -221,6 +221,7 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "labels", prov_labels_new(l, 0),
 	    "logsPolicy", "destination", "CLOUD_LOGGING"));
 	prov_site_batch(l, body);
+	batch_gang_apply(l, body);
 	*ret = body;
 	return 0;
 }
@@ -537,6 +538,7 @@ batch_job_map(json_t *job, struct prov_observed *o, struct prov_text *t)
 		if (o->ended == 0)
 			o->ended = prov_json_time(job, "updateTime");
 	}
+	batch_gang_map(job, o, t);
 	return 0;
 }
 
@@ -553,7 +555,8 @@ batch_quota_metric(struct gcp *g, const char *region,
 #define BATCH_PAGE_MAX		100	/* jobs.list pageSize cap */
 /* Only what batch_job_map() reads (DESIGN G0.1 `fields`). */
 #define BATCH_LIST_FIELDS	"jobs(name,labels,status(state," \
-	"statusEvents),createTime,updateTime),nextPageToken,unreachable"
+	"statusEvents,taskGroups),createTime,updateTime),nextPageToken," \
+	"unreachable"
 
 /* A launch in progress. */
 struct batch_call {

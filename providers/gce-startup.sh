@@ -28,6 +28,13 @@
 # Every option is written as one word (--entrypoint=X) and "--" comes
 # before the image, so no user string can become an option of docker.
 #
+# A node of a gang (GPUQ_NUM_NODES above 1 in the job's env; doc/DESIGN.md
+# "Gangs") gets GPUQ_MAIN_ADDR and MASTER_ADDR: the metadata key
+# gpuq-main-addr, which gpuqd sets on every node but the main one, or,
+# on the main node (rank 0), its own internal address from the metadata
+# server. Its container shares the VM's network (--network=host), so the
+# other nodes reach it at that address.
+#
 # Compute Engine runs startup scripts at every boot. A job runs once: if
 # gpuq/exit-code is already set, the VM just powers off again.
 set -u
@@ -171,6 +178,25 @@ def log_options(env):
     return opts
 
 
+def gang_env(env):
+    """The main node's address for a node of a gang, into ENV."""
+    try:
+        if int(env.get("GPUQ_NUM_NODES") or 1) < 2:
+            return False
+    except ValueError:
+        return False
+    try:
+        addr = md_get("attributes/gpuq-main-addr").strip()
+    except OSError:
+        try:
+            addr = md_get("network-interfaces/0/ip").strip()
+        except OSError as e:
+            fail("cannot read the main node's address: %s" % e)
+    env["GPUQ_MAIN_ADDR"] = addr
+    env["MASTER_ADDR"] = addr
+    return True
+
+
 def main():
     try:
         job = json.loads(md_get("attributes/gpuq-job"))
@@ -189,9 +215,12 @@ def main():
         fail("no working NVIDIA driver after %d seconds" % DRIVER_WAIT)
     registry_login(image)
 
+    gang = gang_env(env)
     argv = ["docker", "run", "--rm", "--name", NAME, "--gpus", "all",
             "--ipc", "host"]
     argv += log_options(env)
+    if gang:
+        argv += ["--network=host"]
     for k in env:
         argv += ["--env=" + k]
     if command:

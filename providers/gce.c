@@ -404,6 +404,14 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	o->zone = prov_last_segment(json_string_value(json_object_get(inst,
 	    "zone")));
 	prov_observed_labels(o, json_object_get(inst, "labels"));
+	/* One node of a gang: report it as such (gang.c). */
+	if (prov_gang_node_parse(name, t->gang, sizeof t->gang,
+	    &o->node) == 0) {
+		o->gang = t->gang;
+		if (o->job_id == 0)
+			(void)prov_name_parse(t->gang, &o->job_id,
+			    &o->attempt);
+	}
 	if (o->job_id == 0)	/* a poll leaves labels out: see GCE_LIST_FIELDS */
 		(void)prov_name_parse(name, &o->job_id, &o->attempt);
 	o->created = prov_json_time(inst, "creationTimestamp");
@@ -468,11 +476,25 @@ struct gce_launch {
 	int		 waits;
 	prov_launch_cb	 cb;
 	void		*arg;
+	/* A gang (gce_gang_launch()): one insert per node, in rank order. */
+	int		 nodes;		/* 0: one VM */
+	int		 rank;		/* the node being inserted */
+	json_t		**bodies;	/* [nodes] insert bodies */
+	char		**rids;		/* [nodes] their requestIds */
+	char		*main_cloud_id;	/* rank 0's id */
+	char		*region;
+	char		*policy;	/* compact placement policy name,
+					   made first; NULL: none */
+	char		*policy_rid;
 };
+
+static void	gce_gang_free(struct gce_launch *);
+static int	gce_gang_next(struct gce_launch *, json_t *op);
 
 static void
 gce_launch_free(struct gce_launch *gl)
 {
+	gce_gang_free(gl);
 	free(gl->project);
 	free(gl->zone);
 	free(gl->resource);
@@ -528,9 +550,11 @@ gce_launch_op(struct gce_launch *gl, json_t *op)
 			gcp_error_done(&e);
 			return;
 		}
+		if (gl->nodes > 1 && gce_gang_next(gl, op))
+			return;
 		memset(&r, 0, sizeof r);
-		r.cloud_id = json_string_value(json_object_get(op,
-		    "targetId"));
+		r.cloud_id = gl->main_cloud_id != NULL ? gl->main_cloud_id :
+		    json_string_value(json_object_get(op, "targetId"));
 		gce_launch_end(gl, &r);
 		return;
 	}
@@ -565,6 +589,509 @@ gce_launch_on_op(const struct http_resp *resp, void *arg)
 		gce_launch_op(gl, resp->json);
 }
 
+/*
+ * A gang on Compute Engine (doc/DESIGN.md "Gangs"): N VMs named
+ * <resource>-<rank> in one zone, inserted in rank order, each with its
+ * own requestId derived from the attempt's, so an insert repeated after
+ * a crash is the same insert (DESIGN G0.4) and a re-launch creates only
+ * the nodes that are missing. Rank 0 goes first: its internal address,
+ * read back once it exists, is handed to the others as the metadata
+ * item gpuq-main-addr, which gce-startup.sh turns into GPUQ_MAIN_ADDR
+ * and MASTER_ADDR (rank 0 reads its own address from the metadata
+ * server).
+ */
+int
+gce_gang_body(const struct prov_launch *l, int rank, json_t **ret)
+{
+	struct prov_launch	 n = *l;
+	json_t			*env;
+	char			*name, num[16];
+	int			 rc;
+
+	name = prov_gang_node_name(l->resource, rank);
+	env = l->env != NULL ? json_deep_copy(l->env) : json_object();
+	if (env == NULL)
+		fatalx("gce: out of memory building a request");
+	(void)snprintf(num, sizeof num, "%d", rank);
+	prov_set(env, "GPUQ_NODE_RANK", json_string(num));
+	prov_set(env, "NODE_RANK", json_string(num));
+	prov_set(env, "RANK", json_string(num));
+	n.resource = name;
+	n.env = env;
+	rc = gce_instance_body(&n, ret, NULL);
+	json_decref(env);
+	free(name);
+	return rc;
+}
+
+static void
+gce_gang_free(struct gce_launch *gl)
+{
+	int	i;
+
+	for (i = 0; i < gl->nodes; i++) {
+		if (gl->bodies != NULL)
+			json_decref(gl->bodies[i]);
+		if (gl->rids != NULL)
+			free(gl->rids[i]);
+	}
+	free(gl->bodies);
+	free(gl->rids);
+	free(gl->main_cloud_id);
+	free(gl->region);
+	free(gl->policy);
+	free(gl->policy_rid);
+	gl->bodies = NULL;
+	gl->rids = NULL;
+	gl->main_cloud_id = gl->region = gl->policy = gl->policy_rid = NULL;
+}
+
+/*
+ * Machine series Compute Engine accepts in a compact placement policy
+ * (API-NOTES N.3: A4X, A4, A3, A2, G4, G2 on the GPU side; the N1
+ * machines T4 and V100 attach to are not listed).
+ */
+int
+gce_machine_compact(const char *mt)
+{
+	static const char *const series[] = { "a2-", "a3-", "a4-", "a4x-",
+	    "g2-", "g4-" };
+	size_t	i;
+
+	if (mt == NULL)
+		return 0;
+	for (i = 0; i < sizeof series / sizeof series[0]; i++)
+		if (strncmp(mt, series[i], strlen(series[i])) == 0)
+			return 1;
+	return 0;
+}
+
+char *
+gce_gang_policy_name(const char *resource)
+{
+	return xprintf("%s-pack", resource);
+}
+
+json_t *
+gce_gang_policy_body(const struct prov_launch *l)
+{
+	json_t	*b;
+	char	*name;
+
+	name = gce_gang_policy_name(l->resource);
+	b = prov_checked(json_pack("{s:s, s:s, s:{s:s, s:i}}", "name", name,
+	    "description", "gpuq: the nodes of one multi-node attempt, "
+	    "placed close together", "groupPlacementPolicy", "collocation",
+	    "COLLOCATED", "vmCount", prov_gang_nodes(l)));
+	free(name);
+	return b;
+}
+
+/* Insert node GL->rank: 0, or -errno (the call did not start). */
+static int
+gce_gang_send(struct gce_launch *gl)
+{
+	char	*url;
+	int	 rc;
+
+	gl->waits = 0;
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances?requestId=%s", gl->project,
+	    gl->zone, gl->rids[gl->rank]);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url,
+	    gl->bodies[gl->rank], HTTP_IDEMPOTENT, gce_launch_on_op, gl);
+	free(url);
+	return rc;
+}
+
+/* Insert node GL->rank, from a callback: a failure ends the launch. */
+static void
+gce_gang_insert(struct gce_launch *gl)
+{
+	int	rc;
+
+	if ((rc = gce_gang_send(gl)) != 0)
+		gce_launch_fail_rc(gl, rc, "cannot insert a node");
+}
+
+/* Rank 0 read back: hand its address to the others, insert rank 1. */
+static void
+gce_gang_on_main(const struct http_resp *resp, void *arg)
+{
+	struct gce_launch	*gl = arg;
+	json_t			*items;
+	const char		*ip, *id;
+	int			 i;
+
+	if (resp->err.kind != GCP_ERR_NONE) {
+		gce_launch_fail(gl, &resp->err);
+		return;
+	}
+	ip = json_string_value(json_object_get(json_array_get(
+	    json_object_get(resp->json, "networkInterfaces"), 0),
+	    "networkIP"));
+	if (ip == NULL) {
+		gce_launch_fail_rc(gl, -EPROTO, "the main node has no "
+		    "internal address");
+		return;
+	}
+	id = json_string_value(json_object_get(resp->json, "id"));
+	if (id != NULL)
+		gl->main_cloud_id = xstrdup(id);
+	for (i = 1; i < gl->nodes; i++) {
+		items = json_object_get(json_object_get(gl->bodies[i],
+		    "metadata"), "items");
+		gce_item(items, "gpuq-main-addr", ip);
+	}
+	gl->rank = 1;
+	gce_gang_insert(gl);
+}
+
+/*
+ * Node GL->rank is inserted (its Operation OP is DONE without error):
+ * 1 if the launch goes on with the next node, 0 if that was the last.
+ */
+static int
+gce_gang_next(struct gce_launch *gl, json_t *op)
+{
+	char	*url, *name;
+	int	 rc;
+
+	(void)op;
+	if (gl->rank + 1 >= gl->nodes)
+		return 0;
+	if (gl->rank > 0) {
+		gl->rank++;
+		gce_gang_insert(gl);
+		return 1;
+	}
+	name = prov_gang_node_name(gl->resource, 0);
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/instances/%s?fields=id,networkInterfaces",
+	    gl->project, gl->zone, name);
+	free(name);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "GET", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_on_main, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot read the main node");
+	return 1;
+}
+
+static void	gce_gang_on_policy(const struct http_resp *, void *);
+
+/* The compact placement policy is there (or was already): go on with
+ * rank 0. */
+static void
+gce_gang_policy_made(struct gce_launch *gl)
+{
+	gl->rank = 0;
+	gce_gang_insert(gl);
+}
+
+/* Where the policy insert's regional Operation OP stands. */
+static void
+gce_gang_policy_op(struct gce_launch *gl, json_t *op)
+{
+	struct gcp_error	 e;
+	const char		*st, *name;
+	char			*url;
+	int			 rc;
+
+	st = json_string_value(json_object_get(op, "status"));
+	name = json_string_value(json_object_get(op, "name"));
+	if (st != NULL && strcmp(st, "DONE") == 0) {
+		gcp_error_init(&e);
+		if (gcp_error_from_operation(op, &e) &&
+		    e.kind != GCP_ERR_CONFLICT) {
+			gce_launch_fail(gl, &e);
+			gcp_error_done(&e);
+			return;
+		}
+		gcp_error_done(&e);
+		gce_gang_policy_made(gl);
+		return;
+	}
+	if (name == NULL || ++gl->waits > GCE_WAIT_MAX) {
+		gce_launch_fail_rc(gl, -ETIMEDOUT, "the placement policy was "
+		    "not made in time");
+		return;
+	}
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/operations/%s/wait", gl->project,
+	    gl->region, name);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_on_policy, gl);
+	free(url);
+	if (rc != 0)
+		gce_launch_fail_rc(gl, rc, "cannot wait for the placement "
+		    "policy");
+}
+
+static void
+gce_gang_on_policy(const struct http_resp *resp, void *arg)
+{
+	struct gce_launch	*gl = arg;
+
+	/* Already there (a re-launch after a crash): use it. */
+	if (resp->err.kind == GCP_ERR_CONFLICT)
+		gce_gang_policy_made(gl);
+	else if (resp->err.kind != GCP_ERR_NONE)
+		gce_launch_fail(gl, &resp->err);
+	else
+		gce_gang_policy_op(gl, resp->json);
+}
+
+/*
+ * A compact placement policy for exactly this gang (API-NOTES N.3:
+ * groupPlacementPolicy COLLOCATED, vmCount N), made before any node and
+ * named in each node's resourcePolicies; its requestId is derived from
+ * the attempt's, so a re-launch makes it once.
+ */
+static int
+gce_gang_policy_insert(struct gce_launch *gl, const struct prov_launch *l)
+{
+	json_t	*body;
+	char	*url;
+	int	 rc;
+
+	gl->waits = 0;
+	body = gce_gang_policy_body(l);
+	url = gcp_url(gcp_conf(gl->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/resourcePolicies?requestId=%s",
+	    gl->project, gl->region, gl->policy_rid);
+	rc = prov_call(gl->g, GCP_API_COMPUTE, "POST", url, body,
+	    HTTP_IDEMPOTENT, gce_gang_on_policy, gl);
+	free(url);
+	json_decref(body);
+	return rc;
+}
+
+/* provider.h launch of a gang of L->nodes VMs; as gce_launch(). */
+static int
+gce_gang_launch(struct gcp *g, const char *project,
+    const struct prov_launch *l, prov_launch_cb cb, void *arg)
+{
+	struct gce_launch	*gl;
+	char			 purpose[32], rid[37], *link;
+	int			 i, rc;
+
+	gl = xcalloc(1, sizeof *gl);
+	gl->nodes = prov_gang_nodes(l);
+	gl->bodies = xcalloc(gl->nodes, sizeof *gl->bodies);
+	gl->rids = xcalloc(gl->nodes, sizeof *gl->rids);
+	for (i = 0; i < gl->nodes; i++) {
+		if (gce_gang_body(l, i, &gl->bodies[i]) != 0) {
+			gce_launch_free(gl);
+			return -EINVAL;
+		}
+		(void)snprintf(purpose, sizeof purpose, "node-%d", i);
+		prov_uuid_derive(l->request_id != NULL ? l->request_id :
+		    l->resource, purpose, rid);
+		gl->rids[i] = xstrdup(rid);
+	}
+	gl->g = g;
+	gl->project = xstrdup(project);
+	gl->zone = xstrdup(l->zone);
+	gl->resource = xstrdup(l->resource);
+	gl->region = xstrdup(l->region);
+	gl->cb = cb;
+	gl->arg = arg;
+	gl->rank = 0;
+	if (!gce_machine_compact(l->machine_type)) {
+		if ((rc = gce_gang_send(gl)) != 0)
+			gce_launch_free(gl);
+		return rc;
+	}
+	gl->policy = gce_gang_policy_name(l->resource);
+	prov_uuid_derive(l->request_id != NULL ? l->request_id : l->resource,
+	    "placement", rid);
+	gl->policy_rid = xstrdup(rid);
+	link = xprintf("projects/%s/regions/%s/resourcePolicies/%s", project,
+	    l->region, gl->policy);
+	for (i = 0; i < gl->nodes; i++)
+		prov_set(gl->bodies[i], "resourcePolicies", json_pack("[s]",
+		    link));
+	free(link);
+	if ((rc = gce_gang_policy_insert(gl, l)) != 0)
+		gce_launch_free(gl);
+	return rc;
+}
+
+/*
+ * Deleting every node of a gang. DONE runs once every delete has been
+ * answered (accepted, or the VM was gone). Each delete's Operation is
+ * then followed until the VM is gone, and after the last the gang's
+ * compact placement policy is deleted too (Compute refuses to delete a
+ * policy a VM still uses; a gang without one answers NOT_FOUND, which
+ * is fine). The placement policy's deletion is best effort: a gpuqd that
+ * stops meanwhile leaves it, which costs nothing.
+ */
+struct gce_gang_del {
+	struct gcp		*g;
+	char			*project;
+	char			*region;
+	char			*zone;
+	char			*policy;
+	int			 accept_left;	/* deletes not answered */
+	int			 gone_left;	/* VMs not known gone */
+	int			 answered;	/* DONE was called */
+	struct prov_result	 r;		/* the first failure */
+	char			*msg;
+	prov_done_cb		 done;
+	void			*arg;
+};
+
+struct gce_node_del {
+	struct gce_gang_del	*d;
+	int			 accepted;
+	int			 waits;
+};
+
+static void
+gce_gang_del_free(struct gce_gang_del *d)
+{
+	free(d->project);
+	free(d->region);
+	free(d->zone);
+	free(d->policy);
+	free(d->msg);
+	free(d);
+}
+
+static void
+gce_gang_on_policy_deleted(const struct prov_result *r, void *arg)
+{
+	(void)r;
+	gce_gang_del_free(arg);
+}
+
+/* One more VM is gone (or will not be followed): the last one frees the
+ * placement policy. */
+static void
+gce_gang_node_gone(struct gce_node_del *nd)
+{
+	struct gce_gang_del	*d = nd->d;
+	char			*url;
+
+	free(nd);
+	if (--d->gone_left > 0)
+		return;
+	url = gcp_url(gcp_conf(d->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/regions/%s/resourcePolicies/%s", d->project,
+	    d->region, d->policy);
+	if (prov_delete(d->g, GCP_API_COMPUTE, url,
+	    gce_gang_on_policy_deleted, d) != 0)
+		gce_gang_del_free(d);
+	free(url);
+}
+
+/* One delete answered: count it; the last answer calls DONE. */
+static void
+gce_gang_node_answered(struct gce_node_del *nd, const struct gcp_error *e)
+{
+	struct gce_gang_del	*d = nd->d;
+	struct prov_result	 r;
+
+	nd->accepted = 1;
+	prov_result_from_cancel(e, &r);
+	if (r.fail != PROV_FAIL_NONE && d->r.fail == PROV_FAIL_NONE) {
+		d->r.fail = r.fail;
+		d->msg = r.message != NULL ? xstrdup(r.message) : NULL;
+		d->r.message = d->msg;
+	}
+	if (--d->accept_left == 0 && !d->answered) {
+		d->answered = 1;
+		d->done(&d->r, d->arg);
+	}
+}
+
+static void
+gce_gang_node_on_op(const struct http_resp *resp, void *arg)
+{
+	struct gce_node_del	*nd = arg;
+	struct gce_gang_del	*d = nd->d;
+	const char		*st, *name;
+	char			*url;
+
+	if (!nd->accepted)
+		gce_gang_node_answered(nd, resp->err.kind == GCP_ERR_NONE ?
+		    NULL : &resp->err);
+	if (resp->err.kind != GCP_ERR_NONE) {
+		gce_gang_node_gone(nd);
+		return;
+	}
+	st = json_string_value(json_object_get(resp->json, "status"));
+	name = json_string_value(json_object_get(resp->json, "name"));
+	if ((st != NULL && strcmp(st, "DONE") == 0) || name == NULL ||
+	    ++nd->waits > GCE_WAIT_MAX) {
+		gce_gang_node_gone(nd);
+		return;
+	}
+	url = gcp_url(gcp_conf(d->g), GCP_API_COMPUTE, NULL,
+	    "projects/%s/zones/%s/operations/%s/wait", d->project, d->zone,
+	    name);
+	if (prov_call(d->g, GCP_API_COMPUTE, "POST", url, NULL,
+	    HTTP_IDEMPOTENT, gce_gang_node_on_op, nd) != 0)
+		gce_gang_node_gone(nd);
+	free(url);
+}
+
+/* provider.h cancel of every node of REF's gang (as gce_cancel()). */
+static int
+gce_gang_cancel(struct gcp *g, const char *project,
+    const struct prov_ref *ref, prov_done_cb done, void *arg)
+{
+	struct gce_gang_del	*d;
+	struct gce_node_del	*nd;
+	const char		*dash;
+	char			*name, *url, rid[37];
+	int			 i, rc, sent = 0;
+
+	d = xcalloc(1, sizeof *d);
+	d->g = g;
+	d->project = xstrdup(project);
+	d->zone = xstrdup(ref->zone);
+	dash = strrchr(ref->zone, '-');
+	d->region = dash != NULL ? xstrndup(ref->zone, (size_t)(dash -
+	    ref->zone)) : xstrdup(ref->zone);
+	d->policy = gce_gang_policy_name(ref->resource);
+	d->done = done;
+	d->arg = arg;
+	/* Held by this call until every delete is sent. */
+	d->accept_left = d->gone_left = 1;
+	for (i = 0; i < ref->nodes; i++) {
+		name = prov_gang_node_name(ref->resource, i);
+		prov_uuid_derive(name, "delete", rid);
+		url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,
+		    "projects/%s/zones/%s/instances/%s?requestId=%s", project,
+		    ref->zone, name, rid);
+		nd = xcalloc(1, sizeof *nd);
+		nd->d = d;
+		d->accept_left++;
+		d->gone_left++;
+		rc = prov_call(g, GCP_API_COMPUTE, "DELETE", url, NULL, 0,
+		    gce_gang_node_on_op, nd);
+		free(url);
+		free(name);
+		if (rc != 0) {
+			free(nd);
+			d->accept_left--;
+			d->gone_left--;
+			continue;
+		}
+		sent++;
+	}
+	if (sent == 0) {
+		gce_gang_del_free(d);
+		return -EIO;
+	}
+	/* Answers come later, from the loop: these never reach zero here. */
+	d->accept_left--;
+	d->gone_left--;
+	return 0;
+}
+
 static int
 gce_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
     void *arg)
@@ -577,6 +1104,8 @@ gce_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 
 	if ((project = prov_project(g)) == NULL)
 		return -EINVAL;
+	if (prov_gang_nodes(l) > 1)
+		return gce_gang_launch(g, project, l, cb, arg);
 	if (gce_instance_body(l, &body, NULL) != 0)
 		return -EINVAL;
 	gl = xcalloc(1, sizeof *gl);
@@ -1145,6 +1674,8 @@ gce_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	if ((project = prov_project(g)) == NULL || ref->zone == NULL ||
 	    ref->resource == NULL)
 		return -EINVAL;
+	if (ref->nodes > 1)
+		return gce_gang_cancel(g, project, ref, done, arg);
 	prov_uuid_derive(ref->request_id != NULL ? ref->request_id :
 	    ref->resource, "delete", rid);
 	url = gcp_url(gcp_conf(g), GCP_API_COMPUTE, NULL,

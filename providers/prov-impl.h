@@ -39,6 +39,7 @@ struct http_resp;
 struct prov_text {
 	char	zone[64];
 	char	message[512];
+	char	gang[64];	/* a node's attempt resource */
 };
 
 /* provider.c */
@@ -218,5 +219,40 @@ int		 gce_instance_stopped(json_t *inst);
 int		 gce_instance_map(json_t *inst, json_t *guest,
 		    const char *op_type, struct prov_observed *o,
 		    struct prov_text *t);
+
+/* gang.c: multi-node jobs (doc/DESIGN.md "Gangs"). */
+/* The fixed entry wrapper of a gang's node on Vertex AI and Batch. */
+extern const char	 prov_gang_entry[];
+/* The machines L asks for: 1, or its nodes. */
+int		 prov_gang_nodes(const struct prov_launch *l);
+/* ["/bin/sh", "-c", prov_gang_entry, "gpuq-gang", command..., args...]:
+ * the wrapper, then the job's own words as its arguments. New array. */
+json_t		*prov_gang_argv(const struct prov_launch *l);
+/* "<resource>-<rank>": node RANK's own resource (Compute Engine). New. */
+char		*prov_gang_node_name(const char *resource, int rank);
+/* NAME of a node ("gpuq-<install>-<job>-<attempt>-<rank>") into its
+ * attempt's RESOURCE (SIZE bytes) and *RET_RANK: 0, or -EINVAL if NAME
+ * is no node's name. */
+int		 prov_gang_node_parse(const char *name, char *resource,
+		    size_t size, int *ret_rank);
+/* Turn a single-node create body (BODY, changed in place) into L's gang,
+ * if L has more than one node. */
+void		 vertex_gang_apply(const struct prov_launch *l, json_t *body);
+void		 batch_gang_apply(const struct prov_launch *l, json_t *body);
+/* After batch_job_map(): a RUNNING job one of whose tasks has FAILED
+ * is a gang that lost a node (O becomes LOST, T holds the words). */
+void		 batch_gang_map(json_t *job, struct prov_observed *o,
+		    struct prov_text *t);
+/* The instances.insert body of node RANK of L's gang: the VM
+ * <resource>-<rank>, its rank in the job's env. 0 and *ret (new), or
+ * -EINVAL. */
+int		 gce_gang_body(const struct prov_launch *l, int rank,
+		    json_t **ret);
+/* Does MACHINE_TYPE's series take a compact placement policy? */
+int		 gce_machine_compact(const char *machine_type);
+/* "<resource>-pack": the compact placement policy of a gang. New. */
+char		*gce_gang_policy_name(const char *resource);
+/* The resourcePolicies.insert body of L's gang's policy. New. */
+json_t		*gce_gang_policy_body(const struct prov_launch *l);
 
 #endif

@@ -377,6 +377,7 @@ prov_observed_init(struct prov_observed *o)
 	memset(o, 0, sizeof *o);
 	o->state = PROV_PENDING;
 	o->exit_code = -1;
+	o->node = -1;
 }
 
 /* Decimal label value, or 0 when absent or not a plain number. */

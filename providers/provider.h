@@ -54,6 +54,8 @@ struct prov_launch {
 	const struct gcp_conf *site;
 	int		 disk_gb;	/* the job's disk.size_gb; 0: site's */
 	const char	*disk_type;	/* the job's disk.type; NULL: site's */
+	int		 nodes;		/* machines of a gang; 0 or 1: one
+					 * (doc/DESIGN.md "Gangs") */
 };
 
 /* Where a resource is, as the daemon recorded it. */
@@ -63,6 +65,7 @@ struct prov_ref {
 	const char	*region;
 	const char	*zone;		/* NULL if unknown */
 	const char	*request_id;
+	int		 nodes;		/* machines of a gang; 0 or 1: one */
 };
 
 /* What the cloud says about one resource of ours. */
@@ -93,6 +96,12 @@ struct prov_observed {
 	const char	*message;	/* the cloud's words, or NULL */
 	int64_t		 job_id;	/* from labels; 0 unknown */
 	int		 attempt;	/* from labels; 0 unknown */
+	int		 node;		/* rank of one node of a gang whose
+					   service lists its machines one
+					   by one (Compute Engine); -1: the
+					   whole attempt */
+	const char	*gang;		/* with node >= 0: the attempt's
+					   resource name, else NULL */
 };
 
 /* Why a launch failed, so the scheduler can react. */

@@ -150,6 +150,7 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "labels", prov_labels_new(l, 1),
 	    "jobSpec", spec));
 	prov_site_vertex(l, body);
+	vertex_gang_apply(l, body);
 	*ret = body;
 	return 0;
 }

@@ -61,6 +61,7 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->billed_end = sqlite3_column_int64(s, 23);
 	a->baseline_hourly_usd = sqlite3_column_double(s, 24);
 	a->baseline_usd = sqlite3_column_double(s, 25);
+	a->nodes = sqlite3_column_int(s, 26);
 }
 
 /*
@@ -110,6 +111,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	sqlite3_bind_int64(s, 13, created);
 	store_bind_text(s, 14, a->resumed_from);
 	sqlite3_bind_double(s, 15, a->baseline_hourly_usd);
+	sqlite3_bind_int(s, 16, a->nodes > 1 ? a->nodes : 1);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;

@@ -28,7 +28,7 @@
 	"updated, not_before, attempts, failures, interruptions, "	\
 	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
-	"baseline_usd"
+	"baseline_usd, nodes"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
@@ -36,7 +36,7 @@
 	"machine_type, gpu, gpu_count, resource, cloud_id, spot, "	\
 	"hourly_usd, created, started, ended, end_reason, exit_code, "	\
 	"message, resumed_from, cost_usd, billed_start, billed_end, "	\
-	"baseline_hourly_usd, baseline_usd"
+	"baseline_hourly_usd, baseline_usd, nodes"
 
 /* Every fixed statement; the SQL for each is store_sql[] in store.c. */
 enum store_stmt {

@@ -58,6 +58,7 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->task_index = sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int(s, 22);
 	j->baseline_usd = sqlite3_column_double(s, 23);
+	j->nodes = sqlite3_column_int(s, 24);
 }
 
 /* Write one events row; the caller holds the transaction. */
@@ -128,6 +129,7 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 			    "before its task 0", jobs[i].task_index);
 			goto fail;
 		}
+		sqlite3_bind_int(s, 12, jobs[i].nodes);
 		if ((rc = store_step_done(st, s, cause, "insert job")) != 0)
 			goto fail;
 		id = sqlite3_last_insert_rowid(st->db);

@@ -33,6 +33,8 @@
  *            and baseline_usd (jobs.baseline_usd sums the job's, as
  *            jobs.cost_usd does its cost); jobs_history, the ended
  *            jobs by the time they ended, for gpuq history.
+ * Version 7: jobs.nodes and attempts.nodes, the machines of a gang
+ *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -229,6 +231,10 @@ static const char *const store_migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN baseline_usd REAL NOT NULL DEFAULT 0;"
 	"CREATE INDEX jobs_history ON jobs(updated, id)"
 	"  WHERE state NOT IN (" STORE_LIVE_SQL ");",
+
+	/* 6 → 7: gangs. A spec before them has no nodes: one machine. */
+	"ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

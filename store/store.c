@@ -38,13 +38,15 @@ static const char *const store_sql[STMT_COUNT] = {
 	/* ?8 NULL or ?9 0: take the accelerator from the spec. */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
 	    " spec, labels, created, updated, gpu_type, gpu_count, array_id,"
-	    " task_index)"
+	    " task_index, nodes)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, coalesce(?8,"
 	    " CASE WHEN json_valid(?5)"
 	    " THEN json_extract(?5, '$.accelerator.type') END),"
 	    " CASE WHEN ?9 > 0 THEN ?9 WHEN json_valid(?5)"
 	    " THEN coalesce(json_extract(?5, '$.accelerator.count'), 0)"
-	    " ELSE 0 END, ?10, ?11)",
+	    " ELSE 0 END, ?10, ?11,"
+	    " CASE WHEN ?12 > 0 THEN ?12 WHEN json_valid(?5)"
+	    " THEN coalesce(json_extract(?5, '$.nodes'), 1) ELSE 1 END)",
 	/* Task 0 of an array: its own id is the array's. */
 	[STMT_JOB_SET_ARRAY] = "UPDATE jobs SET array_id = id WHERE id = ?1",
 	[STMT_JOB_GET] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE id = ?1",
@@ -90,8 +92,8 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (job_id, number, state,"
 	    " provider, region, zone, machine_type, gpu, gpu_count, resource,"
 	    " cloud_id, spot, hourly_usd, created, resumed_from,"
-	    " baseline_hourly_usd) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7,"
-	    " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	    " baseline_hourly_usd, nodes) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6,"
+	    " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 	[STMT_ATTEMPT_GET_STATE] = "SELECT state FROM attempts WHERE id = ?1",
 	/* 2 is ATTEMPT_RUNNING: the first time it is seen running. */
 	[STMT_ATTEMPT_SET_STATE] = "UPDATE attempts SET state = ?2,"

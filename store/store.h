@@ -117,6 +117,7 @@ struct store_job {
 					   0 for a plain job */
 	int		 task_index;	/* a task: 0, 1, ...; else -1 */
 	double		 baseline_usd;	/* ended attempts' baseline, so far */
+	int		 nodes;		/* machines of a gang, 1 or more */
 };
 
 /*
@@ -138,6 +139,7 @@ struct store_job_new {
 	int		 task_index;	/* its index; index 0 starts an array,
 					   the rows after it with index 1, 2,
 					   ... are its other tasks */
+	int		 nodes;		/* spec's nodes, 0: from spec */
 };
 
 struct store_attempt {
@@ -150,7 +152,10 @@ struct store_attempt {
 	char		*zone;		/* NULL when the service picks */
 	char		*machine_type;
 	char		*gpu;		/* accelerator type, Compute spelling */
-	int		 gpu_count;
+	int		 gpu_count;	/* per node */
+	int		 nodes;		/* machines of the gang, 1 or more;
+					   node R's cloud name is derived
+					   from resource (cloud.h) */
 	char		*resource;	/* deterministic resource name */
 	char		*cloud_id;	/* name/id the cloud gave, or NULL */
 	int		 spot;

@@ -34,6 +34,9 @@ WANTED = {
         "compute.zoneOperations.get", "compute.zoneOperations.wait",
         "compute.zoneOperations.list",
         "compute.networks.get", "compute.subnetworks.get",
+        "compute.resourcePolicies.insert", "compute.resourcePolicies.get",
+        "compute.resourcePolicies.delete",
+        "compute.regionOperations.get", "compute.regionOperations.wait",
     ]),
     "batch": ("batch.v1.json", [
         "batch.projects.locations.jobs.create",

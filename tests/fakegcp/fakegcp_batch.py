@@ -14,7 +14,7 @@ import fakegcp_paging as paging
 from fakegcp_compute import UUID_RE, implicit_gpu
 import fakegcp_project
 from fakegcp_errors import ApiError
-from fakegcp_sim import Resource, duration, rfc3339
+from fakegcp_sim import Gang, Resource, duration, rfc3339
 
 BATCH_ID_RE = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -56,6 +56,13 @@ class BatchJob(Resource):
         tg = body["taskGroups"][0]
         ts = tg.get("taskSpec") or {}
         self.task_count = int(tg.get("taskCount") or 1)
+        # A multi-node group (API-NOTES N.2): its tasks run at once, one
+        # per VM, with a hosts file listing every VM when asked for.
+        self.parallelism = int(tg.get("parallelism") or self.task_count)
+        self.hosts_file = bool(tg.get("requireHostsFile"))
+        self.hosts = []
+        self.gang = None
+        self.task_states = None        # per task, for a group
         self.max_retry = int(ts.get("maxRetryCount") or 0)
         mrd = ts.get("maxRunDuration")
         self.max_run = float(mrd[:-1]) if isinstance(mrd, str) and \
@@ -250,6 +257,9 @@ class BatchJob(Resource):
         if self.jstate == "SCHEDULED":
             self._job_state(t, "RUNNING")
         self.started = self.started or t
+        if self.task_count > 1:
+            self._start_group(t)
+            return
         run = self.new_run(self.env)
         run.start(t)
         if self.max_run is not None:
@@ -258,6 +268,30 @@ class BatchJob(Resource):
                 if run.state == "running" and self.runs[-1] is run:
                     self.task_failed(tt, 50005)
             self.fake.at(t + self.max_run, overrun)
+
+    HOSTS_FILE = "/etc/cloudbatch-taskgroup-hosts"
+
+    def _start_group(self, t):
+        """Every task of a multi-task group at once (parallelism is the
+        task count for a gang), each on its own VM with BATCH_TASK_INDEX
+        and BATCH_TASK_COUNT, and BATCH_HOSTS_FILE naming the file that
+        lists the group's VMs ("IP hostname" a line) when the group
+        requires one."""
+        n = self.task_count
+        self.hosts = ["10.138.%d.%d %s-group0-%d" % (
+            int(self.vm_id) % 250, i + 2, self.name[:30], i)
+            for i in range(n)]
+        envs = []
+        for i in range(min(n, self.parallelism)):
+            env = dict(self.env)
+            env["BATCH_TASK_INDEX"] = str(i)
+            env["BATCH_TASK_COUNT"] = str(n)
+            if self.hosts_file:
+                env["BATCH_HOSTS_FILE"] = self.HOSTS_FILE
+            envs.append(env)
+        self.gang = Gang(self)
+        self.task_states = ["RUNNING"] * n
+        self.gang.start(envs, t)
 
     def on_run_end(self, t, code):
         self.task_failed(t, code) if code else self._succeed(t)
@@ -269,8 +303,18 @@ class BatchJob(Resource):
             self.zone, self.vm_id))
         self._job_state(t, "SUCCEEDED")
 
-    def task_failed(self, t, code):
-        """Task ended with ``code`` (user exit or reserved 5000x)."""
+    def task_failed(self, t, code, index=0):
+        """Task INDEX ended with ``code`` (user exit or reserved 5000x).
+        No retry: the job fails, and its other tasks with it (or, with
+        batch_group_fail "task", once they have ended)."""
+        if self.gang is not None and not self.gang.over and \
+                self.task_states[index] == "RUNNING" and \
+                self.fake.cfg["batch_group_fail"] == "task":
+            self.task_states[index] = "FAILED"
+            self.failed_index = index
+            self.gang.lose(t, index, code, "exit %d" % code)
+            return
+        index = getattr(self, "failed_index", index)
         for r in self.runs:
             r.stop(t, "exit %d" % code)
         self.task_exit = code
@@ -290,8 +334,8 @@ class BatchJob(Resource):
         self.exit_code = code
         self._job_state(
             t, "FAILED", " Job failed due to task failure. Specifically, "
-            "task with index 0 failed due to the following task event: "
-            "\"%s\"" % ev["description"],
+            "task with index %d failed due to the following task event: "
+            "\"%s\"" % (index, ev["description"]),
             taskState="FAILED", taskExecution={"exitCode": code})
 
     def _retry(self, code):
@@ -319,6 +363,11 @@ class BatchJob(Resource):
         self.fake.at(t + 1, done)
 
     def counts(self):
+        if self.task_states is not None and self.jstate == "RUNNING":
+            c = {}
+            for s in self.task_states:
+                c[s] = str(int(c.get(s, "0")) + 1)
+            return c
         return {self.task_state: str(self.task_count)}
 
     def task_json(self, i):

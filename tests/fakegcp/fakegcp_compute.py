@@ -194,6 +194,29 @@ class Instance(Resource):
                     return None
         return None
 
+    def network_ip(self):
+        """The VM's internal address (networkInterfaces[0].networkIP)."""
+        return "10.128.%d.%d" % ((int(self.id) >> 8) % 250,
+                                 int(self.id) % 250 + 2)
+
+    def metadata(self, key):
+        for it in (self.body.get("metadata") or {}).get("items") or []:
+            if it.get("key") == key:
+                return it.get("value")
+        return None
+
+    def gang_env(self, env):
+        """What gce-startup.sh adds for a node of a gang: the main node's
+        address, from the metadata key gpuq-main-addr or, on the main
+        node, its own."""
+        try:
+            if int(env.get("GPUQ_NUM_NODES") or 1) < 2:
+                return
+        except ValueError:
+            return
+        addr = self.metadata("gpuq-main-addr") or self.network_ip()
+        env["GPUQ_MAIN_ADDR"] = env["MASTER_ADDR"] = addr
+
     def boot(self, t_stage, t_run):
         f = self.fake
         f.at(t_stage, lambda t: self._set("STAGING", "PROVISIONING"))
@@ -211,6 +234,7 @@ class Instance(Resource):
         self.started = self.started or t
         env = self.job_env()
         if env is not None:
+            self.gang_env(env)
             self.new_run(env).start(t)
 
     def exit_object(self):
@@ -312,8 +336,7 @@ class Instance(Resource):
         for i, n in enumerate(b.get("networkInterfaces") or []):
             n["kind"] = "compute#networkInterface"
             n["name"] = "nic%d" % i
-            n["networkIP"] = "10.128.%d.%d" % ((int(self.id) >> 8) % 250,
-                                               int(self.id) % 250 + 2)
+            n["networkIP"] = self.network_ip()
             for a in n.get("accessConfigs") or []:
                 a["kind"] = "compute#accessConfig"
                 if self.status == "RUNNING":
@@ -556,6 +579,9 @@ class Compute:
         if not NAME_RE.match(name):
             self._bad("resource.name", "'%s'. Must be a match of regex "
                       "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'" % name)
+        if b.get("resourcePolicies"):
+            import fakegcp_policy       # it imports this module
+            fakegcp_policy.check_instance(f, p, region, b)
         mt = b.get("machineType")
         if not mt:
             raise ApiError(400, "Required field 'resource.machineType' not "

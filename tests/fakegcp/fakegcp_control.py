@@ -68,9 +68,22 @@ class Control:
             # by Batch's instance group -> 50006 ("VM is recreated during
             # task execution"); a host error leaves Batch without VM
             # reports -> 50002.  See README.
+            # "node": which task of a multi-task group (default 0).
+            node = body.get("node", 0)
+            if not isinstance(node, int) or isinstance(node, bool) or \
+                    not 0 <= node < r.task_count:
+                raise ApiError(400, "node must be a task index of %s" %
+                               r.name)
             r.task_failed(now, {"preempt": 50001, "maintenance": 50006,
-                                "host_error": 50002}[kind])
+                                "host_error": 50002}[kind], node)
         else:
+            # "node": which replica (0 the workerpool0 one); Vertex
+            # restarts or fails the whole job either way.
+            node = body.get("node", 0)
+            if not isinstance(node, int) or isinstance(node, bool) or \
+                    not 0 <= node < r.replicas:
+                raise ApiError(400, "node must be a replica of %s" % r.name)
+            r.replica = node
             restart = body.get("vertex_restart")
             if restart is False:
                 saved = self.f.cfg["vertex_spot_restarts"]
@@ -205,7 +218,8 @@ class Control:
                       "count": int(body.get("count", 1)),
                       "retry_after": body.get("retry_after"),
                       "latency_ms": body.get("latency_ms"),
-                      "drop": bool(body.get("drop"))}
+                      "drop": bool(body.get("drop")),
+                      "skip": int(body.get("skip", 0))}
                 f.faults.append(fa)
                 return {"ok": True, "fault": fa}
             if method == "DELETE":
@@ -246,6 +260,11 @@ class Control:
                                   if not svc or r.service == svc]}
         if ep == "work":
             return self.work(q.get("job"))
+        if ep == "policies":
+            import fakegcp_policy
+            return {"policies": [dict(pol, users=[
+                i.name for i in fakegcp_policy.users(f, key)])
+                for key, pol in sorted(f.policies.items())]}
         if ep == "instances" and method == "POST":
             return self.bulk(body)
         if ep == "storage" and method == "GET":

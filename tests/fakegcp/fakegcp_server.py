@@ -18,6 +18,7 @@ import fakegcp_batch
 import fakegcp_billing
 import fakegcp_cloudquotas
 import fakegcp_compute
+import fakegcp_policy
 import fakegcp_fields as fields
 import fakegcp_iam
 import fakegcp_project
@@ -31,10 +32,10 @@ import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
-API_MODULES = (fakegcp_compute, fakegcp_cloudquotas, fakegcp_batch,
-               fakegcp_vertex, fakegcp_billing, fakegcp_storage,
-               fakegcp_iam, fakegcp_serviceusage, fakegcp_logging,
-               fakegcp_sts)
+API_MODULES = (fakegcp_compute, fakegcp_policy, fakegcp_cloudquotas,
+               fakegcp_batch, fakegcp_vertex, fakegcp_billing,
+               fakegcp_storage, fakegcp_iam, fakegcp_serviceusage,
+               fakegcp_logging, fakegcp_sts)
 
 
 class Req:
@@ -313,6 +314,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if fa["method"] not in ("*", self.command):
                     continue
                 if not re.search(fa["path"], path):
+                    continue
+                if fa.get("skip", 0) > 0:   # let the first SKIP pass
+                    fa["skip"] -= 1
                     continue
                 fa["count"] -= 1
                 hit = dict(fa)

@@ -24,6 +24,14 @@ it) and pretends to train:
 A checkpoint is written each time progress crosses a multiple of
 FAKEGCP_CKPT_EVERY and once more when the work is complete, each stamped
 with the simulated time at which that progress was reached.
+
+A node of a multi-node job (doc/DESIGN.md "Gangs") knows its rank the way
+the job's code would: GPUQ_NODE_RANK (Compute Engine VMs), else
+BATCH_TASK_INDEX (Cloud Batch), else Vertex AI's CLUSTER_SPEC (workerpool0
+is rank 0, workerpool1 index i is rank i + 1), as gpuq's entry wrapper
+reads them.  Only rank 0 writes checkpoints, as training code does.
+``Gang`` runs the nodes of one resource together: the resource hears of
+the first node that fails, or of success once every node is done.
 """
 import datetime
 import json
@@ -81,6 +89,22 @@ def parse_gs(uri):
     return (bucket or None), path
 
 
+def node_rank(env):
+    """The rank a node's code sees in ENV (0 for a single machine)."""
+    for k in ("GPUQ_NODE_RANK", "BATCH_TASK_INDEX"):
+        try:
+            return int(env[k])
+        except (KeyError, TypeError, ValueError):
+            pass
+    try:
+        task = json.loads(env["CLUSTER_SPEC"])["task"]
+        if task.get("type") == "workerpool0":
+            return 0
+        return 1 + int(task.get("index") or 0)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return 0
+
+
 def _num(env, key, default):
     try:
         return float(env.get(key, default))
@@ -118,6 +142,7 @@ class Run:
         self.result = None              # exit code when done
         self.stop_reason = None
         self.checkpoints = []
+        self.rank = node_rank(self.env)
 
     def start(self, t):
         """Begin work at simulated time ``t``."""
@@ -140,7 +165,7 @@ class Run:
         self.fake.active_runs.add(self)
 
     def _ckpt(self, progress, t):
-        if not self.ckpt_dir:
+        if not self.ckpt_dir or self.rank != 0:
             return
         b, p = parse_gs(self.ckpt_dir)
         if not b:
@@ -202,7 +227,58 @@ class Run:
                 "checkpoint_dir": self.ckpt_dir,
                 "checkpoints": list(self.checkpoints),
                 "started": self.started_at, "ended": self.ended_at,
-                "env": dict(self.env)}
+                "rank": self.rank, "env": dict(self.env)}
+
+
+class Gang:
+    """The nodes of one multi-node resource, run together: OWNER's
+    ``on_run_end(t, code)`` is called once, with the first non-zero exit
+    (the other nodes are stopped: the job is over) or with 0 once every
+    node is done."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.fake = owner.fake
+        self.runs = []
+        self.left = 0
+        self.over = False
+        self.lost = 0
+
+    def start(self, envs, t, ckpt_default=None):
+        for env in envs:
+            r = Run(self.fake, self, env, ckpt_default)
+            self.owner.runs.append(r)
+            self.runs.append(r)
+            self.left += 1
+        for r in self.runs:
+            r.start(t)
+
+    def lose(self, t, index, code, reason):
+        """Node INDEX stops with CODE while the others run on; the owner
+        hears CODE once the last of them has ended."""
+        r = self.runs[index]
+        if self.over or r.state not in ("running", "pending"):
+            return
+        r.stop(t, reason)
+        self.lost = self.lost or code
+        self._one_done(t)
+
+    def _one_done(self, t):
+        self.left -= 1
+        if self.left == 0:
+            self.over = True
+            self.owner.on_run_end(t, self.lost)
+
+    def on_run_end(self, t, code):
+        if self.over:
+            return
+        if code:
+            self.over = True
+            for r in self.runs:
+                r.stop(t, "another node failed")
+            self.owner.on_run_end(t, code)
+            return
+        self._one_done(t)
 
 
 class Resource:

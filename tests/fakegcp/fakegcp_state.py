@@ -75,6 +75,10 @@ DEFAULT_CFG = {
     # guest attributes still readable once the VM has stopped (unsettled,
     # DESIGN GC.6); false: getGuestAttributes of a stopped VM is 404
     "guest_attributes_after_stop": True,
+    # a task of a multi-task Batch group preempted: "job" (the job fails
+    # at once, its other tasks stop) | "task" (the job stays RUNNING, its
+    # group counting one FAILED task, until the other tasks end)
+    "batch_group_fail": "job",
 }
 
 
@@ -110,6 +114,8 @@ class Fake(QuotaBook):
             self.ops = IndexedDict(group2, insert=lambda o: (o.insert,
                                                               o.name))
             self.request_ids = {}          # (project, requestId) -> Operation
+            self.policies = {}             # (project, region, name) -> dict
+            self.region_ops = {}           # (project, region, name) -> op
             self.batch = IndexedDict(group2, name=lambda j: j.name,
                                      create=lambda j: (j.created, j.seq))
             self.batch_request_ids = {}

@@ -14,7 +14,7 @@ import fakegcp_fields as fields
 import fakegcp_paging as paging
 import fakegcp_project
 from fakegcp_errors import ApiError
-from fakegcp_sim import Resource, rfc3339
+from fakegcp_sim import Gang, Resource, rfc3339
 
 VERTEX_TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
                    "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
@@ -45,7 +45,12 @@ class CustomJob(Resource):
         self.gpu = g["type"] if g else None
         self.vq = g["vq"] if g else None
         self.gpu_count = int(ms.get("acceleratorCount") or 0) if g else 0
-        self.replicas = int(wp.get("replicaCount") or 1)
+        # Every pool's replicas hold the machine's GPUs (gpuq's pools
+        # share one machine spec: workerpool0 the main node, workerpool1
+        # the others; doc/DESIGN.md "Gangs").
+        self.pools = [int(p.get("replicaCount") or 1) if p else 0
+                      for p in spec["workerPoolSpecs"]]
+        self.replicas = sum(self.pools)
         sch = spec.get("scheduling") or {}
         self.strategy = sch.get("strategy") or "STANDARD"
         # Scheduling.disableRetries: no restart of a worker once the job
@@ -121,11 +126,41 @@ class CustomJob(Resource):
         self.zone = zones[0] if zones else None
         f.at(t + f.cfg["provision_seconds"], self._run)
 
+    def cluster_envs(self):
+        """Each replica's environment: the job's plus the CLUSTER_SPEC
+        and TF_CONFIG Vertex sets on every replica of a distributed job
+        (API-NOTES N.1: pools by position, workerpool0 the chief)."""
+        hosts = {}
+        for i, n in enumerate(self.pools):
+            if n:
+                hosts["workerpool%d" % i] = [
+                    "cmle-training-workerpool%d-%s-%d:2222" % (i, self.jid, k)
+                    for k in range(n)]
+        tf_names = {"workerpool0": "chief", "workerpool1": "worker",
+                    "workerpool2": "ps", "workerpool3": "evaluator"}
+        tf_cluster = {tf_names[k]: v for k, v in hosts.items()}
+        envs = []
+        for pool in sorted(hosts):
+            for k in range(len(hosts[pool])):
+                env = dict(self.env)
+                env["CLUSTER_SPEC"] = json.dumps({
+                    "cluster": hosts, "environment": "cloud",
+                    "task": {"type": pool, "index": k},
+                    "job": json.dumps(self.body.get("jobSpec") or {})})
+                env["TF_CONFIG"] = json.dumps({
+                    "cluster": tf_cluster, "environment": "cloud",
+                    "task": {"type": tf_names[pool], "index": k}})
+                envs.append(env)
+        return envs
+
     def _run(self, t):
         if self.jstate not in ("JOB_STATE_PENDING", "JOB_STATE_RUNNING"):
             return
         self._set(t, "JOB_STATE_RUNNING")
         self.started = self.started or t
+        if self.replicas > 1:
+            Gang(self).start(self.cluster_envs(), t, self.ckpt_default)
+            return
         self.new_run(self.env, self.ckpt_default).start(t)
 
     def on_run_end(self, t, code):
@@ -168,10 +203,12 @@ class CustomJob(Resource):
             return
         if reason == "preempted" and \
                 self.restarts >= self.fake.cfg["vertex_spot_restarts"]:
+            k = getattr(self, "replica", 0)
             self.error = {"code": 14, "message":
-                          "The replica workerpool0-0 was preempted (Spot VM "
+                          "The replica %s was preempted (Spot VM "
                           "preemption, STOCKOUT) and could not be "
-                          "restarted."}
+                          "restarted." % ("workerpool0-0" if k == 0 else
+                                          "workerpool1-%d" % (k - 1))}
             self._set(t, "JOB_STATE_FAILED")
             return
         self.restarts += 1

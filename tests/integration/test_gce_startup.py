@@ -21,7 +21,9 @@ import json, os, sys
 with open(os.environ["FAKE_DOCKER_LOG"], "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:],
                         "env": {k: os.environ.get(k) for k in
-                                ("A", "B")}}) + "\\n")
+                                ("A", "B", "GPUQ_MAIN_ADDR",
+                                 "MASTER_ADDR", "GPUQ_NODE_RANK")}})
+            + "\\n")
 """ % sys.executable
 
 
@@ -65,7 +67,7 @@ class Metadata(http.server.BaseHTTPRequestHandler):
         self._reply(200)
 
 
-def run_script(tmp_path, job):
+def run_script(tmp_path, job, items=None):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "docker").write_text(DOCKER)
@@ -78,6 +80,7 @@ def run_script(tmp_path, job):
                  "service-accounts/default/token":
                  '{"access_token":"ya29.vm","expires_in":3599}'}
     srv.uploads = []
+    srv.items.update(items or {})
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     log = tmp_path / "docker.log"
@@ -111,7 +114,8 @@ def test_user_strings_never_become_docker_options(tmp_path):
         "--entrypoint=--privileged", "--", "gcr.io/p/t:1",
         "-v", "/:/host", "$(touch /tmp/pwned)"]
     # Values reach docker through its environment, untouched.
-    assert calls[0]["env"] == {"A": "x y; $(id)", "B": "--network=host"}
+    assert calls[0]["env"]["A"] == "x y; $(id)"
+    assert calls[0]["env"]["B"] == "--network=host"
     assert items["guest-attributes/gpuq/exit-code"] == "0"
 
 
@@ -163,3 +167,35 @@ def test_exit_code_also_goes_to_the_output_place(tmp_path):
                           "attempt-2.exit.json"), up["path"]
     assert up["auth"] == "Bearer ya29.vm"
     assert json.loads(up["body"]) == {"exit-code": "0"}
+
+
+def _gang_job(rank):
+    return {"image": "gcr.io/p/t:1", "command": ["torchrun"],
+            "env": {"GPUQ_NUM_NODES": "2", "GPUQ_NODE_RANK": str(rank)},
+            "max_runtime": 0}
+
+
+def test_a_gang_node_gets_the_main_address_from_metadata(tmp_path):
+    p, calls, _ = run_script(tmp_path, _gang_job(1), {
+        "attributes/gpuq-main-addr": "10.128.0.7",
+        "network-interfaces/0/ip": "10.128.0.9"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "--network=host" in calls[0]["argv"]
+    assert calls[0]["env"]["GPUQ_MAIN_ADDR"] == "10.128.0.7"
+    assert calls[0]["env"]["MASTER_ADDR"] == "10.128.0.7"
+    assert calls[0]["env"]["GPUQ_NODE_RANK"] == "1"
+
+
+def test_the_main_node_of_a_gang_is_its_own_main_address(tmp_path):
+    p, calls, _ = run_script(tmp_path, _gang_job(0), {
+        "network-interfaces/0/ip": "10.128.0.9"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert calls[0]["env"]["MASTER_ADDR"] == "10.128.0.9"
+    assert calls[0]["env"]["GPUQ_MAIN_ADDR"] == "10.128.0.9"
+
+
+def test_a_single_machine_job_keeps_its_own_network(tmp_path):
+    p, calls, _ = run_script(tmp_path, {"image": "i", "max_runtime": 0})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "--network=host" not in calls[0]["argv"]
+    assert calls[0]["env"]["MASTER_ADDR"] is None

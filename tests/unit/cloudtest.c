@@ -83,6 +83,7 @@ tp_launch(struct gcp *g, const struct prov_launch *l, prov_launch_cb cb,
 	(void)snprintf(T->request_id, sizeof T->request_id, "%s",
 	    l->request_id);
 	T->spot = l->spot;
+	T->launch_nodes = l->nodes;
 	json_decref(T->env);
 	T->env = json_deep_copy(l->env);
 	c->launch_cb = cb;
@@ -115,6 +116,7 @@ tp_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	struct call	*c = xcalloc(1, sizeof *c);
 
 	T->cancels++;
+	T->cancel_nodes = ref->nodes;
 	c->done_cb = done;
 	c->arg = arg;
 	later(c);

@@ -44,6 +44,8 @@ struct t {
 
 	/* What the test providers saw and will answer. */
 	int			 launches, polls, cancels;
+	int			 launch_nodes;	/* the last launch's nodes */
+	int			 cancel_nodes;	/* the last cancel's nodes */
 	int			 launch_ms;	/* answer after; 0: 1 ms */
 	char			 zone[64], region[64], provider[16];
 	char			 resource[64], request_id[40];

@@ -4,12 +4,15 @@
  */
 #include "config.h"
 
+#include <sys/wait.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -91,4 +94,40 @@ provtest_json(const char *text)
 	if (j == NULL)
 		fail_msg("bad test JSON: %s", err.text);
 	return j;
+}
+
+int
+provtest_run(json_t *argv, char *const *envp, char **ret_out)
+{
+	char	**av, buf[4096];
+	size_t	  i, n = json_array_size(argv), len = 0;
+	ssize_t	  r;
+	pid_t	  pid;
+	int	  fd[2], status;
+
+	av = calloc(n + 1, sizeof *av);
+	assert_non_null(av);
+	for (i = 0; i < n; i++)
+		av[i] = (char *)json_string_value(json_array_get(argv, i));
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)dup2(fd[1], 1);
+		(void)close(fd[0]);
+		(void)close(fd[1]);
+		execve(av[0], av, envp);
+		_exit(127);
+	}
+	(void)close(fd[1]);
+	while (len + 1 < sizeof buf &&
+	    (r = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	(void)close(fd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	free(av);
+	*ret_out = strdup(buf);
+	assert_non_null(*ret_out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

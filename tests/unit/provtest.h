@@ -36,5 +36,13 @@ json_t		*provtest_at(json_t *j, const char *path);
 const char	*provtest_str(json_t *j, const char *path);
 /* TEXT parsed: a new value, or the test fails naming the error. */
 json_t		*provtest_json(const char *text);
+/*
+ * Run ARGV (a JSON array of strings, as a container's command) with the
+ * environment ENVP (NULL-terminated "K=V" strings) and return what it
+ * wrote to stdout (new string) in *RET_OUT: its exit status, or the
+ * test fails if it could not run. Used to run the gang entry wrapper.
+ */
+int		 provtest_run(json_t *argv, char *const *envp,
+		    char **ret_out);
 
 #endif

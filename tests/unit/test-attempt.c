@@ -105,6 +105,22 @@ job_succeeded_1(void *arg)
 
 static int	has_event(struct t *, int64_t, const char *);
 
+/* Two more polls than when first asked (the listing was read). */
+static int
+polled_twice(void *arg)
+{
+	static int	 base = -1;
+	struct t	*t = arg;
+
+	if (base < 0 || t->polls < base)
+		base = t->polls;
+	if (t->polls >= base + 2) {
+		base = -1;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Job 1 of SPEC launched and listed running on gce (attempt 1, its
  * resource in seen[0]); NAME gets the resource name.
@@ -649,6 +665,103 @@ test_attempt_lost_unlisted(void **state)
 	store_attempt_free(a);
 }
 
+/*
+ * A gang of 2 on Compute Engine (doc/DESIGN.md "Gangs"), listed node by
+ * node: running only once every node is listed, and when one node is
+ * preempted the whole attempt ends preempted (an interruption), every
+ * node is deleted, and the job waits to run all of them again. The
+ * launch and the env said 2 nodes; quota was held for 2 GPUs.
+ */
+static void
+test_attempt_gang_node_preempted(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX], n0[80], n1[80];
+
+	NEED_FAKE(t->ut);
+	launched_listed(t, "{" T4 GCE ",\"command\":[\"t\"],"
+	    "\"nodes\":2,\"max_interruptions\":3}", PROV_RUNNING, name);
+	assert_int_equal(t->launch_nodes, 2);
+	assert_string_equal(json_string_value(json_object_get(t->env,
+	    "GPUQ_NUM_NODES")), "2");
+	assert_string_equal(json_string_value(json_object_get(t->env,
+	    "WORLD_SIZE")), "2");
+	assert_string_equal(json_string_value(json_object_get(t->env,
+	    "MASTER_PORT")), "29500");
+	(void)snprintf(n0, sizeof n0, "%s-0", name);
+	(void)snprintf(n1, sizeof n1, "%s-1", name);
+	/* Only node 0 listed: not running yet. */
+	t->seen[0].resource = n0;
+	t->seen[0].gang = name;
+	t->seen[0].node = 0;
+	unittest_run_cond(t->ut, polled_twice, t);
+	assert_int_equal(job_state(t, 1), JOB_PENDING);
+	/* Both: running. */
+	seen_init(&t->seen[1]);
+	t->seen[1].resource = n1;
+	t->seen[1].gang = name;
+	t->seen[1].node = 1;
+	t->seen[1].state = PROV_RUNNING;
+	t->seen[1].zone = t->seen[0].zone;
+	t->nseen = 2;
+	unittest_run_cond(t->ut, job_running_1, t);
+	a = attempt1(t, 1);
+	assert_int_equal(a->nodes, 2);
+	store_attempt_free(a);
+	/* Node 1 preempted: the gang ends; every node deleted. */
+	t->seen[1].state = PROV_PREEMPTED;
+	t->seen[1].message = "the Spot VM was preempted";
+	unittest_run_cond(t->ut, first_ended, t);
+	t->nseen = 0;
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_PREEMPTED);
+	assert_string_equal(a->message, "node 1 of 2: the Spot VM was "
+	    "preempted");
+	store_attempt_free(a);
+	unittest_run_cond(t->ut, cancelled_any, t);
+	assert_int_equal(t->cancel_nodes, 2);
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 1);
+	assert_int_equal(j->nodes, 2);
+	assert_true(j->state == JOB_QUEUED || j->state == JOB_LAUNCHING ||
+	    j->state == JOB_PENDING);
+	store_job_free(j);
+}
+
+/* A gang whose every node succeeded has succeeded. */
+static void
+test_attempt_gang_succeeded(void **state)
+{
+	struct t	*t = *state;
+	char		 name[CLOUD_NAME_MAX], n0[80], n1[80];
+
+	NEED_FAKE(t->ut);
+	launched_listed(t, "{" T4 GCE ",\"command\":[\"t\"],"
+	    "\"nodes\":2}", PROV_RUNNING, name);
+	(void)snprintf(n0, sizeof n0, "%s-0", name);
+	(void)snprintf(n1, sizeof n1, "%s-1", name);
+	t->seen[0].resource = n0;
+	t->seen[0].gang = name;
+	t->seen[0].node = 0;
+	seen_init(&t->seen[1]);
+	t->seen[1] = t->seen[0];
+	t->seen[1].resource = n1;
+	t->seen[1].node = 1;
+	t->nseen = 2;
+	unittest_run_cond(t->ut, job_running_1, t);
+	/* Rank 0 done first: still running until the other is. */
+	t->seen[0].state = PROV_SUCCEEDED;
+	t->seen[0].exit_code = 0;
+	unittest_run_cond(t->ut, polled_twice, t);
+	assert_int_equal(job_state(t, 1), JOB_RUNNING);
+	t->seen[1].state = PROV_SUCCEEDED;
+	t->seen[1].exit_code = 0;
+	unittest_run_cond(t->ut, job_succeeded_1, t);
+	t->nseen = 0;
+}
+
 /* Past max_interruptions: the job fails. */
 static void
 test_attempt_interrupted_last(void **state)
@@ -850,6 +963,8 @@ main(void)
 		C(test_attempt_failed_last),
 		C(test_attempt_preempted),
 		C(test_attempt_preempted_again_backs_off),
+		C(test_attempt_gang_node_preempted),
+		C(test_attempt_gang_succeeded),
 		C(test_attempt_maintenance),
 		C(test_attempt_stockout),
 		C(test_attempt_lost),

@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -302,6 +304,34 @@ test_batch_map_pending_reason(void **state)
 	json_decref(j);
 }
 
+/*
+ * A gang's job still RUNNING with one FAILED task has lost a node: LOST
+ * at once (doc/DESIGN.md "Gangs"); with none failed it runs on.
+ */
+static void
+test_batch_map_gang_task_failed(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*j;
+
+	(void)state;
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "],\"taskGroups\":{"
+	    "\"group0\":{\"counts\":{\"RUNNING\":\"3\"}}}}}", &j, &o, &t),
+	    0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	json_decref(j);
+	assert_int_equal(map(JOB_HEAD "\"status\":{\"state\":\"RUNNING\","
+	    "\"statusEvents\":[" EV_SCHED "," EV_RUN "],\"taskGroups\":{"
+	    "\"group0\":{\"counts\":{\"RUNNING\":\"3\",\"FAILED\":"
+	    "\"1\"}}}}}", &j, &o, &t), 0);
+	assert_int_equal(o.state, PROV_LOST);
+	assert_string_equal(o.message, "1 of the job's tasks failed while "
+	    "the others ran; a multi-node job goes on only whole");
+	json_decref(j);
+}
+
 static void
 test_batch_map_succeeded(void **state)
 {
@@ -559,6 +589,83 @@ test_batch_body_python_package(void **state)
 }
 
 /* A test of a body builder, on a fresh fixture. */
+/*
+ * A gang of 4 (doc/DESIGN.md "Gangs", API-NOTES N.2): one task group of
+ * 4 tasks all at once, one per VM, a hosts file and SSH between the
+ * VMs, no task retries, collocated VMs; the container runs the wrapper
+ * with the job's words after it.
+ */
+static void
+test_batch_body_gang(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *tg, *c;
+
+	f->l.nodes = 4;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_int_equal(json_array_size(json_object_get(b, "taskGroups")), 1);
+	tg = provtest_at(b, "taskGroups.0");
+	assert_string_equal(provtest_str(tg, "taskCount"), "4");
+	assert_string_equal(provtest_str(tg, "parallelism"), "4");
+	assert_string_equal(provtest_str(tg, "taskCountPerNode"), "1");
+	assert_true(json_is_true(json_object_get(tg, "requireHostsFile")));
+	assert_true(json_is_true(json_object_get(tg, "permissiveSsh")));
+	assert_int_equal(json_integer_value(provtest_at(tg,
+	    "taskSpec.maxRetryCount")), 0);
+	assert_null(provtest_at(tg, "taskSpec.lifecyclePolicies"));
+	c = provtest_at(tg, "taskSpec.runnables.0.container");
+	assert_string_equal(provtest_str(c, "entrypoint"), "/bin/sh");
+	assert_int_equal(json_array_size(json_object_get(c, "commands")), 8);
+	assert_string_equal(provtest_str(c, "commands.0"), "-c");
+	assert_string_equal(provtest_str(c, "commands.1"), prov_gang_entry);
+	assert_string_equal(provtest_str(c, "commands.2"), "gpuq-gang");
+	assert_string_equal(provtest_str(c, "commands.3"), "python");
+	assert_string_equal(provtest_str(c, "commands.7"), "10");
+	assert_string_equal(provtest_str(b,
+	    "allocationPolicy.placement.collocation"), "COLLOCATED");
+	json_decref(b);
+}
+
+/* The wrapper on Batch: rank from BATCH_TASK_INDEX, the main address
+ * the first word of the hosts file's first line. */
+static void
+test_batch_gang_wrapper_ranks(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *argv;
+	char		 hosts[] = "/tmp/gpuq-test-hosts-XXXXXX";
+	char		*out, *env[4], hf[128];
+	FILE		*fp;
+	int		 fd;
+
+	json_decref(f->command);
+	f->command = json_pack("[s, s, s]", "/bin/sh", "-c",
+	    "echo \"$RANK $GPUQ_NODE_RANK $NODE_RANK $MASTER_ADDR\"");
+	f->l.command = f->command;
+	f->l.args = NULL;
+	f->l.nodes = 2;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	argv = json_pack("[s]", provtest_str(b,
+	    "taskGroups.0.taskSpec.runnables.0.container.entrypoint"));
+	assert_int_equal(json_array_extend(argv, provtest_at(b,
+	    "taskGroups.0.taskSpec.runnables.0.container.commands")), 0);
+	assert_true((fd = mkstemp(hosts)) >= 0);
+	assert_non_null(fp = fdopen(fd, "w"));
+	(void)fprintf(fp, "10.0.0.5 batch-node-0\n10.0.0.6 batch-node-1\n");
+	(void)fclose(fp);
+	(void)snprintf(hf, sizeof hf, "BATCH_HOSTS_FILE=%s", hosts);
+	env[0] = "BATCH_TASK_INDEX=1";
+	env[1] = hf;
+	env[2] = "PATH=/usr/bin:/bin";
+	env[3] = NULL;
+	assert_int_equal(provtest_run(argv, env, &out), 0);
+	assert_string_equal(out, "1 1 1 10.0.0.5\n");
+	free(out);
+	(void)unlink(hosts);
+	json_decref(argv);
+	json_decref(b);
+}
+
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
 int
@@ -570,10 +677,13 @@ main(void)
 		BODY(test_batch_body_secret_env),
 		BODY(test_batch_body_invalid),
 		BODY(test_batch_body_python_package),
+		BODY(test_batch_body_gang),
+		BODY(test_batch_gang_wrapper_ranks),
 		cmocka_unit_test(test_batch_machine_mib_table),
 		cmocka_unit_test(test_batch_exit_codes),
 		cmocka_unit_test(test_batch_map_pending_running),
 		cmocka_unit_test(test_batch_map_pending_reason),
+		cmocka_unit_test(test_batch_map_gang_task_failed),
 		cmocka_unit_test(test_batch_map_succeeded),
 		cmocka_unit_test(test_batch_map_failed_exit),
 		cmocka_unit_test(test_batch_map_reserved_codes),

@@ -501,6 +501,108 @@ test_gce_map_preemption_wins(void **state)
 }
 
 /* A test of a body builder, on a fresh fixture. */
+/*
+ * Node 2 of a gang of 3 (doc/DESIGN.md "Gangs"): the VM gpuq-i1-42-2-2
+ * in the attempt's zone, the attempt's labels, its rank in the job's
+ * env under gpuq's and torch's names, the rest of the env the job's.
+ */
+static void
+test_gce_body_gang_node(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *single = NULL, *job, *env;
+
+	f->l.nodes = 3;
+	assert_int_equal(gce_gang_body(&f->l, 2, &b), 0);
+	assert_string_equal(provtest_str(b, "name"), "gpuq-i1-42-2-2");
+	assert_string_equal(provtest_str(b, "machineType"),
+	    "zones/us-central1-a/machineTypes/n1-standard-8");
+	assert_string_equal(provtest_str(b, "labels.gpuq-attempt"), "2");
+	assert_string_equal(provtest_str(b, "labels.gpuq-job"), "42");
+	job = json_loads(metadata(b, "gpuq-job"), 0, NULL);
+	assert_non_null(job);
+	env = json_object_get(job, "env");
+	assert_string_equal(provtest_str(env, "GPUQ_NODE_RANK"), "2");
+	assert_string_equal(provtest_str(env, "NODE_RANK"), "2");
+	assert_string_equal(provtest_str(env, "RANK"), "2");
+	assert_string_equal(provtest_str(env, "LR"), "0.1");
+	/* The main address comes once rank 0 exists, not in the body. */
+	assert_null(metadata(b, "gpuq-main-addr"));
+	/* The rest is the single-machine body. */
+	assert_int_equal(gce_instance_body(&f->l, &single, NULL), 0);
+	assert_true(json_equal(json_object_get(b, "scheduling"),
+	    json_object_get(single, "scheduling")));
+	assert_true(json_equal(json_object_get(b, "guestAccelerators"),
+	    json_object_get(single, "guestAccelerators")));
+	json_decref(job);
+	json_decref(single);
+	json_decref(b);
+}
+
+/*
+ * The compact placement policy of a gang (API-NOTES N.3): only for the
+ * series Compute Engine accepts, COLLOCATED for exactly the gang's VMs.
+ */
+static void
+test_gce_gang_placement_policy(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b;
+	char		*name;
+
+	assert_true(gce_machine_compact("a2-highgpu-1g"));
+	assert_true(gce_machine_compact("a3-megagpu-8g"));
+	assert_true(gce_machine_compact("a4-highgpu-8g"));
+	assert_true(gce_machine_compact("g2-standard-48"));
+	assert_false(gce_machine_compact("n1-standard-8"));
+	assert_false(gce_machine_compact(NULL));
+	f->l.nodes = 4;
+	b = gce_gang_policy_body(&f->l);
+	assert_string_equal(provtest_str(b, "name"), "gpuq-i1-42-2-pack");
+	assert_string_equal(provtest_str(b,
+	    "groupPlacementPolicy.collocation"), "COLLOCATED");
+	assert_int_equal(json_integer_value(provtest_at(b,
+	    "groupPlacementPolicy.vmCount")), 4);
+	json_decref(b);
+	name = gce_gang_policy_name("gpuq-i1-42-2");
+	assert_string_equal(name, "gpuq-i1-42-2-pack");
+	free(name);
+}
+
+/* A node's VM is listed as node R of its attempt; a plain VM is not. */
+static void
+test_gce_map_gang_node(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+	char			 res[64];
+	int			 rank = -1;
+
+	(void)state;
+	assert_int_equal(map("{\"name\":\"gpuq-i1-42-2-3\","
+	    "\"status\":\"RUNNING\"}", NULL, NULL, &i, &g, &o, &t), 0);
+	assert_string_equal(o.resource, "gpuq-i1-42-2-3");
+	assert_string_equal(o.gang, "gpuq-i1-42-2");
+	assert_int_equal(o.node, 3);
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	json_decref(i);
+	assert_int_equal(map(INST("RUNNING", ""), NULL, NULL, &i, &g, &o, &t),
+	    0);
+	assert_null(o.gang);
+	assert_int_equal(o.node, -1);
+	json_decref(i);
+	assert_int_equal(prov_gang_node_parse("gpuq-i1-42-2", res, sizeof res,
+	    &rank), -EINVAL);
+	assert_int_equal(prov_gang_node_parse("gpuq-i1-42-2-x", res,
+	    sizeof res, &rank), -EINVAL);
+	assert_int_equal(prov_gang_node_parse("gpuq-i1-42-2-10", res,
+	    sizeof res, &rank), 0);
+	assert_string_equal(res, "gpuq-i1-42-2");
+	assert_int_equal(rank, 10);
+}
+
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
 int
@@ -511,6 +613,9 @@ main(void)
 		BODY(test_gce_body_python_package),
 		BODY(test_gce_body_standard_a2),
 		BODY(test_gce_body_needs_zone),
+		BODY(test_gce_body_gang_node),
+		BODY(test_gce_gang_placement_policy),
+		cmocka_unit_test(test_gce_map_gang_node),
 		cmocka_unit_test(test_gce_machine_series),
 		cmocka_unit_test(test_gce_startup_script_embedded),
 		cmocka_unit_test(test_gce_map_live),

@@ -80,6 +80,79 @@ test_sched_plan_ranks(void **state)
 	json_decref(p);
 }
 
+/* The hourly price of OFFERS' offer on PROV, REGION, ZONE, SPOT; -1. */
+static double
+offer_hourly(json_t *offers, json_t *like)
+{
+	json_t		*o;
+	size_t		 i;
+	const char	*keys[] = { "provider", "region", "zone" };
+	size_t		 k;
+
+	json_array_foreach(offers, i, o) {
+		for (k = 0; k < 3; k++)
+			if (!json_equal(json_object_get(o, keys[k]),
+			    json_object_get(like, keys[k])) &&
+			    (json_object_get(o, keys[k]) != NULL ||
+			    json_object_get(like, keys[k]) != NULL))
+				break;
+		if (k == 3 && json_equal(json_object_get(o, "spot"),
+		    json_object_get(like, "spot")))
+			return json_real_value(json_object_get(o,
+			    "hourly_usd"));
+	}
+	return -1;
+}
+
+/*
+ * A gang of 3 (doc/DESIGN.md "Gangs") costs 3 times one machine in every
+ * offer, and draws 3 GPUs of quota: with 2 T4s of quota, one machine
+ * fits and the gang is set aside naming the bucket.
+ */
+static void
+test_sched_plan_gang(void **state)
+{
+	struct t	*t = *state;
+	json_t		*one, *gang, *o;
+	size_t		 i, n = 0;
+	double		 h;
+	const char	*reason;
+
+	NEED_FAKE(t->ut);
+	start(t, 0);
+	refresh(t);
+	one = plan(t, "{" T4 ",\"command\":[\"t\"]}");
+	gang = plan(t, "{" T4 ",\"command\":[\"t\"],\"nodes\":3}");
+	json_array_foreach(json_object_get(gang, "offers"), i, o) {
+		h = offer_hourly(json_object_get(one, "offers"), o);
+		assert_true(h > 0);
+		assert_float_equal(json_real_value(json_object_get(o,
+		    "hourly_usd")), 3 * h, 1e-9);
+		n++;
+	}
+	assert_true(n > 4);
+	json_decref(one);
+	json_decref(gang);
+
+	quota(t, "us-central1", "NVIDIA_T4_GPUS", 2);
+	refresh(t);
+	one = plan(t, "{" T4 ",\"command\":[\"t\"],\"spot\":\"never\","
+	    "\"providers\":[\"gce\"],\"regions\":[\"us-central1\"]}");
+	assert_true(json_array_size(json_object_get(one, "offers")) > 0);
+	gang = plan(t, "{" T4 ",\"command\":[\"t\"],\"spot\":\"never\","
+	    "\"providers\":[\"gce\"],\"regions\":[\"us-central1\"],"
+	    "\"nodes\":3}");
+	assert_int_equal(json_array_size(json_object_get(gang, "offers")), 0);
+	json_array_foreach(json_object_get(gang, "excluded"), i, o) {
+		reason = json_string_value(json_object_get(o, "reason"));
+		assert_non_null(strstr(reason, "NVIDIA_T4_GPUS"));
+		assert_non_null(strstr(reason, "of 3 free"));
+	}
+	assert_true(json_array_size(json_object_get(gang, "excluded")) > 0);
+	json_decref(one);
+	json_decref(gang);
+}
+
 /* spot: never and require keep only their kind. */
 static void
 test_sched_plan_spot_policy(void **state)
@@ -703,6 +776,7 @@ main(void)
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		cmocka_unit_test(test_sched_request_id),
 		C(test_sched_plan_ranks),
+		C(test_sched_plan_gang),
 		C(test_sched_plan_spot_policy),
 		C(test_sched_plan_quota_bucket),
 		C(test_sched_plan_gpus_all_regions),

@@ -30,7 +30,7 @@
 #define WITH(extra)	"{" BASE ", " extra "}"
 
 #define KNOWN	"name, image, command, args, python_package, env, secret_env, " \
-		"accelerator, machine_type, regions, providers, spot, " \
+		"accelerator, machine_type, nodes, regions, providers, spot, " \
 		"max_hourly_usd, " \
 		"max_total_usd, estimated_hours, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
@@ -1039,6 +1039,28 @@ test_spec_checkpoint_uri_bad(void **state)
 	    "checkpoint.uri", "must not contain whitespace");
 }
 
+/* nodes: 1..64, a gang needs a command; one machine leaves no trace. */
+static void
+test_spec_nodes(void **state)
+{
+	(void)state;
+	ok_field(WITH("\"command\": [\"python\", \"t.py\"], "
+	    "\"nodes\": 4"), "nodes", "4");
+	ok_field(WITH("\"command\": [\"t\"], \"nodes\": 64"), "nodes",
+	    "64");
+	ok_absent(WITH("\"nodes\": 1"), "nodes");
+	ok_absent("{" BASE "}", "nodes");
+	bad(WITH("\"command\": [\"t\"], \"nodes\": 65"), "nodes",
+	    "must be between 1 and 64");
+	bad(WITH("\"command\": [\"t\"], \"nodes\": 0"), "nodes",
+	    "must be between 1 and 64");
+	bad(WITH("\"command\": [\"t\"], \"nodes\": \"2\""), "nodes",
+	    "must be an integer, not a string; remove the quotes");
+	bad(WITH("\"nodes\": 2"), "nodes", "a job of 2 nodes needs a "
+	    "command (gpuq starts it on every node behind a wrapper that "
+	    "sets the node's rank); add command: [...]");
+}
+
 static void
 test_spec_priority(void **state)
 {
@@ -1531,6 +1553,7 @@ main(void)
 		cmocka_unit_test(test_spec_budgets),
 		cmocka_unit_test(test_spec_checkpoint),
 		cmocka_unit_test(test_spec_checkpoint_uri_bad),
+		cmocka_unit_test(test_spec_nodes),
 		cmocka_unit_test(test_spec_priority),
 		cmocka_unit_test(test_spec_labels),
 		cmocka_unit_test(test_spec_labels_limits),

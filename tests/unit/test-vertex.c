@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -428,6 +429,121 @@ test_vertex_body_python_package(void **state)
 	json_decref(pp);
 }
 
+/*
+ * A gang of 3 (doc/DESIGN.md "Gangs"): workerPoolSpecs[0] the main node
+ * (1 replica), [1] the other 2 with the same machine and container; both
+ * run the entry wrapper with the job's words after it; Vertex restarts
+ * the whole job when a worker restarts.
+ */
+static void
+test_vertex_body_gang(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *p0, *p1, *cmd;
+
+	f->l.nodes = 3;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_int_equal(json_array_size(provtest_at(b,
+	    "jobSpec.workerPoolSpecs")), 2);
+	p0 = provtest_at(b, "jobSpec.workerPoolSpecs.0");
+	p1 = provtest_at(b, "jobSpec.workerPoolSpecs.1");
+	assert_string_equal(provtest_str(p0, "replicaCount"), "1");
+	assert_string_equal(provtest_str(p1, "replicaCount"), "2");
+	assert_true(json_equal(json_object_get(p0, "machineSpec"),
+	    json_object_get(p1, "machineSpec")));
+	assert_true(json_equal(json_object_get(p0, "containerSpec"),
+	    json_object_get(p1, "containerSpec")));
+	cmd = provtest_at(p0, "containerSpec.command");
+	assert_int_equal(json_array_size(cmd), 7);
+	assert_string_equal(provtest_str(cmd, "0"), "/bin/sh");
+	assert_string_equal(provtest_str(cmd, "1"), "-c");
+	assert_string_equal(provtest_str(cmd, "2"), prov_gang_entry);
+	assert_string_equal(provtest_str(cmd, "3"), "gpuq-gang");
+	assert_string_equal(provtest_str(cmd, "4"), "python");
+	assert_string_equal(provtest_str(cmd, "5"), "train.py");
+	assert_string_equal(provtest_str(cmd, "6"), "--epochs=10");
+	assert_null(provtest_at(p0, "containerSpec.args"));
+	assert_true(json_is_true(provtest_at(b,
+	    "jobSpec.scheduling.restartJobOnWorkerRestart")));
+	json_decref(b);
+}
+
+/* One node: the body is the single-machine one. */
+static void
+test_vertex_body_one_node(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*a = NULL, *b = NULL;
+
+	assert_int_equal(vertex_job_body(&f->l, &a, NULL), 0);
+	f->l.nodes = 1;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_true(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+}
+
+/*
+ * The wrapper, run for real with the CLUSTER_SPEC Vertex gives each
+ * replica (API-NOTES N.1): rank 0 for workerpool0, 1 + index for
+ * workerpool1, the main address the host of workerpool0's entry; the
+ * job's words reach the command untouched.
+ */
+/* CLUSTER_SPEC=... as Vertex sets it for replica INDEX of pool TYPE. */
+static void
+cluster_spec(char *buf, size_t size, const char *type, int index)
+{
+	(void)snprintf(buf, size, "CLUSTER_SPEC={\"cluster\":{"
+	    "\"workerpool0\":[\"cmle-training-workerpool0-ab-0:2222\"],"
+	    "\"workerpool1\":[\"cmle-training-workerpool1-ab-0:2222\","
+	    "\"cmle-training-workerpool1-ab-1:2222\"]},"
+	    "\"environment\":\"cloud\",\"task\":{\"type\":\"%s\","
+	    "\"index\":%d},\"job\":\"{}\"}", type, index);
+}
+
+static void
+test_vertex_gang_wrapper_ranks(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL, *cmd;
+	char		*out, *env[3], spec[512];
+
+	json_decref(f->command);
+	f->command = json_pack("[s, s, s]", "/bin/sh", "-c",
+	    "echo \"$RANK $NODE_RANK $GPUQ_NODE_RANK $MASTER_ADDR "
+	    "$GPUQ_MAIN_ADDR [$1]\"");
+	json_decref(f->args);
+	f->args = json_pack("[s, s]", "x", "$(id) `id`; a b");
+	f->l.command = f->command;
+	f->l.args = f->args;
+	f->l.nodes = 3;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	cmd = provtest_at(b, "jobSpec.workerPoolSpecs.0.containerSpec.command");
+	env[0] = spec;
+	env[1] = "PATH=/usr/bin:/bin";
+	env[2] = NULL;
+
+	cluster_spec(spec, sizeof spec, "workerpool0", 0);
+	assert_int_equal(provtest_run(cmd, env, &out), 0);
+	assert_string_equal(out, "0 0 0 cmle-training-workerpool0-ab-0 "
+	    "cmle-training-workerpool0-ab-0 [$(id) `id`; a b]\n");
+	free(out);
+
+	cluster_spec(spec, sizeof spec, "workerpool1", 1);
+	assert_int_equal(provtest_run(cmd, env, &out), 0);
+	assert_string_equal(out, "2 2 2 cmle-training-workerpool0-ab-0 "
+	    "cmle-training-workerpool0-ab-0 [$(id) `id`; a b]\n");
+	free(out);
+
+	/* Nothing to tell the rank by: the node stops before the job. */
+	env[0] = "PATH=/usr/bin:/bin";
+	env[1] = NULL;
+	assert_int_equal(provtest_run(cmd, env, &out), 70);
+	assert_string_equal(out, "");
+	free(out);
+	json_decref(b);
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -440,6 +556,9 @@ main(void)
 		BODY(test_vertex_body_standard_minimal),
 		BODY(test_vertex_body_output_slashes),
 		BODY(test_vertex_body_invalid),
+		BODY(test_vertex_body_gang),
+		BODY(test_vertex_body_one_node),
+		BODY(test_vertex_gang_wrapper_ranks),
 		cmocka_unit_test(test_vertex_map_pending_running),
 		cmocka_unit_test(test_vertex_map_succeeded),
 		cmocka_unit_test(test_vertex_map_failed_exit),
