@@ -11,6 +11,8 @@
  * serviceAccounts.get and testIamPermissions for actAs), the checkpoint
  * bucket (Cloud Storage buckets.get and testIamPermissions), the network
  * and each configured subnetwork (Compute networks.get, subnetworks.get),
+ * the boot image of the services that boot VMs from a public image
+ * (Compute images.getFromFamily: READY and not deprecated, issue 15),
  * GPU quota somewhere (quota.c's readings) and prices (price.c's catalog
  * read). The requests run at once; the report goes when the last one is
  * back. A failing line carries the fix, written for a person at a shell.
@@ -763,6 +765,66 @@ doctor_network(struct doctor *d)
 	}
 }
 
+/* --- the boot image --------------------------------------------------- */
+
+static void
+doctor_on_image(struct doctor_probe *p, const struct http_resp *resp)
+{
+	struct doctor	*d = p->d;
+	const char	*status, *dep, *name;
+
+	if (resp->err.kind != GCP_ERR_NONE) {
+		doctor_fail_call(d, p->line, resp, resp->err.kind ==
+		    GCP_ERR_NOT_FOUND ? "the image family is gone: update gpuq "
+		    "(a newer release boots from a current family)" :
+		    "check the network path to Google's APIs and run again");
+		return;
+	}
+	status = json_string_value(json_object_get(resp->json, "status"));
+	dep = json_string_value(json_object_get(json_object_get(resp->json,
+	    "deprecated"), "state"));
+	name = json_string_value(json_object_get(resp->json, "name"));
+	if (name == NULL)
+		name = "?";
+	if (status == NULL || strcmp(status, "READY") != 0)
+		doctor_set(d, p->line, 0, xprintf("%s of %s is %s", name,
+		    p->arg, status != NULL ? status : "of no status"),
+		    xstrdup("wait a few minutes and run gpuq doctor again"));
+	else if (dep != NULL && strcmp(dep, "ACTIVE") != 0)
+		doctor_set(d, p->line, 0, xprintf("%s of %s is %s", name,
+		    p->arg, dep), xstrdup("the image family is retired: update "
+		    "gpuq (a newer release boots from a current family)"));
+	else
+		doctor_set(d, p->line, 1, xprintf("%s is READY", name), NULL);
+}
+
+/* The boot image family of each enabled service that has one. */
+static void
+doctor_image(struct doctor *d)
+{
+	const struct gcp_needs	*nd;
+	const char		*seen[8];
+	int			 svc[8];
+	size_t			 i, ns, n = 0, k;
+	char			*url;
+
+	ns = doctor_services(d, svc, 8);
+	for (i = 0; i < ns; i++) {
+		nd = gcp_site_needs(svc[i]);
+		if (nd == NULL || nd->boot_image == NULL)
+			continue;
+		k = n;
+		doctor_set_add(seen, &n, 8, nd->boot_image);
+		if (k == n)
+			continue;
+		url = gcp_url(d->conf, GCP_API_COMPUTE, NULL, "%-s",
+		    nd->boot_image);
+		doctor_call(d, doctor_line_add(d, "boot image"),
+		    GCP_API_COMPUTE, "GET", url, NULL, nd->boot_image,
+		    doctor_on_image);
+	}
+}
+
 /* --- quota and prices -------------------------------------------------- */
 
 struct doctor_wait {
@@ -950,6 +1012,7 @@ doctor_run(struct cloud *cloud, const char *checkpoint_root, doctor_cb cb,
 	doctor_account(d);
 	doctor_bucket(d);
 	doctor_network(d);
+	doctor_image(d);
 	doctor_quota(d);
 	doctor_prices(d);
 	doctor_unref(d);

@@ -42,8 +42,7 @@
  * pass to `gcloud compute instances create --image-family=common-cu128-
  * ubuntu-2204-nvidia-570 --image-project=deeplearning-platform-release`.
  */
-const char gce_boot_image[] = "projects/deeplearning-platform-release/"
-    "global/images/family/common-cu128-ubuntu-2204-nvidia-570";
+const char gce_boot_image[] = GCP_BOOT_IMAGE;
 
 #define GCE_DISK_GB	"100"
 /*

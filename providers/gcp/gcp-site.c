@@ -405,15 +405,17 @@ static const char *const gcp_needs_common_perms[] = {
 
 static const struct gcp_needs gcp_needs_table[] = {
 	[GCP_SERVICE_GCE] = { "Compute Engine", gcp_needs_gce_apis,
-	    gcp_needs_gce_perms, "roles/compute.instanceAdmin.v1" },
+	    gcp_needs_gce_perms, "roles/compute.instanceAdmin.v1",
+	    GCP_BOOT_IMAGE },
 	[GCP_SERVICE_BATCH] = { "Cloud Batch", gcp_needs_batch_apis,
-	    gcp_needs_batch_perms, "roles/batch.jobsEditor" },
+	    gcp_needs_batch_perms, "roles/batch.jobsEditor", NULL },
 	[GCP_SERVICE_VERTEX] = { "Vertex AI", gcp_needs_vertex_apis,
-	    gcp_needs_vertex_perms, "roles/aiplatform.user" },
+	    gcp_needs_vertex_perms, "roles/aiplatform.user", NULL },
 };
 static const struct gcp_needs gcp_needs_common = { "gpuqd",
 	gcp_needs_common_apis, gcp_needs_common_perms,
-	"roles/compute.viewer and roles/serviceusage.serviceUsageConsumer" };
+	"roles/compute.viewer and roles/serviceusage.serviceUsageConsumer",
+	NULL };
 
 const struct gcp_needs *
 gcp_site_needs(int service)

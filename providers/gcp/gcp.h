@@ -294,7 +294,23 @@ struct gcp_needs {
 	const char *const	*apis;		/* to turn on; NULL-ended */
 	const char *const	*perms;		/* gpuqd needs; NULL-ended */
 	const char		*role;		/* the role that grants them */
+	/* The public image family its VMs boot from, as "projects/P/
+	 * global/images/family/F" (images.getFromFamily's path), or NULL
+	 * when the service brings its own image. */
+	const char		*boot_image;
 };
+
+/*
+ * The boot image of gpuq's Compute Engine VMs: Google's Deep Learning VM
+ * family with CUDA 12.8, the NVIDIA 570 driver, docker and the NVIDIA
+ * container toolkit on Ubuntu 22.04 (providers/gce.c; gpuq doctor checks
+ * it is READY and not deprecated).
+ */
+#define GCP_BOOT_IMAGE_PROJECT	"deeplearning-platform-release"
+#define GCP_BOOT_IMAGE_FAMILY	"common-cu128-ubuntu-2204-nvidia-570"
+#define GCP_BOOT_IMAGE		"projects/" GCP_BOOT_IMAGE_PROJECT \
+	"/global/images/family/" GCP_BOOT_IMAGE_FAMILY
+
 /* The needs of SERVICE (enum gcp_service), or with -1 what every
  * install needs. Static; NULL for an unknown service. */
 const struct gcp_needs *gcp_site_needs(int service);

@@ -34,6 +34,7 @@ WANTED = {
         "compute.zoneOperations.get", "compute.zoneOperations.wait",
         "compute.zoneOperations.list",
         "compute.networks.get", "compute.subnetworks.get",
+        "compute.images.getFromFamily",
         "compute.resourcePolicies.insert", "compute.resourcePolicies.get",
         "compute.resourcePolicies.delete",
         "compute.regionOperations.get", "compute.regionOperations.wait",

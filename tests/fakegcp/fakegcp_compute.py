@@ -1,7 +1,8 @@
 """Compute Engine (compute v1; discovery document
 https://compute.googleapis.com/discovery/v1/apis/compute/v1/rest, DESIGN GA and C): projects.get, regions, zones, acceleratorTypes, instances
 (insert, get, list, aggregatedList, delete, getGuestAttributes) and
-zoneOperations (get, wait, list), with Operations, the simulated VM
+zoneOperations (get, wait, list), images.getFromFamily of the public
+boot image families gpuq uses, with Operations, the simulated VM
 lifecycle and Compute's quota and stockout errors.
 """
 import hashlib
@@ -839,6 +840,51 @@ class Compute:
 
 
 
+# The public image families the fake knows: (project, family) -> the
+# newest image's name. Google's Deep Learning VM family gpuq boots its VMs
+# from (providers/gce.c gce_boot_image).
+IMAGE_FAMILIES = {
+    ("deeplearning-platform-release", "common-cu128-ubuntu-2204-nvidia-570"):
+    "common-cu128-ubuntu-2204-nvidia-570-v20251105",
+}
+
+
+def image_from_family(fake, req):
+    """images.getFromFamily: the newest image of the family that is not
+    deprecated, as an Image resource; when every image of the family is
+    deprecated the newest comes back with its `deprecated` status
+    (cfg boot_image "deprecated"); an unknown or deleted family is 404."""
+    p, fam = req.params["project"], req.params["family"]
+    name = IMAGE_FAMILIES.get((p, fam))
+    if name is None or fake.cfg["boot_image"] == "missing":
+        raise ApiError(404, "The resource 'projects/%s/global/images/family/"
+                       "%s' was not found" % (p, fam), "notFound")
+    link = COMPUTE_LINK + "projects/%s/global/images/" % p
+    img = {"kind": "compute#image",
+           "id": str(int(hashlib.sha256(name.encode()).hexdigest()[:15],
+                         16)),
+           "creationTimestamp": "2025-11-05T10:21:07.412-08:00",
+           "name": name, "family": fam,
+           "description": "Google, Deep Learning VM with CUDA 12.8, "
+           "Ubuntu 22.04, NVIDIA driver 570, docker and the NVIDIA "
+           "container toolkit.",
+           "sourceType": "RAW", "status": "READY",
+           "archiveSizeBytes": "31795436288", "diskSizeGb": "50",
+           "licenses": [COMPUTE_LINK + "projects/click-to-deploy-images/"
+                        "global/licenses/c2d-dl-platform-gpu-driver"],
+           "guestOsFeatures": [{"type": "UEFI_COMPATIBLE"},
+                               {"type": "VIRTIO_SCSI_MULTIQUEUE"},
+                               {"type": "GVNIC"}],
+           "storageLocations": ["eu", "asia", "us"],
+           "architecture": "X86_64",
+           "labelFingerprint": "42WmSpB8rSM=",
+           "selfLink": link + name}
+    if fake.cfg["boot_image"] == "deprecated":
+        img["deprecated"] = {"state": "DEPRECATED",
+                             "deprecated": "2025-11-20T00:00:00Z"}
+    return img
+
+
 def routes(fake):
     """Compute Engine's rows of the route table (fakegcp_server.py)."""
     c = Compute(fake)
@@ -877,4 +923,7 @@ def routes(fake):
          "compute.zoneOperations.get", c.op_get),
         ("POST", Z + r"/operations/(?P<operation>[^/]+)/wait", "compute",
          "compute.zoneOperations.wait", c.op_wait),
+        ("GET", P + r"/global/images/family/(?P<family>[^/]+)", "compute",
+         "compute.images.getFromFamily",
+         lambda req: image_from_family(fake, req)),
     ] + fakegcp_project.compute_routes(fake)

@@ -129,6 +129,11 @@ class Control:
                             any(z not in cat.ZONE_REGION for z in v)):
                         raise ApiError(400, "unreachable_zones: give a list "
                                        "of known zones (not %r)" % (v,))
+                    if k == "boot_image" and v not in (
+                            "ready", "deprecated", "missing"):
+                        raise ApiError(400, "boot_image: give \"ready\", "
+                                       "\"deprecated\" or \"missing\" "
+                                       "(not %r)" % (v,))
                     if k == "quota_info_unavailable":
                         bad = [r for r in (v if isinstance(v, list) else
                                            []) if r not in cat.REGIONS]

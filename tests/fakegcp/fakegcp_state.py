@@ -79,6 +79,11 @@ DEFAULT_CFG = {
     # at once, its other tasks stop) | "task" (the job stays RUNNING, its
     # group counting one FAILED task, until the other tasks end)
     "batch_group_fail": "job",
+    # the public boot image families images.getFromFamily answers
+    # (fakegcp_compute.py): "ready" (the newest image READY), "deprecated"
+    # (every image of the family deprecated: the newest comes back with
+    # deprecated.state DEPRECATED) or "missing" (the family is gone: 404)
+    "boot_image": "ready",
 }
 
 

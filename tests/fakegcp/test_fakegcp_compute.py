@@ -1,6 +1,9 @@
 """Compute Engine: quotas, zones, accelerator types, instances, operations,
 preemption and the simulated workload (DESIGN GA, C)."""
+import urllib.error
 import uuid
+
+import pytest
 
 from fakegcp_fixtures import CP, instance_body
 
@@ -363,3 +366,29 @@ def test_unreachable_zones(gcp):
         "items"]) == 3
     gcp.ctl("/_fake/config", {"unreachable_zones": []})
     assert "unreachables" not in gcp.get(ag)[1]
+
+
+def test_image_from_family(gcp):
+    """images.getFromFamily of gpuq's boot image family: an Image READY
+    and not deprecated; cfg boot_image makes it DEPRECATED or 404."""
+    fam = ("/compute/v1/projects/deeplearning-platform-release/global/"
+           "images/family/common-cu128-ubuntu-2204-nvidia-570")
+    st, img, _ = gcp.get(fam)
+    assert st == 200 and img["kind"] == "compute#image"
+    assert img["status"] == "READY" and "deprecated" not in img
+    assert img["family"] == "common-cu128-ubuntu-2204-nvidia-570"
+    assert img["name"].startswith(img["family"] + "-v")
+    assert img["selfLink"].endswith("/deeplearning-platform-release/global/"
+                                    "images/" + img["name"])
+    assert gcp.get(fam + "x")[0] == 404
+    gcp.ctl("/_fake/config", {"boot_image": "deprecated"})
+    img = gcp.get(fam)[1]
+    assert img["deprecated"]["state"] == "DEPRECATED"
+    gcp.ctl("/_fake/config", {"boot_image": "missing"})
+    st, e, _ = gcp.get(fam)
+    assert st == 404 and e["error"]["errors"][0]["reason"] == "notFound"
+    gcp.ctl("/_fake/config", {"boot_image": "ready"})
+    assert "deprecated" not in gcp.get(fam)[1]
+    with pytest.raises(urllib.error.HTTPError) as e:
+        gcp.ctl("/_fake/config", {"boot_image": "gone"})
+    assert e.value.code == 400

@@ -44,11 +44,14 @@ def test_every_check_passes_in_a_project_set_up_right(cloud):
                  "permissions Vertex AI", "permissions gpuqd",
                  "job service account", "act as job service account",
                  "checkpoint bucket", "checkpoint bucket permissions",
-                 "network", "subnetwork us-central1", "GPU quota",
-                 "prices"):
+                 "network", "subnetwork us-central1", "boot image",
+                 "GPU quota", "prices"):
         assert got[name]["ok"] is True, (name, got.get(name))
         assert got[name]["fix"] is None
     assert "service account gpuq-test@" in got["credentials"]["detail"]
+    assert got["boot image"]["detail"].startswith(
+        "common-cu128-ubuntu-2204-nvidia-570-v") and \
+        got["boot image"]["detail"].endswith(" is READY")
     assert text.splitlines()[-1] == "all %d checks passed" % len(
         rep["checks"])
     assert all(l.startswith(("ok   ", "all ")) for l in text.splitlines())
@@ -112,6 +115,37 @@ def test_private_google_access_off_with_no_external_ip(cloud):
         sub["detail"]
     assert "--enable-private-ip-google-access" in sub["fix"]
     assert rep["failed"] == 1
+
+
+def test_boot_image_deprecated_or_gone(cloud):
+    """The Compute Engine boot image family (images.getFromFamily): a
+    deprecated image or a missing family fails the line with its fix."""
+    c = cloud(speed=100, fake_config=dict(GOOD, boot_image="deprecated"),
+              gcp=SITE)
+    rc, rep, text = doctor(c)
+    assert rc == 1 and rep["failed"] == 1, text
+    img = lines(rep)["boot image"]
+    assert img["ok"] is False
+    assert img["detail"].endswith(" of projects/deeplearning-platform-"
+                                  "release/global/images/family/common-"
+                                  "cu128-ubuntu-2204-nvidia-570 is "
+                                  "DEPRECATED"), img
+    assert "update gpuq" in img["fix"]
+    assert "FAIL boot image: " in text
+    c.ctl("/_fake/config", {"boot_image": "missing"})
+    rc, rep, text = doctor(c)
+    assert rc == 1 and rep["failed"] == 1, text
+    img = lines(rep)["boot image"]
+    assert img["ok"] is False and "404" in img["detail"], img
+    assert "the image family is gone" in img["fix"]
+
+
+def test_no_boot_image_line_without_compute_engine(cloud):
+    c = cloud(speed=100, providers=("vertex", "batch"),
+              fake_config=dict(GOOD, boot_image="missing"), gcp=SITE)
+    rc, rep, text = doctor(c)
+    assert rc == 0, text
+    assert "boot image" not in lines(rep)
 
 
 def test_missing_things(cloud):

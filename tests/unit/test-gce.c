@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "providers/gcp/gcp.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "tests/unit/provtest.h"
@@ -603,6 +604,22 @@ test_gce_map_gang_node(void **state)
 	assert_int_equal(rank, 10);
 }
 
+/* gpuq doctor checks the image the VMs boot from: only Compute Engine
+ * names one, and it is the one gce.c puts in every instance body. */
+static void
+test_gce_boot_image_for_doctor(void **state)
+{
+	(void)state;
+	assert_string_equal(gcp_site_needs(GCP_SERVICE_GCE)->boot_image,
+	    gce_boot_image);
+	assert_string_equal(gce_boot_image, "projects/deeplearning-platform-"
+	    "release/global/images/family/common-cu128-ubuntu-2204-"
+	    "nvidia-570");
+	assert_null(gcp_site_needs(GCP_SERVICE_BATCH)->boot_image);
+	assert_null(gcp_site_needs(GCP_SERVICE_VERTEX)->boot_image);
+	assert_null(gcp_site_needs(-1)->boot_image);
+}
+
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
 int
@@ -622,6 +639,7 @@ main(void)
 		cmocka_unit_test(test_gce_map_exit_codes),
 		cmocka_unit_test(test_gce_map_system_events),
 		cmocka_unit_test(test_gce_map_preemption_wins),
+		cmocka_unit_test(test_gce_boot_image_for_doctor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
