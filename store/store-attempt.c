@@ -360,6 +360,10 @@ store_attempt_end_with(struct store *st, const struct store_end *e,
 		store_tx_rollback(st);
 		return rc;
 	}
+	/* As store_attempt_end(): the job's next move carries this end. */
+	st->last_end.job_id = job_id;
+	st->last_end.attempt_id = e->attempt_id;
+	st->last_end.reason = e->reason;
 	return 0;
 }
 

@@ -78,7 +78,7 @@ test_notify_store_watch_each_move_once(void **state)
 	struct unittest		*ut = unittest_new("test-notify");
 	struct store		*st = unittest_store(ut);
 	struct store_attempt	 a;
-	struct store_end	 end;
+	struct store_end	 end, se;
 	struct seen		 s, s2;
 	int64_t			 id;
 	char			*cause = NULL;
@@ -161,6 +161,27 @@ test_notify_store_watch_each_move_once(void **state)
 	assert_int_equal(s.m[5].end, END_FAILED);
 	assert_int_equal(s.m[5].attempt_id, a.id);
 	assert_string_equal(notify_event_name(&s.m[5]), "failed");
+
+	/* The same through store_attempt_end_with() (the cloud's billed
+	 * times and the baseline): the move carries that end too. */
+	id = insert_job(st);
+	a.id = 0;
+	a.job_id = id;
+	a.resource = "gpuq-x-3-1";
+	assert_int_equal(store_attempt_launch(st, &a, 1, "launching",
+	    &cause), 0);
+	memset(&se, 0, sizeof se);
+	se.attempt_id = a.id;
+	se.when = 2;
+	se.reason = END_FAILED;
+	se.exit_code = 3;
+	se.message = "exit";
+	assert_int_equal(store_attempt_end_with(st, &se, &cause), 0);
+	assert_int_equal(store_job_transition(st, id, JOB_MASK(JOB_LAUNCHING),
+	    JOB_FAILED, "exit code 3", NULL, &cause), 0);
+	assert_int_equal(s.n, 8);		/* its launch, its end */
+	assert_int_equal(s.m[7].end, END_FAILED);
+	assert_int_equal(s.m[7].attempt_id, a.id);
 	seen_done(&s);
 	seen_done(&s2);
 	unittest_free(ut);
