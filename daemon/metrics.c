@@ -152,6 +152,33 @@ metrics_on_move(const struct store_move *m, void *arg)
 /* ---------------------------------------------------------------- */
 /* The families.						    */
 
+/*
+ * What the same running time would have cost on Vertex AI on-demand, and
+ * the saving (doc/DESIGN.md "Accounting"). The baseline only grows, like
+ * what was spent; the saving is a gauge, as it falls when a job costs
+ * more than its baseline.
+ */
+static void
+metrics_savings(struct metrics *mx, struct metrics_buf *b)
+{
+	char	*cause = NULL;
+	double	 base = 0, saved = 0;
+
+	if (store_baseline_total(mx->store, &base, &saved, &cause) != 0) {
+		log_warnx("metrics: %s", cause);
+		free(cause);
+	}
+	metrics_family(b, "gpuq_baseline_dollars_total", "counter",
+	    "US dollars every job's ended attempts would have cost on Vertex "
+	    "AI on-demand.");
+	metrics_sample(b, "gpuq_baseline_dollars_total", NULL, 0, base);
+	metrics_family(b, "gpuq_saved_dollars", "gauge",
+	    "US dollars saved against Vertex AI on-demand (baseline less "
+	    "cost, over the jobs with a baseline; negative when it cost "
+	    "more).");
+	metrics_sample(b, "gpuq_saved_dollars", NULL, 0, saved);
+}
+
 static void
 metrics_jobs(struct metrics *mx, struct metrics_buf *b)
 {
@@ -184,10 +211,6 @@ metrics_jobs(struct metrics *mx, struct metrics_buf *b)
 		metrics_sample(b, "gpuq_jobs_ended_total", l, 1,
 		    (double)mx->ended[i]);
 	}
-	/*
-	 * Savings need the on-demand baseline each job records (issue 14,
-	 * another part); until the store has it, only what was spent.
-	 */
 	metrics_family(b, "gpuq_spent_dollars_total", "counter",
 	    "US dollars billed for every job's ended attempts.");
 	if (store_cost_total(mx->store, &spent, &cause) != 0) {
@@ -195,6 +218,7 @@ metrics_jobs(struct metrics *mx, struct metrics_buf *b)
 		free(cause);
 	}
 	metrics_sample(b, "gpuq_spent_dollars_total", NULL, 0, spent);
+	metrics_savings(mx, b);
 }
 
 static void

@@ -708,3 +708,32 @@ store_cost_total(struct store *st, double *ret, char **cause)
 	sqlite3_finalize(s);
 	return 0;
 }
+
+/*
+ * The on-demand baseline over every job, and the saving: baseline less
+ * cost over the jobs that have a baseline (a job without one, priced
+ * nowhere on Vertex AI, saves nothing rather than all its cost; as gpuq
+ * history's saved_usd). One aggregate per scrape, like store_cost_total.
+ */
+int
+store_baseline_total(struct store *st, double *ret_baseline,
+    double *ret_saved, char **cause)
+{
+	sqlite3_stmt	*s = NULL;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT total(baseline_usd),"
+	    " total(CASE WHEN baseline_usd > 0 THEN baseline_usd - cost_usd"
+	    " ELSE 0 END) FROM jobs", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "sum the baselines");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return store_fail(st, rc, cause, "sum the baselines");
+	}
+	*ret_baseline = sqlite3_column_double(s, 0);
+	*ret_saved = sqlite3_column_double(s, 1);
+	sqlite3_finalize(s);
+	return 0;
+}

@@ -346,6 +346,10 @@ int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
 int	 store_watch(struct store *, store_move_cb cb, void *arg);
 /* Dollars billed over every job's ended attempts, into *RET. */
 int	 store_cost_total(struct store *, double *ret, char **cause);
+/* Dollars the same jobs would have cost on Vertex AI on-demand, and the
+ * saving (baseline less cost over the jobs that have a baseline). */
+int	 store_baseline_total(struct store *, double *ret_baseline,
+	    double *ret_saved, char **cause);
 /* Commit counts and times; *RET is filled. */
 void	 store_commit_stats(struct store *, struct store_commit_stats *ret);
 

@@ -79,6 +79,17 @@ def test_metrics_parse_and_count_the_queue(cloud):
     jobs = [c.show(ok), c.show(bad)]
     spent = sum(j["cost_usd"] for j in jobs)
     assert abs(value(s, "gpuq_spent_dollars_total") - spent) < 1e-6
+    # The Vertex AI on-demand baseline and the saving, as gpuq show and
+    # gpuq history count them (a job without a baseline saves nothing).
+    assert all(j["baseline_usd"] > 0 for j in jobs), jobs
+    base = sum(j["baseline_usd"] for j in jobs)
+    saved = sum(j["baseline_usd"] - j["cost_usd"] for j in jobs
+                if j["baseline_usd"] > 0)
+    assert abs(value(s, "gpuq_baseline_dollars_total") - base) < 1e-6
+    assert abs(value(s, "gpuq_saved_dollars") - saved) < 1e-6
+    assert saved > 0      # Spot Compute Engine against on-demand Vertex
+    assert fams["gpuq_baseline_dollars"] == "counter"
+    assert fams["gpuq_saved_dollars"] == "gauge"
     assert value(s, "gpuq_info", install=c.install) == 1
     assert value(s, "gpuq_sched_passes_total") > 0
     # Quota buckets the scheduler read, each with its headroom.
