@@ -1920,6 +1920,15 @@ spec_check_array(struct spec_ctx *c, const char *field, json_t *v)
 	if (!json_is_object(v))
 		return spec_fail_type(c, field, v, "an object with count and "
 		    "parallelism, e.g. {count: 16, parallelism: 4}");
+	/*
+	 * A gang's rank on Cloud Batch is Batch's own BATCH_TASK_INDEX,
+	 * which a task of an array also sets to its index: the two would
+	 * clash, so an array of gangs is refused rather than misranked.
+	 */
+	if (json_integer_value(json_object_get(c->out, "nodes")) > 1)
+		return spec_fail(c, field, "an array of multi-node jobs is not "
+		    "supported; submit each gang as its own job, or drop "
+		    "nodes");
 	json_object_foreach(v, k, e) {
 		for (i = 0; i < 2 && strcmp(k, keys[i]) != 0; i++)
 			;

@@ -90,12 +90,19 @@ def parse_gs(uri):
 
 
 def node_rank(env):
-    """The rank a node's code sees in ENV (0 for a single machine)."""
-    for k in ("GPUQ_NODE_RANK", "BATCH_TASK_INDEX"):
-        try:
-            return int(env[k])
-        except (KeyError, TypeError, ValueError):
-            pass
+    """The rank a node's code sees in ENV (0 for a single machine; a
+    task of an array has a BATCH_TASK_INDEX too, and is no gang's node:
+    gpuq refuses arrays of gangs)."""
+    try:
+        return int(env["GPUQ_NODE_RANK"])
+    except (KeyError, TypeError, ValueError):
+        pass
+    if "GPUQ_TASK_INDEX" in env:
+        return 0        # a task of an array (never a gang's node)
+    try:
+        return int(env["BATCH_TASK_INDEX"])
+    except (KeyError, TypeError, ValueError):
+        pass
     try:
         task = json.loads(env["CLUSTER_SPEC"])["task"]
         if task.get("type") == "workerpool0":

@@ -1050,6 +1050,11 @@ test_spec_nodes(void **state)
 	    "64");
 	ok_absent(WITH("\"nodes\": 1"), "nodes");
 	ok_absent("{" BASE "}", "nodes");
+	bad(WITH("\"command\": [\"t\"], \"nodes\": 2, \"array\": "
+	    "{\"count\": 3}"), "array", "an array of multi-node jobs is not "
+	    "supported; submit each gang as its own job, or drop nodes");
+	ok_field(WITH("\"nodes\": 1, \"array\": {\"count\": 3}"), "array",
+	    "{\"count\":3,\"parallelism\":3}");
 	bad(WITH("\"command\": [\"t\"], \"nodes\": 65"), "nodes",
 	    "must be between 1 and 64");
 	bad(WITH("\"command\": [\"t\"], \"nodes\": 0"), "nodes",
