@@ -382,7 +382,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 	int				 ch, hold = 0, prio_set = 0, rc;
 	int				 dry = 0;
 	size_t				 i;
-	json_t				*after = json_array(), *l;
+	json_t				*after = NULL, *l;
 
 	memset(&r, 0, sizeof r);
 	while ((ch = cli_getopt(argc, argv, "qh", opts, cmd)) != -1) {
@@ -396,6 +396,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 		case 'N':
 			if (!utf8_valid(optarg, strlen(optarg))) {
 				cli_warnx("--name: not valid UTF-8");
+				json_decref(after);
 				return GPUQ_EXIT_USAGE;
 			}
 			name = optarg;
@@ -407,6 +408,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			    prio < INT_MIN || prio > INT_MAX) {
 				cli_warnx("--priority: '%s' is not an integer",
 				    optarg);
+				json_decref(after);
 				return GPUQ_EXIT_USAGE;
 			}
 			prio_set = 1;
@@ -416,6 +418,7 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			    strcmp(optarg, "batch") != 0) {
 				cli_warnx("--from %s: unknown; use vertex or "
 				    "batch", optarg);
+				json_decref(after);
 				return GPUQ_EXIT_USAGE;
 			}
 			from = optarg;
@@ -424,6 +427,9 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			dry = 1;
 			break;
 		case 'A':
+			/* Made at the first --after; every return frees it. */
+			if (after == NULL)
+				after = json_array();
 			if (submit_after_opt(optarg, after) != 0) {
 				json_decref(after);
 				return GPUQ_EXIT_USAGE;
@@ -433,8 +439,10 @@ cli_submit_exec(struct cli *cli, int argc, char **argv)
 			wait = 1;
 			break;
 		case 't':
-			if ((timeout = cli_wait_timeout(optarg)) < 0)
+			if ((timeout = cli_wait_timeout(optarg)) < 0) {
+				json_decref(after);
 				return GPUQ_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			json_decref(after);

@@ -232,9 +232,13 @@ static const char *const store_migrations[] = {
 	"CREATE INDEX jobs_history ON jobs(updated, id)"
 	"  WHERE state NOT IN (" STORE_LIVE_SQL ");",
 
-	/* 6 → 7: gangs. A spec before them has no nodes: one machine. */
-	"ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
-	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;",
+	/*
+	 * 6 → 7: gangs. A spec before them has no nodes: one machine.
+	 * (Parenthesized: clang's -Wstring-concatenation takes a step of
+	 * two literals for a missing comma.)
+	 */
+	("ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])
