@@ -67,18 +67,8 @@ cli_cloud_getopt(int argc, char **argv, const struct cli_cmd *cmd,
 static int
 cli_cloud_call(struct cli *cli, json_t *req, const char *what, json_t **ret)
 {
-	json_t	*reply;
-
-	reply = cli_call(cli, req);
-	if (reply == NULL)
-		return GPUQ_EXIT_FAILED;
-	if (!cli_reply_ok(reply)) {
-		cli_reply_warn(reply, "%s", what);
-		json_decref(reply);
-		return GPUQ_EXIT_FAILED;
-	}
-	*ret = reply;
-	return GPUQ_EXIT_OK;
+	*ret = cli_call_ok(cli, req, what);
+	return *ret != NULL ? GPUQ_EXIT_OK : GPUQ_EXIT_FAILED;
 }
 
 static void

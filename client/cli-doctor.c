@@ -32,37 +32,13 @@ cli_doctor_line(json_t *c)
 int
 cli_doctor_exec(struct cli *cli, int argc, char **argv)
 {
-	static const struct option	 opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const struct cli_cmd		*cmd = cli_cmd_find("doctor");
-	json_t				*reply, *checks, *c;
-	size_t				 i;
-	int				 ch, json = 0, failed;
+	json_t		*reply, *checks, *c;
+	size_t		 i;
+	int		 rc, json = 0, failed;
 
-	while ((ch = cli_getopt(argc, argv, "h", opts, cmd)) != -1) {
-		if (ch == 'j') {
-			json = 1;
-			continue;
-		}
-		if (ch == 'h')
-			return GPUQ_EXIT_OK;
-		return GPUQ_EXIT_USAGE;
-	}
-	if (optind != argc) {
-		cli_usage(stderr, cmd);
-		return GPUQ_EXIT_USAGE;
-	}
-	reply = cli_call(cli, json_pack("{s:s}", "op", "doctor"));
-	if (reply == NULL)
-		return GPUQ_EXIT_FAILED;
-	if (!cli_reply_ok(reply)) {
-		cli_reply_warn(reply, "doctor");
-		json_decref(reply);
-		return GPUQ_EXIT_FAILED;
-	}
+	if ((reply = cli_call_simple(cli, argc, argv, "doctor", &json,
+	    &rc)) == NULL)
+		return rc;
 	checks = json_object_get(reply, "checks");
 	failed = (int)cli_json_int(reply, "failed", 1);
 	if (json) {

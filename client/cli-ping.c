@@ -14,33 +14,14 @@
 int
 cli_ping_exec(struct cli *cli, int argc, char **argv)
 {
-	static const struct option	 opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const struct cli_cmd		*cmd = cli_cmd_find("ping");
-	const char			*version, *install;
-	json_t				*reply;
-	int64_t				 proto;
-	int				 ch;
+	const char	*version, *install;
+	json_t		*reply;
+	int64_t		 proto;
+	int		 rc;
 
-	while ((ch = cli_getopt(argc, argv, "h", opts, cmd)) != -1) {
-		if (ch == 'h')
-			return GPUQ_EXIT_OK;
-		return GPUQ_EXIT_USAGE;
-	}
-	if (optind != argc) {
-		cli_usage(stderr, cmd);
-		return GPUQ_EXIT_USAGE;
-	}
-	reply = cli_call(cli, json_pack("{s:s}", "op", "ping"));
-	if (reply == NULL)
-		return GPUQ_EXIT_FAILED;
-	if (!cli_reply_ok(reply)) {
-		cli_reply_warn(reply, "ping");
-		json_decref(reply);
-		return GPUQ_EXIT_FAILED;
-	}
+	if ((reply = cli_call_simple(cli, argc, argv, "ping", NULL,
+	    &rc)) == NULL)
+		return rc;
 	version = cli_json_str(reply, "version");
 	install = cli_json_str(reply, "install");
 	proto = cli_json_int(reply, "proto", GPUQ_PROTO_VERSION);

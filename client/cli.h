@@ -113,6 +113,20 @@ json_t	*cli_call(struct cli *, json_t *req);
  */
 json_t	*cli_call_raw(struct cli *, json_t *req, const char **line,
 	    size_t *len);
+/*
+ * cli_call(), then the reply when it is ok (new reference); NULL when
+ * it is not, having said why as "gpuq: WHAT: ...".
+ */
+json_t	*cli_call_ok(struct cli *, json_t *req, const char *what);
+/*
+ * A command that takes no operands and only --help (and --json when
+ * JSON is not NULL: set to 1 when given): send {"op": OP} and return
+ * its ok reply (new reference). NULL when there is nothing to show:
+ * then *RC is the exit code to return (a usage error or a failed
+ * reply, said already; GPUQ_EXIT_OK after --help).
+ */
+json_t	*cli_call_simple(struct cli *, int argc, char **argv, const char *op,
+	    int *json, int *rc);
 /* 1 if REPLY is {"ok":true,...}. */
 int	cli_reply_ok(json_t *reply);
 /*

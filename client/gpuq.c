@@ -463,6 +463,54 @@ cli_call_raw(struct cli *cli, json_t *req, const char **line, size_t *len)
 	return cli_exchange(cli, req, 1, line, len);
 }
 
+json_t *
+cli_call_simple(struct cli *cli, int argc, char **argv, const char *op,
+    int *json, int *rc)
+{
+	static const struct option	 opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cli_cmd		*cmd = cli_cmd_find(op);
+	json_t				*reply;
+	int				 ch;
+
+	/* --json is known to getopt only where the command has it. */
+	while ((ch = cli_getopt(argc, argv, "h", json != NULL ? opts :
+	    opts + 1, cmd)) != -1) {
+		if (ch == 'j') {
+			*json = 1;
+			continue;
+		}
+		*rc = ch == 'h' ? GPUQ_EXIT_OK : GPUQ_EXIT_USAGE;
+		return NULL;
+	}
+	*rc = GPUQ_EXIT_USAGE;
+	if (optind != argc) {
+		cli_usage(stderr, cmd);
+		return NULL;
+	}
+	reply = cli_call_ok(cli, json_pack("{s:s}", "op", op), op);
+	*rc = reply != NULL ? GPUQ_EXIT_OK : GPUQ_EXIT_FAILED;
+	return reply;
+}
+
+json_t *
+cli_call_ok(struct cli *cli, json_t *req, const char *what)
+{
+	json_t	*reply;
+
+	if ((reply = cli_call(cli, req)) == NULL)
+		return NULL;
+	if (!cli_reply_ok(reply)) {
+		cli_reply_warn(reply, "%s", what);
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
 int
 cli_reply_ok(json_t *reply)
 {
