@@ -732,9 +732,20 @@ cv_vertex_machine(struct cv *c, const char *path, json_t *v)
 	return r;
 }
 
-/* diskSpec: disk {size_gb, type}. */
+/* PATH.NAME (new string). */
+static char *
+cv_path(const char *path, const char *name)
+{
+	return *path == '\0' ? xstrdup(name) : xprintf("%s.%s", path, name);
+}
+
+/*
+ * A boot disk object at PATH (fields KEYS; its type in TYPE_KEY, its
+ * size in GB in SIZE_KEY): the job's disk {size_gb, type}.
+ */
 static int
-cv_vertex_disk(struct cv *c, const char *path, json_t *v)
+cv_disk(struct cv *c, const char *path, json_t *v, const struct cv_key *keys,
+    const char *type_key, const char *size_key)
 {
 	json_t		*f, *disk;
 	const char	*type = NULL;
@@ -744,11 +755,11 @@ cv_vertex_disk(struct cv *c, const char *path, json_t *v)
 
 	if (v == NULL || json_is_null(v))
 		return 0;
-	if ((r = cv_fields(c, path, v, cv_disk_keys, &f)) != 0)
+	if ((r = cv_fields(c, path, v, keys, &f)) != 0)
 		return r;
-	p = xprintf("%s.bootDiskSizeGb", path);
-	if ((r = cv_str(c, path, f, "bootDiskType", &type)) == 0)
-		r = cv_int(c, p, json_object_get(f, "bootDiskSizeGb"), 0, &gb);
+	p = cv_path(path, size_key);
+	if ((r = cv_str(c, path, f, type_key, &type)) == 0)
+		r = cv_int(c, p, json_object_get(f, size_key), 0, &gb);
 	free(p);
 	if (r == 0 && (gb > 0 || type != NULL)) {
 		if ((disk = json_object()) == NULL)
@@ -761,6 +772,14 @@ cv_vertex_disk(struct cv *c, const char *path, json_t *v)
 	}
 	json_decref(f);
 	return r;
+}
+
+/* diskSpec: disk {size_gb, type}. */
+static int
+cv_vertex_disk(struct cv *c, const char *path, json_t *v)
+{
+	return cv_disk(c, path, v, cv_disk_keys, "bootDiskType",
+	    "bootDiskSizeGb");
 }
 
 /*
@@ -974,13 +993,6 @@ cv_output(struct cv *c, const char *path, json_t *v)
 		cv_put(c->job, "checkpoint", json_pack("{s:s}", "uri", s));
 	json_decref(f);
 	return r;
-}
-
-/* PATH.NAME (new string). */
-static char *
-cv_path(const char *path, const char *name)
-{
-	return *path == '\0' ? xstrdup(name) : xprintf("%s.%s", path, name);
 }
 
 /* Run FN over member NAME of F, with its path. */
@@ -1779,31 +1791,7 @@ cv_batch_accs(struct cv *c, const char *path, json_t *v)
 static int
 cv_batch_bootdisk(struct cv *c, const char *path, json_t *v)
 {
-	json_t		*f, *disk;
-	const char	*type = NULL;
-	long long	 gb = 0;
-	char		*p;
-	int		 r;
-
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if ((r = cv_fields(c, path, v, cv_batch_disk_keys, &f)) != 0)
-		return r;
-	p = cv_path(path, "sizeGb");
-	if ((r = cv_str(c, path, f, "type", &type)) == 0)
-		r = cv_int(c, p, json_object_get(f, "sizeGb"), 0, &gb);
-	free(p);
-	if (r == 0 && (gb > 0 || type != NULL)) {
-		if ((disk = json_object()) == NULL)
-			fatalx("out of memory");
-		if (gb > 0)
-			cv_put(disk, "size_gb", json_integer(gb));
-		if (type != NULL)
-			cv_put(disk, "type", json_string(type));
-		cv_put(c->job, "disk", disk);
-	}
-	json_decref(f);
-	return r;
+	return cv_disk(c, path, v, cv_batch_disk_keys, "type", "sizeGb");
 }
 
 /* instances[0].policy: machine, GPUs, Spot, boot disk. */
