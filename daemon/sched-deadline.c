@@ -73,14 +73,65 @@ sd_span(int64_t sec, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Read what the policy needs of ROW into *DJ and *X: 0, or -errno when
+ * its attempts cannot be read (*cause).
+ */
+static int
+sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
+    int64_t now, struct deadline_job *dj, struct sd_attempts *x,
+    int *ret_require, char **cause)
+{
+	json_t		*spec;
+	const char	*spot;
+	int		 rc;
+
+	spec = json_loads(row->spec != NULL ? row->spec : "", 0, NULL);
+	spot = json_string_value(json_object_get(spec, "spot"));
+	*ret_require = spot != NULL && strcmp(spot, "require") == 0;
+	memset(dj, 0, sizeof *dj);
+	dj->now = now;
+	dj->deadline = row->deadline;
+	dj->work = json_number_value(json_object_get(spec,
+	    "estimated_hours")) * 3600;
+	/* A job that never runs on Spot has nothing to leave. */
+	dj->safe = row->deadline_safe || (spot != NULL &&
+	    strcmp(spot, "never") == 0);
+	json_decref(spec);
+	dj->restart_overhead = (double)conf->restart_overhead;
+	dj->lambda = conf->preemptions_per_hour;
+	memset(x, 0, sizeof *x);
+	x->now = now;
+	if ((rc = store_attempt_list(st, row->id, sd_on_attempt, x,
+	    cause)) < 0)
+		return rc;
+	dj->done = deadline_done(x->run, x->resumes, dj->restart_overhead,
+	    dj->work);
+	return 0;
+}
+
+int
+sched_deadline_slack(struct store *st, const struct conf *conf,
+    const struct store_job *row, int64_t now, int64_t *ret_slack)
+{
+	struct deadline_job	dj;
+	struct sd_attempts	x;
+	int			rc, require;
+
+	if (row->deadline <= 0)
+		return -ENOENT;
+	if ((rc = sd_read(st, conf, row, now, &dj, &x, &require, NULL)) < 0)
+		return rc;
+	*ret_slack = deadline_slack(&dj);
+	return 0;
+}
+
 static int
 sd_on_job(const struct store_job *row, void *arg)
 {
 	struct sd_ctx		*c = arg;
 	struct deadline_job	 dj;
 	struct sd_attempts	 x;
-	json_t			*spec;
-	const char		*spot;
 	char			*cause = NULL, *msg, sl[32], mg[32];
 	int64_t			 margin = c->conf->deadline_margin, slack, at;
 	int			 rc, require;
@@ -88,31 +139,13 @@ sd_on_job(const struct store_job *row, void *arg)
 	c->run->jobs++;
 	if (row->state == JOB_HELD || row->state == JOB_CANCELLING)
 		return 0;
-	spec = json_loads(row->spec != NULL ? row->spec : "", 0, NULL);
-	spot = json_string_value(json_object_get(spec, "spot"));
-	require = spot != NULL && strcmp(spot, "require") == 0;
-	memset(&dj, 0, sizeof dj);
-	dj.now = c->now;
-	dj.deadline = row->deadline;
-	dj.work = json_number_value(json_object_get(spec,
-	    "estimated_hours")) * 3600;
-	json_decref(spec);
-	/* A job that never runs on Spot has nothing to leave. */
-	dj.safe = row->deadline_safe || (spot != NULL &&
-	    strcmp(spot, "never") == 0);
-	dj.restart_overhead = (double)c->conf->restart_overhead;
-	dj.lambda = c->conf->preemptions_per_hour;
-	memset(&x, 0, sizeof x);
-	x.now = c->now;
-	if (store_attempt_list(c->st, row->id, sd_on_attempt, &x,
+	if (sd_read(c->st, c->conf, row, c->now, &dj, &x, &require,
 	    &cause) < 0) {
 		log_warnx("job %" PRId64 ": cannot read its attempts for its "
 		    "deadline: %s", row->id, cause);
 		free(cause);
 		return 0;
 	}
-	dj.done = deadline_done(x.run, x.resumes, dj.restart_overhead,
-	    dj.work);
 	slack = deadline_slack(&dj);
 	(void)sd_span(slack, sl, sizeof sl);
 	(void)sd_span(margin, mg, sizeof mg);

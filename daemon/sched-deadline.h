@@ -15,6 +15,7 @@
 struct attempts;
 struct conf;
 struct store;
+struct store_job;
 
 /* What one look found and did. */
 struct sched_deadline_run {
@@ -36,5 +37,13 @@ void	sched_deadline_check(struct store *st, struct attempts *att,
 	    const struct conf *conf, int64_t now,
 	    void (*on_safe)(void *, int64_t), void *arg,
 	    struct sched_deadline_run *ret);
+
+/*
+ * The slack of job ROW (borrowed) at NOW, in seconds, into *RET_SLACK:
+ * what gpuq status and show print. 0, -ENOENT when it has no deadline,
+ * or -errno when its attempts cannot be read.
+ */
+int	sched_deadline_slack(struct store *st, const struct conf *conf,
+	    const struct store_job *row, int64_t now, int64_t *ret_slack);
 
 #endif

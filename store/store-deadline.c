@@ -86,3 +86,26 @@ store_job_list_deadline(struct store *st, store_job_cb cb, void *arg,
 	sqlite3_finalize(s);
 	return stop != 0 ? stop : n;
 }
+
+int
+store_deadline_misses(struct store *st, int64_t *ret, char **cause)
+{
+	sqlite3_stmt	*s = NULL;
+	int		 rc;
+
+	/* The WHERE is jobs_missed's own, so only that index is read. */
+	rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM jobs"
+	    " INDEXED BY jobs_missed WHERE deadline > 0"
+	    " AND state IN (5, 6) AND updated > deadline", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "count deadline misses");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		rc = store_fail(st, rc, cause, "count deadline misses");
+		sqlite3_finalize(s);
+		return rc;
+	}
+	*ret = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}

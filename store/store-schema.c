@@ -39,7 +39,9 @@
  *            spec's deadline in unix seconds (0: none), and the sticky
  *            jobs.deadline_safe, set once the job may no longer use
  *            preemptible capacity; jobs_deadline (partial: live jobs
- *            with a deadline) lets each pass find them without a scan.
+ *            with a deadline) lets each pass find them without a scan,
+ *            jobs_missed (succeeded or failed after their deadline)
+ *            counts the misses for metrics.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -250,7 +252,9 @@ static const char *const store_migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN deadline_safe INTEGER NOT NULL"
 	"  DEFAULT 0;"
 	"CREATE INDEX jobs_deadline ON jobs(id) WHERE deadline > 0"
-	"  AND state IN (" STORE_LIVE_SQL ");"),
+	"  AND state IN (" STORE_LIVE_SQL ");"
+	"CREATE INDEX jobs_missed ON jobs(id) WHERE deadline > 0"
+	"  AND state IN (5, 6) AND updated > deadline;"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

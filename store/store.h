@@ -351,6 +351,11 @@ int	 store_job_set_deadline_safe(struct store *, int64_t id,
  */
 int	 store_job_list_deadline(struct store *, store_job_cb cb, void *arg,
 	    char **cause);
+/*
+ * Jobs that succeeded or failed after their deadline (jobs_missed),
+ * into *RET: gpuq_deadline_misses_total.
+ */
+int	 store_deadline_misses(struct store *, int64_t *ret, char **cause);
 /* Newest checkpoint found for the job. */
 int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
 	    int64_t when, char **cause);
@@ -531,6 +536,7 @@ struct store_acct_row {
 	int		 a_gpu_count;
 	double		 hourly_usd;
 	double		 baseline_hourly_usd;
+	int64_t		 deadline;	/* the job's, unix s; 0 none */
 	int64_t		 started;	/* gpuqd's clock, 0 never ran */
 	int64_t		 a_ended;
 	int64_t		 billed_start;	/* the cloud's, 0 unknown */
