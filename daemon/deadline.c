@@ -54,5 +54,6 @@ deadline_cross_at(const struct deadline_job *j, int64_t margin)
 	slack = deadline_slack(j);
 	if (slack < margin)
 		return j->now;
-	return j->now + (slack - margin);
+	/* The first second at which the slack is below, not at, it. */
+	return j->now + (slack - margin) + 1;
 }

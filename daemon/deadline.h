@@ -42,7 +42,8 @@ int64_t	 deadline_slack(const struct deadline_job *j);
 int	 deadline_unsafe(const struct deadline_job *j, int64_t margin);
 /*
  * When J's slack will fall below MARGIN if it makes no progress (queued
- * or pending: the slack shrinks a second a second), as a unix time; 0
+ * or pending: the slack shrinks a second a second), as a unix time: the
+ * first second at which deadline_unsafe() holds. 0
  * when never (already safe) and J->now when it already has.
  */
 int64_t	 deadline_cross_at(const struct deadline_job *j, int64_t margin);

@@ -1023,9 +1023,11 @@ sched_deadlines(struct sched *s)
 	    s->ctx.now, sched_on_deadline_safe, s, &r);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
-	if (r.marked > 0 || r.moved > 0)
+	if (r.jobs > 0)
 		log_debug("scheduler: %d deadline job(s), %d marked safe, %d "
-		    "moved off Spot", r.jobs, r.marked, r.moved);
+		    "moved off Spot, next look in %llds", r.jobs, r.marked,
+		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
+		    -1));
 }
 
 /* The synchronous part of a pass, once quotas are fresh enough. */

@@ -104,12 +104,12 @@ test_deadline_margin_crossing(void **state)
 	(void)state;
 	/* Slack 4 h - 600 s: fine with a 2 h margin. */
 	assert_false(deadline_unsafe(&j, margin));
-	/* Queued, it crosses when 2 h - 600 s have passed. */
+	/* Queued, it crosses a second after 2 h - 600 s have passed. */
 	at = deadline_cross_at(&j, margin);
-	assert_int_equal(at, T0 + 2 * 3600 - 600);
-	j.now = at - 1;
+	assert_int_equal(at, T0 + 2 * 3600 - 600 + 1);
+	j.now = at - 1;			/* slack == margin: not yet */
 	assert_false(deadline_unsafe(&j, margin));
-	j.now = at + 1;
+	j.now = at;
 	assert_true(deadline_unsafe(&j, margin));
 	assert_int_equal(deadline_cross_at(&j, margin), j.now);
 	/* Sticky: once safe, never unsafe again and no timer. */
