@@ -218,7 +218,7 @@ struct attempt {
 	int			 cancel_reason;	/* END_CANCELLED, END_LIMIT or
 						   END_PENDING */
 	char			*cancel_msg;
-	int			 cancel_move;	/* END_PENDING by attempt_move */
+	int			 cancel_move;	/* END_PENDING: attempt_move */
 	char			*pending_msg;	/* the cloud's word while
 						   queued, or NULL */
 
