@@ -255,7 +255,13 @@ hist_job_row(struct cli_table *tb, json_t *j, int fmt)
 	cli_table_addf(tb, "%lld", (long long)cli_json_int(j, "id", 0));
 	cli_table_add(tb, cli_json_str(j, "name"));
 	cli_table_add(tb, hist_user(cli_json_int(j, "owner", -1)));
-	cli_table_add(tb, cli_json_str(j, "state"));
+	/* A deadline missed is said beside how the job ended. */
+	if (cli_json_int(j, "missed_by", 0) > 0)
+		cli_table_addf(tb, "%s (missed deadline by %s)",
+		    cli_json_str(j, "state"), cli_fmt_age(cli_json_int(j,
+		    "missed_by", 0), b1, sizeof b1));
+	else
+		cli_table_add(tb, cli_json_str(j, "state"));
 	cli_table_add(tb, b2);
 	cli_table_add(tb, cli_fmt_time(cli_json_int(j, "ended", 0), b1,
 	    sizeof b1));

@@ -15,6 +15,7 @@
 
 #include "client/cli.h"
 #include "common/proto.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 
 static const struct cli_col show_attempt_cols[] = {
@@ -180,6 +181,37 @@ show_field(const char *label, const char *fmt, ...)
 	free(s);
 }
 
+/*
+ * A job's deadline (doc/DESIGN.md "Deadlines"): the time, its slack
+ * while it lives, whether it left Spot for good, and a miss: ended after
+ * it, or still not finished past it, and by how much.
+ */
+static void
+show_deadline(json_t *job)
+{
+	const char	*d = cli_json_str(job, "deadline"), *st;
+	char		 b1[32], b2[32];
+	int64_t		 missed = cli_json_int(job, "missed_by", 0);
+	int		 live;
+
+	if (d == NULL)
+		return;
+	st = cli_json_str(job, "state");
+	live = st != NULL && strcmp(st, "succeeded") != 0 &&
+	    strcmp(st, "failed") != 0 && strcmp(st, "cancelled") != 0;
+	if (json_object_get(job, "slack") != NULL)
+		show_field("deadline", "%s (slack %s%s)", d,
+		    when_span(cli_json_int(job, "slack", 0), b1, sizeof b1),
+		    json_is_true(json_object_get(job, "deadline_safe")) ?
+		    "; off Spot for good" : "");
+	else
+		show_field("deadline", "%s", d);
+	if (missed > 0)
+		show_field("missed", live ? "deadline passed %s ago; not "
+		    "finished yet" : "deadline missed: finished %s after it",
+		    cli_fmt_age(missed, b2, sizeof b2));
+}
+
 static void
 show_header(json_t *job, int64_t now)
 {
@@ -250,6 +282,7 @@ show_header(json_t *job, int64_t now)
 	} else
 		show_field("cost", "%s", cli_fmt_saving(cost,
 		    cli_json_num(job, "baseline_usd", 0), usd, sizeof usd));
+	show_deadline(job);
 	if ((s = cli_json_str(job, "checkpoint")) != NULL) {
 		t = cli_json_int(job, "checkpoint_at", 0);
 		if (t > 0)

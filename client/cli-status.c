@@ -28,6 +28,7 @@
 
 #include "client/cli.h"
 #include "common/proto.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 
 /* Job states on the wire, in the order counts are shown. */
@@ -55,10 +56,25 @@ static const struct cli_col status_cols[] = {
 	{ "WHERE", CLI_LEFT },
 	{ "AGE", CLI_RIGHT },
 	{ "COST", CLI_RIGHT },
+	{ "SLACK", CLI_RIGHT },
 	{ "CHECKPOINT", CLI_LEFT },
 	{ "WHY", CLI_LEFT },
 };
 #define STATUS_NCOLS	(int)(sizeof status_cols / sizeof status_cols[0])
+#define STATUS_COL_SLACK	7
+
+/* The same without SLACK, when no job shown has a deadline. */
+static const struct cli_col status_cols_plain[] = {
+	{ "ID", CLI_RIGHT },
+	{ "NAME", CLI_LEFT },
+	{ "STATE", CLI_LEFT },
+	{ "GPU", CLI_LEFT },
+	{ "WHERE", CLI_LEFT },
+	{ "AGE", CLI_RIGHT },
+	{ "COST", CLI_RIGHT },
+	{ "CHECKPOINT", CLI_LEFT },
+	{ "WHY", CLI_LEFT },
+};
 
 #define STATUS_FIRST_PAGE	100	/* rows on a terminal by default */
 
@@ -196,6 +212,10 @@ struct status_job {
 	int64_t		 array_id;	/* a task: its array; else 0 */
 	int64_t		 task_index;
 	int64_t		 tasks;		/* a folded array: its size; else 0 */
+	int		 deadline;	/* it has one */
+	int		 has_slack;
+	int64_t		 slack;		/* s, while it lives */
+	int64_t		 missed_by;	/* s late; 0 on time */
 };
 
 #define STATUS_KEY(k, kl, name) \
@@ -304,6 +324,13 @@ status_job_member(const char *k, size_t kl, const char *v, size_t vl,
 		STATUS_STR(checkpoint);
 	else if (STATUS_KEY(k, kl, "checkpoint_at"))
 		j->checkpoint_at = cli_jscan_int(v, vl, 0);
+	else if (STATUS_KEY(k, kl, "deadline"))
+		j->deadline = 1;
+	else if (STATUS_KEY(k, kl, "slack")) {
+		j->slack = cli_jscan_int(v, vl, 0);
+		j->has_slack = 1;
+	} else if (STATUS_KEY(k, kl, "missed_by"))
+		j->missed_by = cli_jscan_int(v, vl, 0);
 	else if (STATUS_KEY(k, kl, "accelerator") && *v == '{')
 		return cli_jscan_object(v, vl, status_acc_member, j);
 	else if (STATUS_KEY(k, kl, "current") && *v == '{') {
@@ -372,6 +399,28 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 		cli_table_addf(t, "%.*s", (int)(end - base), base);
 }
 
+/*
+ * The slack of a job with a deadline (doc/DESIGN.md "Deadlines"):
+ * "+5h12m" while it lives, "-0h20m" once it cannot make it or missed
+ * it by that much, "met" when it ended in time; "-" without one.
+ */
+static void
+status_slack(struct cli_table *t, const struct status_job *j)
+{
+	char	buf[32];
+
+	if (!j->deadline)
+		cli_table_add(t, "-");
+	else if (j->has_slack)
+		cli_table_add(t, when_span(j->slack, buf, sizeof buf));
+	else if (j->missed_by > 0)
+		cli_table_add(t, when_span(-j->missed_by, buf, sizeof buf));
+	else if (status_is_finished(j->state))
+		cli_table_add(t, "met");
+	else
+		cli_table_add(t, "-");
+}
+
 static void
 status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 {
@@ -411,6 +460,7 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 		cli_table_add(t, "-");
 	else
 		cli_table_add(t, cli_fmt_usd(cost, buf, sizeof buf));
+	status_slack(t, j);
 	status_checkpoint(t, j, now);
 	/* A finished job: how it ended, if the daemon says. */
 	if (status_is_finished(j->state) && j->message != NULL &&
@@ -521,6 +571,7 @@ struct status_run {
 	json_t			*counts;	/* of the first page */
 	int64_t			 seen[STATUS_NSTATES];
 	int64_t			 now;
+	int			 deadlines;	/* jobs with one, shown */
 };
 
 /*
@@ -593,6 +644,7 @@ status_page(struct cli *cli, struct status_run *r, int64_t page)
 			goto bad;
 		}
 		status_row(r->t, &job, r->now);
+		r->deadlines += job.deadline;
 		if (job.state != NULL && (k = status_state_index(job.state,
 		    strlen(job.state))) >= 0)
 			r->seen[k]++;
@@ -706,6 +758,10 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	if (json)
 		fputs(r.first ? "]\n" : "\n]\n", stdout);
 	else if (rc == 0) {
+		/* SLACK only when a job shown has a deadline. */
+		if (r.deadlines == 0)
+			cli_table_drop(r.t, status_cols_plain,
+			    STATUS_COL_SLACK);
 		if (cli_table_rows(r.t) > 0)
 			cli_table_print(r.t, stdout, cli_table_width(), 1);
 		status_counts(o, r.counts, r.seen, !r.more || o->first_page);

@@ -265,6 +265,12 @@ void	cli_table_set_below(struct cli_table *, int on);
 /* Rows added so far. */
 size_t	cli_table_rows(const struct cli_table *);
 /*
+ * Drop column COL from every full row, the table then having COLS
+ * (borrowed, one fewer): for a column that turned out empty.
+ */
+void	cli_table_drop(struct cli_table *, const struct cli_col *cols,
+	    int col);
+/*
  * Print with a header row. With WIDTH > 0, the last column is cut so
  * lines fit WIDTH columns (never below a few characters), or moved
  * under each row (cli_table_set_below).

@@ -60,6 +60,24 @@ cli_table_free(struct cli_table *t)
 	free(t);
 }
 
+void
+cli_table_drop(struct cli_table *t, const struct cli_col *cols, int col)
+{
+	size_t	i, k = 0;
+
+	if (col < 0 || col >= t->ncols)
+		return;
+	for (i = 0; i < t->ncells; i++) {
+		if ((int)(i % (size_t)t->ncols) == col)
+			free(t->cells[i]);
+		else
+			t->cells[k++] = t->cells[i];
+	}
+	t->ncells = k;
+	t->ncols--;
+	t->cols = cols;
+}
+
 /* Decode one UTF-8 sequence at S (LEN > 0); *cp = -1 if malformed. */
 static size_t
 table_utf8(const unsigned char *s, size_t len, long *cp)

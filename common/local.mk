@@ -5,6 +5,7 @@ common_libcommon_a_SOURCES = \
 	common/xmalloc.c common/xmalloc.h \
 	common/frame.c common/frame.h \
 	common/duration.c common/duration.h \
+	common/when.c common/when.h \
 	common/gpu.c common/gpu.h \
 	common/jsonw.c common/jsonw.h \
 	common/strdist.c common/strdist.h \

@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "common/jsonw.h"
+#include "common/when.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "daemon/api-int.h"
@@ -121,6 +122,24 @@ api_hist_close_job(struct api_hist *h)
 	h->open = 0;
 }
 
+/*
+ * A job with a deadline: the time and, when it ended after it without
+ * being cancelled, by how much it missed (doc/DESIGN.md "Deadlines").
+ */
+static void
+api_hist_deadline(struct jsonw *w, const struct store_acct_row *r)
+{
+	char	t[WHEN_TEXT_MAX];
+
+	JSONW_KEY(w, "deadline");
+	jsonw_string(w, when_format(r->deadline, t, sizeof t));
+	if ((r->state == JOB_SUCCEEDED || r->state == JOB_FAILED) &&
+	    r->ended > r->deadline) {
+		JSONW_KEY(w, "missed_by");
+		jsonw_int(w, r->ended - r->deadline);
+	}
+}
+
 static int
 api_hist_on_row(const struct store_acct_row *r, void *arg)
 {
@@ -157,6 +176,8 @@ api_hist_on_row(const struct store_acct_row *r, void *arg)
 		jsonw_int(w, r->failures);
 		JSONW_KEY(w, "exit_code");
 		jsonw_int(w, r->exit_code);
+		if (r->deadline > 0)
+			api_hist_deadline(w, r);
 		JSONW_KEY(w, "attempts");
 		jsonw_array_begin(w);
 	}

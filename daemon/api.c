@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <uv.h>
@@ -47,9 +48,11 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/proto.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 #include "daemon/api-int.h"
 #include "daemon/conf.h"
+#include "daemon/sched-deadline.h"
 #include "daemon/server.h"
 #include "daemon/spec.h"
 #include "store/store.h"
@@ -1003,6 +1006,38 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 }
 
 /*
+ * The deadline members of job J (doc/DESIGN.md "Deadlines"): the time,
+ * whether it left Spot for good, its slack while it lives and, once it
+ * is late (ended after the deadline without being cancelled, or live
+ * past it), by how much it missed.
+ */
+static void
+api_deadline_write(struct jsonw *w, const struct api *a,
+    const struct store_job *j)
+{
+	char	t[WHEN_TEXT_MAX];
+	int64_t	now = time(NULL), slack, late = 0;
+
+	JSONW_KEY(w, "deadline");
+	jsonw_string(w, when_format(j->deadline, t, sizeof t));
+	JSONW_KEY(w, "deadline_safe");
+	jsonw_bool(w, j->deadline_safe);
+	if (JOB_MASK(j->state) & JOB_MASK_LIVE) {
+		if (sched_deadline_slack(a->store, a->conf, j, now,
+		    &slack) == 0) {
+			JSONW_KEY(w, "slack");
+			jsonw_int(w, slack);
+		}
+		late = now - j->deadline;
+	} else if (j->state == JOB_SUCCEEDED || j->state == JOB_FAILED)
+		late = j->updated - j->deadline;
+	if (late > 0) {
+		JSONW_KEY(w, "missed_by");
+		jsonw_int(w, late);
+	}
+}
+
+/*
  * proto.h's job shape, the one writer of it, for list and show: the
  * object is left open after the key "current", whose value (the live
  * attempt or null) and any further members are the caller's, who then
@@ -1069,6 +1104,8 @@ api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 		JSONW_KEY(w, "task_index");
 		jsonw_int(w, j->task_index);
 	}
+	if (j->deadline > 0)
+		api_deadline_write(w, a, j);
 	JSONW_KEY(w, "current");
 }
 

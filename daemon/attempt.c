@@ -169,6 +169,8 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 	[ATTEMPT_OUT_PENDING] = { "pending", END_PENDING, CLOUD, JOB_QUEUED,
 	    ATTEMPT_COUNTS_NONE, -1, ATTEMPT_WAIT_NONE, ATTEMPT_AVOID_PENDING,
 	    0, 0 },
+	[ATTEMPT_OUT_MOVED] = { "moved", END_PENDING, CLOUD, JOB_QUEUED,
+	    ATTEMPT_COUNTS_NONE, -1, ATTEMPT_WAIT_NONE, 0, 0, 0 },
 };
 
 #undef M
@@ -216,6 +218,7 @@ struct attempt {
 	int			 cancel_reason;	/* END_CANCELLED, END_LIMIT or
 						   END_PENDING */
 	char			*cancel_msg;
+	int			 cancel_move;	/* END_PENDING: attempt_move */
 	char			*pending_msg;	/* the cloud's word while
 						   queued, or NULL */
 
@@ -1046,7 +1049,8 @@ att_cancel_outcome(const struct attempt *e)
 	case END_LIMIT:
 		return ATTEMPT_OUT_LIMIT;
 	case END_PENDING:
-		return ATTEMPT_OUT_PENDING;
+		return e->cancel_move ? ATTEMPT_OUT_MOVED :
+		    ATTEMPT_OUT_PENDING;
 	default:
 		return ATTEMPT_OUT_CANCELLED;
 	}
@@ -1469,7 +1473,8 @@ att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 		ended = att_plausible(o->ended, now);
 	if (ended != 0 && ended < e->a->started)
 		ended = 0;
-	if (out == ATTEMPT_OUT_LIMIT || out == ATTEMPT_OUT_PENDING)
+	if (out == ATTEMPT_OUT_LIMIT || out == ATTEMPT_OUT_PENDING ||
+	    out == ATTEMPT_OUT_MOVED)
 		msg = e->cancel_msg;
 	else if (out == ATTEMPT_OUT_LOST && o->state == PROV_CANCELLED)
 		msg = "cancelled outside gpuq";
@@ -1670,6 +1675,9 @@ att_finish_words(struct attempt *e, int out, const struct store_job *j,
 	case ATTEMPT_OUT_PENDING:
 		return xprintf("%s; placed elsewhere", e->cancel_msg != NULL ?
 		    e->cancel_msg : "queued in the cloud too long");
+	case ATTEMPT_OUT_MOVED:
+		return xstrdup(e->cancel_msg != NULL ? e->cancel_msg :
+		    "moved elsewhere");
 	case ATTEMPT_OUT_CANCELLED:
 		return xstrdup("cancelled");
 	default:
@@ -1904,6 +1912,20 @@ attempt_cancel(struct attempts *at, int64_t id)
 	e->cancel_wanted = 1;
 	e->cancel_reason = END_CANCELLED;
 	att_cancel_start(e);
+}
+
+int
+attempt_move(struct attempts *at, int64_t id, const char *why)
+{
+	struct attempt	*e;
+
+	if (at->closing || (e = att_find_job(at, id)) == NULL)
+		return -ENOENT;
+	if (e->cancel_wanted || e->ending || e->job_terminal)
+		return -EALREADY;
+	e->cancel_move = 1;
+	att_stop(e, END_PENDING, xstrdup(why));
+	return 0;
 }
 
 /* ---------------------------------------------------------------- */

@@ -62,6 +62,8 @@ enum attempt_outcome {
 	ATTEMPT_OUT_LIMIT,		/* max_runtime, max_total_usd */
 	ATTEMPT_OUT_PENDING,		/* queued in the cloud longer than
 					   pending_timeout: withdrawn */
+	ATTEMPT_OUT_MOVED,		/* withdrawn by attempt_move(): a
+					   deadline job leaves Spot */
 	ATTEMPT_OUT_COUNT
 };
 
@@ -206,6 +208,14 @@ void		 attempt_foreach(struct attempts *,
  * accepted that. A job with nothing in the cloud is cancelled at once.
  */
 void		 attempt_cancel(struct attempts *, int64_t id);
+/*
+ * Withdraw job ID's live attempt so the job is placed again at once,
+ * elsewhere and with nothing counted (doc/DESIGN.md "Deadlines"): the
+ * attempt is cancelled and, once the cloud has it cancelled, the job is
+ * queued with WHY (borrowed) in its event. 0, or -ENOENT when the job
+ * has no live attempt here, -EALREADY when one is ending anyway.
+ */
+int		 attempt_move(struct attempts *, int64_t id, const char *why);
 
 /* Seconds before try N + 1 (N >= 0): [scheduler] backoff_base x 2^N,
  * capped by backoff_max, jittered. The one backoff. */

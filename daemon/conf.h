@@ -73,6 +73,8 @@ struct conf {
 	int64_t	 quota_ttl;		/* s a quota reading is good */
 	double	 preemptions_per_hour;	/* prior for lambda */
 	int64_t	 restart_overhead;	/* s lost per interruption */
+	int64_t	 deadline_margin;	/* s of slack a deadline job keeps
+					   before it leaves Spot */
 	int64_t	 backoff_base;		/* s, first retry delay */
 	int64_t	 backoff_max;		/* s, longest retry delay */
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */

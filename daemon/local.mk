@@ -36,6 +36,8 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/attempt.c daemon/attempt.h \
 	daemon/reconcile.c daemon/reconcile.h \
 	daemon/cost.c daemon/cost.h \
+	daemon/deadline.c daemon/deadline.h \
+	daemon/sched-deadline.c daemon/sched-deadline.h \
 	daemon/doctor.c daemon/doctor.h \
 	daemon/logs.c daemon/logs.h
 
@@ -47,6 +49,14 @@ tests_unit_test_cost_SOURCES = tests/unit/test-cost.c \
 	daemon/cost.c daemon/cost.h
 tests_unit_test_cost_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_cost_LDADD = $(CMOCKA_LIBS) -lm
+
+# Unit tests of the deadline policy (pure) and the times it reads.
+check_PROGRAMS += tests/unit/test-deadline
+TESTS += tests/unit/test-deadline
+tests_unit_test_deadline_SOURCES = tests/unit/test-deadline.c \
+	daemon/deadline.c daemon/deadline.h
+tests_unit_test_deadline_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_deadline_LDADD = common/libcommon.a $(CMOCKA_LIBS) -lm
 
 # Unit tests: common/frame.c as the server uses it, and gpuqd.conf.
 check_PROGRAMS += tests/unit/test-frame tests/unit/test-conf

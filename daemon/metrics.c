@@ -153,6 +153,26 @@ metrics_on_move(const struct store_move *m, void *arg)
 /* The families.						    */
 
 /*
+ * Jobs that ended (succeeded or failed) after their deadline
+ * (doc/DESIGN.md "Deadlines"): read from the store, so it survives a
+ * restart; a partial index holds only those jobs.
+ */
+static void
+metrics_deadline(struct metrics *mx, struct metrics_buf *b)
+{
+	char	*cause = NULL;
+	int64_t	 n = 0;
+
+	if (store_deadline_misses(mx->store, &n, &cause) != 0) {
+		log_warnx("metrics: %s", cause);
+		free(cause);
+	}
+	metrics_family(b, "gpuq_deadline_misses_total", "counter",
+	    "Jobs with a deadline that succeeded or failed after it.");
+	metrics_sample(b, "gpuq_deadline_misses_total", NULL, 0, (double)n);
+}
+
+/*
  * What the same running time would have cost on Vertex AI on-demand, and
  * the saving (doc/DESIGN.md "Accounting"). The baseline only grows, like
  * what was spent; the saving is a gauge, as it falls when a job costs
@@ -177,6 +197,7 @@ metrics_savings(struct metrics *mx, struct metrics_buf *b)
 	    "cost, over the jobs with a baseline; negative when it cost "
 	    "more).");
 	metrics_sample(b, "gpuq_saved_dollars", NULL, 0, saved);
+	metrics_deadline(mx, b);
 }
 
 static void

@@ -86,6 +86,7 @@
 #include "daemon/conf.h"
 #include "daemon/cost.h"
 #include "daemon/sched.h"
+#include "daemon/sched-deadline.h"
 #include "daemon/sched-gate.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
@@ -288,6 +289,15 @@ sched_job_limits(struct sched_job *j, json_t *spec)
 		j->hours = 1;
 }
 
+/* Does SPEC insist on Spot (spot: require)? */
+static int
+sched_spot_required(json_t *spec)
+{
+	const char	*v = json_string_value(json_object_get(spec, "spot"));
+
+	return v != NULL && strcmp(v, "require") == 0;
+}
+
 /* The cached job for row J, made on first sight (the spec parsed once). */
 static struct sched_job *
 sched_job_get(struct sched *s, const struct store_job *row)
@@ -306,6 +316,13 @@ sched_job_get(struct sched *s, const struct store_job *row)
 	if (spec == NULL)
 		j->bad = xprintf("the stored spec is not JSON: %s", err.text);
 	else {
+		/*
+		 * A deadline job short of slack may no longer use Spot
+		 * (doc/DESIGN.md "Deadlines"): its shape is spot: never.
+		 */
+		if (row->deadline_safe && !sched_spot_required(spec))
+			(void)json_object_set_new(spec, "spot",
+			    json_string("never"));
 		j->shape = sched_shape_get(s, spec, &j->bad);
 		sched_job_limits(j, spec);
 		sched_gate_parse(&j->gate, row, spec);
@@ -978,6 +995,41 @@ sched_wait(struct sched *s, enum sched_state state, unsigned owe)
 	sched_arm(s, SCHED_QUOTA_WAIT_MS);
 }
 
+/*
+ * Job ID was just marked deadline_safe: forget what was parsed of it,
+ * so its next sight reads the mark and gives it a shape without Spot.
+ */
+static void
+sched_on_deadline_safe(void *arg, int64_t id)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_find(s, id);
+
+	if (j != NULL)
+		sched_job_free(s, j);
+}
+
+/*
+ * The jobs with a deadline, before the queue is read (doc/DESIGN.md
+ * "Deadlines"): those short of slack are marked and leave Spot, and
+ * the timer is asked to wake the scheduler when the next one will be.
+ */
+static void
+sched_deadlines(struct sched *s)
+{
+	struct sched_deadline_run	r;
+
+	sched_deadline_check(s->store, s->att, cloud_conf(s->cloud),
+	    s->ctx.now, sched_on_deadline_safe, s, &r);
+	if (r.next > s->ctx.now)
+		sched_wake_at(s, r.next);
+	if (r.jobs > 0)
+		log_debug("scheduler: %d deadline job(s), %d marked safe, %d "
+		    "moved off Spot, next look in %llds", r.jobs, r.marked,
+		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
+		    -1));
+}
+
 /* The synchronous part of a pass, once quotas are fresh enough. */
 static void
 sched_pass_run(struct sched *s)
@@ -998,6 +1050,7 @@ sched_pass_run(struct sched *s)
 	sched_ctx_begin(s, ctx, &s->market);
 	ctx->gen = s->gen;
 	s->nitems = 0;
+	sched_deadlines(s);
 	if (store_job_list_runnable(s->store, ctx->now, sched_on_runnable, s,
 	    &cause) < 0) {
 		log_warnx("scheduler: cannot list the queue: %s", cause);

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -36,6 +37,7 @@
 #include "common/log.h"
 #include "common/strdist.h"
 #include "common/webhook.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp-defaults.h"
@@ -1009,6 +1011,68 @@ spec_check_hours(struct spec_ctx *c, const char *field, json_t *v)
 	    &d)) != 0)
 		return r;
 	spec_put(c->out, "estimated_hours", json_real(d));
+	return 0;
+}
+
+/*
+ * deadline: an RFC 3339 time with its zone ("2026-12-01T09:00:00Z",
+ * "2026-12-01T09:00:00+01:00") or a duration after now, the submit
+ * ("36h"); kept as the UTC time, so it means the same after a restart
+ * and validating the normalized spec again gives it back. Needs
+ * estimated_hours given, and that much time left before it
+ * (doc/DESIGN.md "Deadlines").
+ */
+static int
+spec_check_deadline(struct spec_ctx *c, const char *field, json_t *v)
+{
+	const char	*s;
+	char		 at[WHEN_TEXT_MAX], need[WHEN_TEXT_MAX], left[32];
+	char		 work[32], *q;
+	int64_t		 t, sec, now = time(NULL);
+	double		 hours;
+	int		 r;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_string(v))
+		return spec_fail_type(c, field, v, "a time such as "
+		    "\"2026-12-01T09:00:00Z\" or a duration such as \"36h\"");
+	s = json_string_value(v);
+	if (when_parse(s, &t) != 0) {
+		if (duration_parse(s, &sec) != 0 || sec <= 0) {
+			q = spec_clean(s);
+			r = spec_fail(c, field, "\"%s\" is neither a time "
+			    "nor a duration; write e.g. "
+			    "2026-12-01T09:00:00Z, 2026-12-01T09:00:00+01:00 "
+			    "(a time needs its zone) or 36h after the submit",
+			    q);
+			free(q);
+			return r;
+		}
+		t = now + sec;
+	}
+	if (json_object_get(c->in, "estimated_hours") == NULL)
+		return spec_fail(c, field, "needs estimated_hours: a "
+		    "deadline is met by knowing how much work is left; add "
+		    "estimated_hours (the job's running time, in hours)");
+	hours = json_number_value(json_object_get(c->out,
+	    "estimated_hours"));
+	(void)when_format(t, at, sizeof at);
+	if (t <= now)
+		return spec_fail(c, field, "%s has already passed; give a "
+		    "later time", at);
+	if ((double)(t - now) < hours * 3600) {
+		(void)when_format(now + (int64_t)ceil(hours * 3600), need,
+		    sizeof need);
+		(void)duration_format(t - now, left, sizeof left);
+		(void)duration_format((int64_t)ceil(hours * 3600), work,
+		    sizeof work);
+		return spec_fail(c, field, "%s leaves %s, but estimated_hours "
+		    "is %g (%s of work): the job cannot finish in time; "
+		    "move the deadline to %s or later, or lower "
+		    "estimated_hours", at, left, hours, work, need);
+	}
+	spec_put(c->out, "deadline", json_string(at));
 	return 0;
 }
 
@@ -2148,6 +2212,7 @@ static const struct spec_field spec_fields[] = {
 	{ "max_hourly_usd",	spec_check_max_hourly },
 	{ "max_total_usd",	spec_check_max_total },
 	{ "estimated_hours",	spec_check_hours },
+	{ "deadline",		spec_check_deadline },
 	{ "max_runtime",	spec_check_runtime },
 	{ "pending_timeout",	spec_check_pending_timeout },
 	{ "max_interruptions",	spec_check_interruptions },

@@ -8,7 +8,8 @@ store_libstore_a_SOURCES = \
 	store/store-attempt.c \
 	store/store-array.c \
 	store/store-names.c \
-	store/store-acct.c
+	store/store-acct.c \
+	store/store-deadline.c
 store_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 
 # Unit tests of the store; data/store-v1.sql and data/store-v2.sql are

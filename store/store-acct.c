@@ -48,6 +48,7 @@ store_acct_row(sqlite3_stmt *s, struct store_acct_row *r)
 	r->end_reason = sqlite3_column_int(s, 24);
 	r->a_gpu_count = sqlite3_column_int(s, 25);
 	r->baseline_hourly_usd = sqlite3_column_double(s, 26);
+	r->deadline = sqlite3_column_int64(s, 27);
 }
 
 int

@@ -28,7 +28,7 @@
 	"updated, not_before, attempts, failures, interruptions, "	\
 	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
-	"baseline_usd, nodes"
+	"baseline_usd, nodes, deadline, deadline_safe"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\

@@ -59,6 +59,8 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	    sqlite3_column_int(s, 22);
 	j->baseline_usd = sqlite3_column_double(s, 23);
 	j->nodes = sqlite3_column_int(s, 24);
+	j->deadline = sqlite3_column_int64(s, 25);
+	j->deadline_safe = sqlite3_column_int(s, 26);
 }
 
 /* Write one events row; the caller holds the transaction. */

@@ -35,6 +35,13 @@
  *            jobs by the time they ended, for gpuq history.
  * Version 7: jobs.nodes and attempts.nodes, the machines of a gang
  *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
+ * Version 8: deadlines (doc/DESIGN.md "Deadlines"): jobs.deadline, the
+ *            spec's deadline in unix seconds (0: none), and the sticky
+ *            jobs.deadline_safe, set once the job may no longer use
+ *            preemptible capacity; jobs_deadline (partial: live jobs
+ *            with a deadline) lets each pass find them without a scan,
+ *            jobs_missed (succeeded or failed after their deadline)
+ *            counts the misses for metrics.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -239,6 +246,15 @@ static const char *const store_migrations[] = {
 	 */
 	("ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
 	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"),
+
+	/* 7 → 8: deadlines; jobs before them have none. */
+	("ALTER TABLE jobs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN deadline_safe INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"CREATE INDEX jobs_deadline ON jobs(id) WHERE deadline > 0"
+	"  AND state IN (" STORE_LIVE_SQL ");"
+	"CREATE INDEX jobs_missed ON jobs(id) WHERE deadline > 0"
+	"  AND state IN (5, 6) AND updated > deadline;"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -38,7 +38,7 @@ static const char *const store_sql[STMT_COUNT] = {
 	/* ?8 NULL or ?9 0: take the accelerator from the spec. */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
 	    " spec, labels, created, updated, gpu_type, gpu_count, array_id,"
-	    " task_index, nodes)"
+	    " task_index, nodes, deadline)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, coalesce(?8,"
 	    " CASE WHEN json_valid(?5)"
 	    " THEN json_extract(?5, '$.accelerator.type') END),"
@@ -46,7 +46,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " THEN coalesce(json_extract(?5, '$.accelerator.count'), 0)"
 	    " ELSE 0 END, ?10, ?11,"
 	    " CASE WHEN ?12 > 0 THEN ?12 WHEN json_valid(?5)"
-	    " THEN coalesce(json_extract(?5, '$.nodes'), 1) ELSE 1 END)",
+	    " THEN coalesce(json_extract(?5, '$.nodes'), 1) ELSE 1 END,"
+	    " CASE WHEN json_valid(?5) THEN coalesce(CAST(strftime('%s',"
+	    " json_extract(?5, '$.deadline')) AS INTEGER), 0) ELSE 0 END)",
 	/* Task 0 of an array: its own id is the array's. */
 	[STMT_JOB_SET_ARRAY] = "UPDATE jobs SET array_id = id WHERE id = ?1",
 	[STMT_JOB_GET] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE id = ?1",
@@ -126,7 +128,7 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " j.interruptions, j.failures, j.exit_code, a.number, a.provider,"
 	    " a.region, a.zone, a.spot, a.hourly_usd, a.started, a.ended,"
 	    " a.billed_start, a.billed_end, a.cost_usd, a.baseline_usd,"
-	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd"
+	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd, j.deadline"
 	    " FROM jobs AS j INDEXED BY jobs_history"
 	    " LEFT JOIN attempts AS a ON a.job_id = j.id"
 	    " WHERE j.state NOT IN (" STORE_LIVE_SQL ")"

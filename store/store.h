@@ -118,6 +118,10 @@ struct store_job {
 	int		 task_index;	/* a task: 0, 1, ...; else -1 */
 	double		 baseline_usd;	/* ended attempts' baseline, so far */
 	int		 nodes;		/* machines of a gang, 1 or more */
+	int64_t		 deadline;	/* spec's deadline, unix s; 0 none */
+	int		 deadline_safe;	/* sticky: no preemptible capacity
+					   any more (doc/DESIGN.md
+					   "Deadlines") */
 };
 
 /*
@@ -334,6 +338,24 @@ int	 store_job_requeue(struct store *, int64_t id, unsigned from_mask,
 /* Earliest time the scheduler may try the job again. */
 int	 store_job_set_not_before(struct store *, int64_t id, int64_t when,
 	    char **cause);
+/*
+ * Mark job ID deadline_safe (sticky; doc/DESIGN.md "Deadlines") with an
+ * event saying MESSAGE, in one transaction. 0, or -EALREADY if it was
+ * already marked (nothing written), -ENOENT unknown.
+ */
+int	 store_job_set_deadline_safe(struct store *, int64_t id,
+	    const char *message, char **cause);
+/*
+ * Live jobs with a deadline (jobs_deadline), ascending id: CB per row.
+ * Returns the number of rows given to CB.
+ */
+int	 store_job_list_deadline(struct store *, store_job_cb cb, void *arg,
+	    char **cause);
+/*
+ * Jobs that succeeded or failed after their deadline (jobs_missed),
+ * into *RET: gpuq_deadline_misses_total.
+ */
+int	 store_deadline_misses(struct store *, int64_t *ret, char **cause);
 /* Newest checkpoint found for the job. */
 int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
 	    int64_t when, char **cause);
@@ -514,6 +536,7 @@ struct store_acct_row {
 	int		 a_gpu_count;
 	double		 hourly_usd;
 	double		 baseline_hourly_usd;
+	int64_t		 deadline;	/* the job's, unix s; 0 none */
 	int64_t		 started;	/* gpuqd's clock, 0 never ran */
 	int64_t		 a_ended;
 	int64_t		 billed_start;	/* the cloud's, 0 unknown */

@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "common/gpu.h"
 #include "common/strdist.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 #include "daemon/spec.h"
 
@@ -32,7 +34,7 @@
 #define KNOWN	"name, image, command, args, python_package, env, secret_env, " \
 		"accelerator, machine_type, nodes, regions, providers, spot, " \
 		"max_hourly_usd, " \
-		"max_total_usd, estimated_hours, max_runtime, " \
+		"max_total_usd, estimated_hours, deadline, max_runtime, " \
 		"pending_timeout, max_interruptions, max_failures, " \
 		"checkpoint, priority, labels, notify, array, after, " \
 		"after_any, disk"
@@ -914,6 +916,87 @@ test_spec_estimated_hours(void **state)
 	    "must be a number, not a list");
 }
 
+/*
+ * deadline: absolute with Z or a zone offset, or a duration after now;
+ * kept as UTC; needs estimated_hours that fit (doc/DESIGN.md
+ * "Deadlines").
+ */
+static void
+test_spec_deadline(void **state)
+{
+	json_t		*out;
+	int64_t		 t, now;
+	char		 want[64];
+	struct spec_error err = { NULL, NULL };
+	json_t		*again;
+
+	(void)state;
+	ok_field(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2099-12-01T09:00:00Z\""), "deadline",
+	    "\"2099-12-01T09:00:00Z\"");
+	/* A zone offset becomes UTC; a fraction of a second is dropped. */
+	ok_field(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2099-12-01T09:00:00.5+01:30\""), "deadline",
+	    "\"2099-12-01T07:30:00Z\"");
+	ok_field(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2099-03-01T00:30:00-01:00\""), "deadline",
+	    "\"2099-03-01T01:30:00Z\"");
+	/* A duration is after now, the submit. */
+	now = time(NULL);
+	out = ok(WITH("\"estimated_hours\": 2, \"deadline\": \"36h\""));
+	assert_int_equal(when_parse(json_string_value(json_object_get(out,
+	    "deadline")), &t), 0);
+	assert_true(t >= now + 36 * 3600 && t <= time(NULL) + 36 * 3600);
+	/* The normalized spec validates to itself: the time stays put. */
+	assert_int_equal(spec_validate(out, &again, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(again,
+	    "deadline")), json_string_value(json_object_get(out,
+	    "deadline")));
+	json_decref(again);
+	json_decref(out);
+	ok_absent("{" BASE "}", "deadline");
+
+	bad(WITH("\"deadline\": \"36h\""), "deadline", "needs "
+	    "estimated_hours: a deadline is met by knowing how much work is "
+	    "left; add estimated_hours (the job's running time, in hours)");
+	bad(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2099-12-01T09:00:00\""), "deadline", "\"2099-12-01T09:00:00\" "
+	    "is neither a time nor a duration; write e.g. "
+	    "2026-12-01T09:00:00Z, 2026-12-01T09:00:00+01:00 (a time needs "
+	    "its zone) or 36h after the submit");
+	bad(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2099-02-29T09:00:00Z\""), "deadline", "\"2099-02-29T09:00:00Z\" "
+	    "is neither a time nor a duration; write e.g. "
+	    "2026-12-01T09:00:00Z, 2026-12-01T09:00:00+01:00 (a time needs "
+	    "its zone) or 36h after the submit");
+	bad(WITH("\"estimated_hours\": 2, \"deadline\": 36"), "deadline",
+	    "must be a time such as \"2026-12-01T09:00:00Z\" or a duration "
+	    "such as \"36h\", not a number");
+	bad(WITH("\"estimated_hours\": 2, \"deadline\": "
+	    "\"2001-01-01T00:00:00Z\""), "deadline", "2001-01-01T00:00:00Z "
+	    "has already passed; give a later time");
+	/* 36 hours of work do not fit in 24: both figures and the fix. */
+	out = ok(WITH("\"estimated_hours\": 1"));
+	json_decref(out);
+	{
+		struct spec_error	 e = { NULL, NULL };
+		json_t			*in = parse(WITH("\"estimated_hours\": "
+		    "36, \"deadline\": \"24h\""));
+		json_t			*o = NULL;
+
+		assert_int_equal(spec_validate(in, &o, &e), -EINVAL);
+		assert_string_equal(e.field, "deadline");
+		(void)snprintf(want, sizeof want, "leaves 1d00h, but "
+		    "estimated_hours is 36 (1d12h of work)");
+		if (strstr(e.message, want) == NULL ||
+		    strstr(e.message, "move the deadline to ") == NULL ||
+		    strstr(e.message, "or lower estimated_hours") == NULL)
+			fail_msg("%s", e.message);
+		spec_error_done(&e);
+		json_decref(in);
+	}
+}
+
 static void
 test_spec_max_runtime_forms(void **state)
 {
@@ -1552,6 +1635,7 @@ main(void)
 		cmocka_unit_test(test_spec_spot),
 		cmocka_unit_test(test_spec_usd_limits),
 		cmocka_unit_test(test_spec_estimated_hours),
+		cmocka_unit_test(test_spec_deadline),
 		cmocka_unit_test(test_spec_max_runtime_forms),
 		cmocka_unit_test(test_spec_pending_timeout),
 		cmocka_unit_test(test_spec_max_runtime_bad),

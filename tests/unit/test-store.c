@@ -2265,6 +2265,67 @@ test_store_arrays(void **state)
 	    "%lld", (long long)ids[6]), JOB_QUEUED);
 }
 
+/*
+ * Deadlines (doc/DESIGN.md "Deadlines"): the column comes from the
+ * spec's UTC time, deadline_safe is sticky and set once, the live jobs
+ * with one are listed, and a job that ended after it is a miss.
+ */
+static void
+test_store_deadline(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 row;
+	struct store_job	*j = NULL;
+	struct collect		 c;
+	int64_t			 id, plain, n = -1;
+	char			*cause = NULL;
+
+	memset(&row, 0, sizeof row);
+	row.name = "due";
+	row.owner = 1000;
+	row.spec = "{\"image\":\"x\",\"estimated_hours\":1,"
+	    "\"deadline\":\"2020-01-01T00:00:00Z\"}";
+	assert_int_equal(store_jobs_insert(fx->st, &row, 1, &id, &cause), 0);
+	plain = insert_one(fx->st, "plain", 0);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->deadline, 1577836800);
+	assert_int_equal(j->deadline_safe, 0);
+	store_job_free(j);
+	assert_int_equal(store_job_get(fx->st, plain, &j, &cause), 0);
+	assert_int_equal(j->deadline, 0);
+	store_job_free(j);
+
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
+	    &cause), 1);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.ids[0], id);
+
+	assert_int_equal(store_job_set_deadline_safe(fx->st, id, "off Spot",
+	    &cause), 0);
+	assert_int_equal(store_job_set_deadline_safe(fx->st, id, "again",
+	    &cause), -EALREADY);
+	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
+	assert_int_equal(j->deadline_safe, 1);
+	store_job_free(j);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events WHERE "
+	    "job_id = %lld AND message = 'off Spot'", (long long)id), 1);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM events WHERE "
+	    "job_id = %lld AND message = 'again'", (long long)id), 0);
+
+	/* Ended after it: a miss; the live listing no longer has it. */
+	assert_int_equal(store_deadline_misses(fx->st, &n, &cause), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_job_transition(fx->st, id, JOB_MASK(JOB_QUEUED),
+	    JOB_SUCCEEDED, "done", NULL, &cause), 0);
+	assert_int_equal(store_deadline_misses(fx->st, &n, &cause), 0);
+	assert_int_equal(n, 1);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
+	    &cause), 0);
+	assert_null(cause);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define TN(f)	cmocka_unit_test_setup_teardown(f, setup_nostore, teardown)
 
@@ -2273,6 +2334,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_store_open_creates),
+		T(test_store_deadline),
 		T(test_store_reopen_keeps_install_id),
 		TN(test_store_open_bad_path),
 		TN(test_store_open_not_a_database),

@@ -1,0 +1,59 @@
+/*
+ * deadline.c: the deadline policy (deadline.h; doc/DESIGN.md
+ * "Deadlines"). The slack follows Uniform Progress of "Can't Be Late"
+ * (Wu et al., NSDI 2024): a job that still has more time than work may
+ * gamble on Spot; the expected price of the gamble is one
+ * restart_overhead per interruption the Spot rate predicts for the work
+ * left. Once the slack is under the margin, the job must not gamble.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "daemon/deadline.h"
+
+double
+deadline_done(double run, int resumes, double restart_overhead, double work)
+{
+	double	done;
+
+	done = run - (resumes > 0 ? resumes : 0) * restart_overhead;
+	if (done < 0)
+		done = 0;
+	if (done > work)
+		done = work;
+	return done;
+}
+
+int64_t
+deadline_slack(const struct deadline_job *j)
+{
+	double	left = j->work - j->done, lost = 0;
+
+	if (left < 0)
+		left = 0;
+	/* On capacity that is not preempted no restart is expected. */
+	if (!j->safe && j->lambda > 0)
+		lost = j->restart_overhead * j->lambda * left / 3600.0;
+	return (int64_t)floor((double)(j->deadline - j->now) - left - lost);
+}
+
+int
+deadline_unsafe(const struct deadline_job *j, int64_t margin)
+{
+	return !j->safe && deadline_slack(j) < margin;
+}
+
+int64_t
+deadline_cross_at(const struct deadline_job *j, int64_t margin)
+{
+	int64_t	slack;
+
+	if (j->safe)
+		return 0;
+	slack = deadline_slack(j);
+	if (slack < margin)
+		return j->now;
+	/* The first second at which the slack is below, not at, it. */
+	return j->now + (slack - margin) + 1;
+}

@@ -1,0 +1,51 @@
+/*
+ * deadline.h: the deadline policy (doc/DESIGN.md "Deadlines"), in the
+ * spirit of "Can't Be Late" (Wu et al., NSDI 2024): while a job's slack
+ * is at least the margin it may use the cheapest capacity, Spot
+ * included; once the slack falls below the margin it may no longer use
+ * preemptible capacity, and stays so.
+ *
+ * Pure functions of plain numbers: the caller reads the store, the
+ * clock and gpuqd.conf and hands them in. Nothing here keeps state.
+ */
+#ifndef GPUQ_DEADLINE_H
+#define GPUQ_DEADLINE_H
+
+#include <stdint.h>
+
+/* What the policy needs to know of one job, in seconds unless said. */
+struct deadline_job {
+	int64_t		 now;
+	int64_t		 deadline;	/* unix s */
+	double		 work;		/* estimated_hours, in seconds */
+	double		 done;		/* progress so far (deadline_done) */
+	int		 safe;		/* no preemptible capacity any more */
+	double		 restart_overhead; /* per interruption */
+	double		 lambda;	/* Spot interruptions per hour */
+};
+
+/*
+ * Progress of a job from its attempts' running time: RUN seconds run
+ * over RESUMES attempts that started again from a checkpoint (each
+ * spends RESTART_OVERHEAD reloading), at most WORK.
+ */
+double	 deadline_done(double run, int resumes, double restart_overhead,
+	    double work);
+/*
+ * Slack of J in seconds: time to the deadline less the work left and,
+ * while J may still use Spot, restart_overhead per interruption
+ * expected over the work left. Negative when the deadline can no
+ * longer be met (or has passed).
+ */
+int64_t	 deadline_slack(const struct deadline_job *j);
+/* Must J leave preemptible capacity (its slack below MARGIN)? */
+int	 deadline_unsafe(const struct deadline_job *j, int64_t margin);
+/*
+ * When J's slack will fall below MARGIN if it makes no progress (queued
+ * or pending: the slack shrinks a second a second), as a unix time: the
+ * first second at which deadline_unsafe() holds. 0
+ * when never (already safe) and J->now when it already has.
+ */
+int64_t	 deadline_cross_at(const struct deadline_job *j, int64_t margin);
+
+#endif

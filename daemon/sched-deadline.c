@@ -1,0 +1,214 @@
+/*
+ * sched-deadline.c: the pass's look at jobs with a deadline
+ * (sched-deadline.h; doc/DESIGN.md "Deadlines"). One index walk
+ * (jobs_deadline: live jobs with a deadline only) and, per such job, its
+ * attempts: what it costs is proportional to the deadline jobs, not to
+ * the queue. The arithmetic is deadline.c's; this file reads what it
+ * needs and acts on the verdict: the sticky mark in the store, and the
+ * withdrawal of a Spot attempt through attempt.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/duration.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "daemon/attempt.h"
+#include "daemon/conf.h"
+#include "daemon/deadline.h"
+#include "daemon/sched-deadline.h"
+#include "store/store.h"
+
+/* What a job's attempts say, summed by sd_on_attempt. */
+struct sd_attempts {
+	int64_t		 now;
+	double		 run;		/* seconds run, all attempts */
+	int		 resumes;	/* started again from a checkpoint */
+	int		 live_spot;	/* a live attempt on Spot */
+};
+
+struct sd_ctx {
+	struct store		*st;
+	struct attempts		*att;
+	const struct conf	*conf;
+	int64_t			 now;
+	void			(*on_safe)(void *, int64_t);
+	void			*arg;
+	struct sched_deadline_run *run;
+};
+
+static int
+sd_on_attempt(const struct store_attempt *a, void *arg)
+{
+	struct sd_attempts	*x = arg;
+	int64_t			 end;
+
+	if (a->started > 0) {
+		end = a->ended > 0 ? a->ended : x->now;
+		if (end > a->started)
+			x->run += (double)(end - a->started);
+		if (a->resumed_from != NULL)
+			x->resumes++;
+	}
+	if (a->state != ATTEMPT_ENDED && a->ended == 0 && a->spot)
+		x->live_spot = 1;
+	return 0;
+}
+
+/* "1h12m", or "-0h20m" when negative, into BUF. */
+static char *
+sd_span(int64_t sec, char *buf, size_t len)
+{
+	char	d[24];
+
+	(void)duration_format(sec < 0 ? -sec : sec, d, sizeof d);
+	(void)snprintf(buf, len, "%s%s", sec < 0 ? "-" : "", d);
+	return buf;
+}
+
+/*
+ * Read what the policy needs of ROW into *DJ and *X: 0, or -errno when
+ * its attempts cannot be read (*cause).
+ */
+static int
+sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
+    int64_t now, struct deadline_job *dj, struct sd_attempts *x,
+    int *ret_require, char **cause)
+{
+	json_t		*spec;
+	const char	*spot;
+	int		 rc;
+
+	spec = json_loads(row->spec != NULL ? row->spec : "", 0, NULL);
+	spot = json_string_value(json_object_get(spec, "spot"));
+	*ret_require = spot != NULL && strcmp(spot, "require") == 0;
+	memset(dj, 0, sizeof *dj);
+	dj->now = now;
+	dj->deadline = row->deadline;
+	dj->work = json_number_value(json_object_get(spec,
+	    "estimated_hours")) * 3600;
+	/* A job that never runs on Spot has nothing to leave. */
+	dj->safe = row->deadline_safe || (spot != NULL &&
+	    strcmp(spot, "never") == 0);
+	json_decref(spec);
+	dj->restart_overhead = (double)conf->restart_overhead;
+	dj->lambda = conf->preemptions_per_hour;
+	memset(x, 0, sizeof *x);
+	x->now = now;
+	if ((rc = store_attempt_list(st, row->id, sd_on_attempt, x,
+	    cause)) < 0)
+		return rc;
+	dj->done = deadline_done(x->run, x->resumes, dj->restart_overhead,
+	    dj->work);
+	return 0;
+}
+
+int
+sched_deadline_slack(struct store *st, const struct conf *conf,
+    const struct store_job *row, int64_t now, int64_t *ret_slack)
+{
+	struct deadline_job	dj;
+	struct sd_attempts	x;
+	int			rc, require;
+
+	if (row->deadline <= 0)
+		return -ENOENT;
+	if ((rc = sd_read(st, conf, row, now, &dj, &x, &require, NULL)) < 0)
+		return rc;
+	*ret_slack = deadline_slack(&dj);
+	return 0;
+}
+
+static int
+sd_on_job(const struct store_job *row, void *arg)
+{
+	struct sd_ctx		*c = arg;
+	struct deadline_job	 dj;
+	struct sd_attempts	 x;
+	char			*cause = NULL, *msg, sl[32], mg[32];
+	int64_t			 margin = c->conf->deadline_margin, slack, at;
+	int			 rc, require;
+
+	c->run->jobs++;
+	if (row->state == JOB_HELD || row->state == JOB_CANCELLING)
+		return 0;
+	if (sd_read(c->st, c->conf, row, c->now, &dj, &x, &require,
+	    &cause) < 0) {
+		log_warnx("job %" PRId64 ": cannot read its attempts for its "
+		    "deadline: %s", row->id, cause);
+		free(cause);
+		return 0;
+	}
+	slack = deadline_slack(&dj);
+	(void)sd_span(slack, sl, sizeof sl);
+	(void)sd_span(margin, mg, sizeof mg);
+	if (!dj.safe && !require && deadline_unsafe(&dj, margin)) {
+		msg = xprintf("deadline: slack %s below margin %s; no more "
+		    "Spot capacity for this job", sl, mg);
+		rc = store_job_set_deadline_safe(c->st, row->id, msg, &cause);
+		if (rc == 0 || rc == -EALREADY) {
+			if (rc == 0) {
+				log_info("job %" PRId64 ": %s", row->id, msg);
+				c->run->marked++;
+			}
+			dj.safe = 1;
+			if (c->on_safe != NULL)
+				c->on_safe(c->arg, row->id);
+		} else {
+			log_warnx("job %" PRId64 ": cannot mark it "
+			    "deadline_safe: %s", row->id, cause);
+			free(cause);
+		}
+		free(msg);
+	}
+	if (row->deadline_safe || dj.safe) {
+		/* Marked (now or before a restart) and still on Spot. */
+		if (x.live_spot && !require && c->att != NULL) {
+			msg = xprintf("moved to on-demand capacity: slack %s "
+			    "below margin %s", sl, mg);
+			if (attempt_move(c->att, row->id, msg) == 0)
+				c->run->moved++;
+			free(msg);
+		}
+		return 0;
+	}
+	/* Running jobs gain what they lose; queued ones lose a second a
+	 * second: wake when that reaches the margin. */
+	if (row->state != JOB_RUNNING && !require) {
+		at = deadline_cross_at(&dj, margin);
+		if (at > 0 && (c->run->next == 0 || at < c->run->next))
+			c->run->next = at;
+	}
+	return 0;
+}
+
+void
+sched_deadline_check(struct store *st, struct attempts *att,
+    const struct conf *conf, int64_t now, void (*on_safe)(void *, int64_t),
+    void *arg, struct sched_deadline_run *ret)
+{
+	struct sd_ctx	c;
+	char		*cause = NULL;
+
+	memset(ret, 0, sizeof *ret);
+	memset(&c, 0, sizeof c);
+	c.st = st;
+	c.att = att;
+	c.conf = conf;
+	c.now = now;
+	c.on_safe = on_safe;
+	c.arg = arg;
+	c.run = ret;
+	if (store_job_list_deadline(st, sd_on_job, &c, &cause) < 0) {
+		log_warnx("scheduler: cannot list the jobs with a deadline: "
+		    "%s", cause);
+		free(cause);
+	}
+}

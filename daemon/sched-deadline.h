@@ -1,0 +1,49 @@
+/*
+ * sched-deadline.h: the pass's look at jobs with a deadline
+ * (doc/DESIGN.md "Deadlines"). The scheduler's internal header: it
+ * applies the policy of deadline.c to the live jobs with a deadline,
+ * marks a job whose slack fell below [scheduler] deadline_margin
+ * deadline_safe (it may no longer use Spot: its shape becomes
+ * spot: never) and has attempt.c withdraw a Spot attempt such a job
+ * still runs, so the job is placed again on standard capacity.
+ */
+#ifndef GPUQ_SCHED_DEADLINE_H
+#define GPUQ_SCHED_DEADLINE_H
+
+#include <stdint.h>
+
+struct attempts;
+struct conf;
+struct store;
+struct store_job;
+
+/* What one look found and did. */
+struct sched_deadline_run {
+	int64_t		 next;		/* earliest unix time a queued or
+					   pending job's slack crosses the
+					   margin; 0 none */
+	int		 jobs;		/* live jobs with a deadline */
+	int		 marked;	/* newly deadline_safe */
+	int		 moved;		/* Spot attempts withdrawn */
+};
+
+/*
+ * Look at every live job with a deadline at NOW: mark those whose slack
+ * fell below CONF's deadline_margin, calling ON_SAFE(ARG, id) for each
+ * (the scheduler forgets what it parsed of the job), and move those
+ * marked that still run on Spot (ATT NULL: no moves). Fills *RET.
+ */
+void	sched_deadline_check(struct store *st, struct attempts *att,
+	    const struct conf *conf, int64_t now,
+	    void (*on_safe)(void *, int64_t), void *arg,
+	    struct sched_deadline_run *ret);
+
+/*
+ * The slack of job ROW (borrowed) at NOW, in seconds, into *RET_SLACK:
+ * what gpuq status and show print. 0, -ENOENT when it has no deadline,
+ * or -errno when its attempts cannot be read.
+ */
+int	sched_deadline_slack(struct store *st, const struct conf *conf,
+	    const struct store_job *row, int64_t now, int64_t *ret_slack);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * test-deadline.c: the deadline policy (daemon/deadline.c) and the
+ * RFC 3339 times it reads (common/when.c): slack figures, the margin
+ * crossing, its timer, stickiness (doc/DESIGN.md "Deadlines").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/when.h"
+#include "daemon/deadline.h"
+
+#define T0	1800000000		/* 2027-01-15T08:00:00Z */
+
+static void
+test_deadline_when_parse(void **state)
+{
+	int64_t	t;
+	char	buf[WHEN_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(when_parse("2027-01-15T08:00:00Z", &t), 0);
+	assert_int_equal(t, T0);
+	assert_int_equal(when_parse("2027-01-15T09:00:00+01:00", &t), 0);
+	assert_int_equal(t, T0);
+	assert_int_equal(when_parse("2027-01-15t02:30:00.123-05:30", &t), 0);
+	assert_int_equal(t, T0);
+	assert_int_equal(when_parse("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(t, 0);
+	assert_int_equal(when_parse("2024-02-29T00:00:00Z", &t), 0);
+	assert_string_equal(when_format(t, buf, sizeof buf),
+	    "2024-02-29T00:00:00Z");
+	assert_string_equal(when_format(T0, buf, sizeof buf),
+	    "2027-01-15T08:00:00Z");
+	/* No zone, bad dates, trailing words: refused. */
+	assert_int_equal(when_parse("2027-01-15T08:00:00", &t), -EINVAL);
+	assert_int_equal(when_parse("2027-02-29T08:00:00Z", &t), -EINVAL);
+	assert_int_equal(when_parse("2027-13-01T08:00:00Z", &t), -EINVAL);
+	assert_int_equal(when_parse("2027-01-15T24:00:00Z", &t), -EINVAL);
+	assert_int_equal(when_parse("2027-01-15T08:00:00Zx", &t), -EINVAL);
+	assert_int_equal(when_parse("2027-01-15", &t), -EINVAL);
+	assert_int_equal(when_parse("36h", &t), -EINVAL);
+	assert_string_equal(when_span(5 * 3600 + 12 * 60, buf, sizeof buf),
+	    "+5h12m");
+	assert_string_equal(when_span(-20 * 60, buf, sizeof buf), "-0h20m");
+}
+
+/* A job of 10 h due in 14 h, 0.1 interruptions/h of 10 min each. */
+static struct deadline_job
+job(void)
+{
+	struct deadline_job	j;
+
+	memset(&j, 0, sizeof j);
+	j.now = T0;
+	j.deadline = T0 + 14 * 3600;
+	j.work = 10 * 3600;
+	j.restart_overhead = 600;
+	j.lambda = 0.1;
+	return j;
+}
+
+static void
+test_deadline_slack(void **state)
+{
+	struct deadline_job	j = job();
+
+	(void)state;
+	/* 14 h - 10 h - 600 s x 0.1/h x 10 h = 4 h - 600 s. */
+	assert_int_equal(deadline_slack(&j), 4 * 3600 - 600);
+	/* Off Spot no interruption is expected. */
+	j.safe = 1;
+	assert_int_equal(deadline_slack(&j), 4 * 3600);
+	/* Progress: 6 h run over one resume, 6 h - 600 s done. */
+	j = job();
+	j.done = deadline_done(6 * 3600, 1, 600, j.work);
+	assert_true(j.done == 6 * 3600 - 600);
+	/* left 4 h + 600 s; lost 0.1 x 600 x (4 h + 600 s) / h = 250 s. */
+	assert_int_equal(deadline_slack(&j), 14 * 3600 - (4 * 3600 + 600) -
+	    250);
+	/* Progress never exceeds the work, nor falls below zero. */
+	assert_true(deadline_done(20 * 3600, 0, 600, j.work) == j.work);
+	assert_true(deadline_done(100, 3, 600, j.work) == 0);
+	/* Missed: negative. */
+	j = job();
+	j.now = j.deadline + 1200;
+	j.safe = 1;
+	assert_int_equal(deadline_slack(&j), -(10 * 3600 + 1200));
+}
+
+static void
+test_deadline_margin_crossing(void **state)
+{
+	struct deadline_job	j = job();
+	int64_t			margin = 2 * 3600, at;
+
+	(void)state;
+	/* Slack 4 h - 600 s: fine with a 2 h margin. */
+	assert_false(deadline_unsafe(&j, margin));
+	/* Queued, it crosses a second after 2 h - 600 s have passed. */
+	at = deadline_cross_at(&j, margin);
+	assert_int_equal(at, T0 + 2 * 3600 - 600 + 1);
+	j.now = at - 1;			/* slack == margin: not yet */
+	assert_false(deadline_unsafe(&j, margin));
+	j.now = at;
+	assert_true(deadline_unsafe(&j, margin));
+	assert_int_equal(deadline_cross_at(&j, margin), j.now);
+	/* Sticky: once safe, never unsafe again and no timer. */
+	j.safe = 1;
+	assert_false(deadline_unsafe(&j, margin));
+	assert_int_equal(deadline_cross_at(&j, margin), 0);
+	j.now = j.deadline + 1;
+	assert_false(deadline_unsafe(&j, margin));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deadline_when_parse),
+		cmocka_unit_test(test_deadline_slack),
+		cmocka_unit_test(test_deadline_margin_crossing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
