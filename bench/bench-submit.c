@@ -302,7 +302,7 @@ bench_floor_serial(const char *dir, long n)
 
 /*
  * The rows a submit of BENCH_REQ writes, in SQLite alone: a job row
- * (about the size of the stored spec) in a table with a partial index of
+ * (with the stored spec, FLOOR_SPEC) in a table with a partial index of
  * the live jobs, and its first event in a table clustered by job. What
  * the floor under "pipelined" writes: with 64 jobs a commit the fsync is
  * shared, and the rows' size and B-trees are what is left.
@@ -315,11 +315,16 @@ bench_floor_serial(const char *dir, long n)
 	" WHERE state < 5;" \
 	"CREATE TABLE IF NOT EXISTS e (job_id INT, seq INT, time INT," \
 	" message TEXT, PRIMARY KEY (job_id, seq)) WITHOUT ROWID;"
+
+/* BENCH_REQ's job as gpuqd stores it (normalized, 348 bytes). */
 #define FLOOR_SPEC \
 	"{\"name\":\"bench\",\"image\":\"pytorch/pytorch:2.3.1-cuda12.1-" \
-	"cudnn8-runtime\",\"command\":[\"python\",\"train.py\"]," \
+	"cudnn8-runtime\",\"command\":[\"python\",\"train.py\"],\"env\":{}," \
 	"\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":1}," \
-	"\"priority\":0,\"spot\":\"prefer\",\"max_attempts\":5}"
+	"\"machine_type\":\"n1-highmem-4\",\"spot\":\"allow\"," \
+	"\"estimated_hours\":1.0,\"max_runtime\":604800," \
+	"\"max_interruptions\":20,\"max_failures\":0," \
+	"\"checkpoint\":{\"interval\":1800},\"priority\":0,\"labels\":{}}"
 
 static void __attribute__((noreturn))
 floor_sqlite_fail(sqlite3 *db, const char *path)

@@ -577,6 +577,13 @@ store_open(const char *path, struct store **ret, char **cause)
 	int		 rc, fd;
 
 	store_check_live();
+	/*
+	 * No memory statistics: with them every allocation SQLite makes
+	 * takes a global mutex to count itself, and nothing here reads
+	 * them. Only possible before SQLite initializes (the first open of
+	 * the process); later calls fail harmlessly.
+	 */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
 	/*
