@@ -163,6 +163,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " FROM attempts INDEXED BY attempts_spot"
 	    " WHERE spot = 1 AND ended IS NOT NULL AND ended >= ?1"
 	    " GROUP BY provider, region, gpu ORDER BY provider, region, gpu",
+	/* A new job's "submitted" event: its first, seq 1 (no search). */
+	[STMT_EVENT_FIRST] = "INSERT INTO events (job_id, seq, time,"
+	    " from_state, to_state, message) VALUES (?1, 1, ?2, NULL, ?3, ?4)",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */

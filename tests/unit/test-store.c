@@ -2150,7 +2150,7 @@ test_store_writes_no_temp_tree(void **state)
 	static const int	 writes[] = { STMT_JOB_INSERT,
 	    STMT_JOB_SET_STATE, STMT_JOB_ADD_END,
 	    STMT_JOB_SET_WHY, STMT_JOB_SET_NOT_BEFORE,
-	    STMT_JOB_SET_CHECKPOINT, STMT_EVENT_INSERT };
+	    STMT_JOB_SET_CHECKPOINT, STMT_EVENT_INSERT, STMT_EVENT_FIRST };
 	struct fixture		*fx = *state;
 	struct store		*st = fx->st;
 	sqlite3_stmt		*e;
