@@ -270,6 +270,39 @@ jsonw_int(struct jsonw *w, int64_t v)
 	jsonw_put(w, d + sizeof d - n, n);
 }
 
+/*
+ * An integral V (the 1.0 hours of most specs) written as "%.*g" and
+ * ".0" would write it, without printf: its digits when they are no more
+ * than W's precision (then %g uses no exponent), and -0.0 left to
+ * printf. 1 if written.
+ */
+static int
+jsonw_double_integral(struct jsonw *w, double v)
+{
+	double	limit = 1;
+	char	d[24];
+	size_t	n = sizeof d;
+	int64_t	i;
+	int	k;
+
+	for (k = 0; k < w->prec && k < 15; k++)
+		limit *= 10;
+	if (!(v > -limit && v < limit) || v != (double)(int64_t)v ||
+	    (v == 0 && signbit(v)))
+		return 0;
+	i = (int64_t)v;
+	d[--n] = '0';
+	d[--n] = '.';
+	do {
+		d[--n] = (char)('0' + (i < 0 ? -(i % 10) : i % 10));
+		i /= 10;
+	} while (i != 0);
+	if (v < 0)
+		d[--n] = '-';
+	jsonw_put(w, d + n, sizeof d - n);
+	return 1;
+}
+
 void
 jsonw_double(struct jsonw *w, double v)
 {
@@ -281,6 +314,8 @@ jsonw_double(struct jsonw *w, double v)
 		return;
 	}
 	jsonw_value(w);
+	if (jsonw_double_integral(w, v))
+		return;
 	n = snprintf(d, sizeof d, "%.*g", w->prec, v);
 	if (n <= 0 || (size_t)n >= sizeof d - 2)
 		fatalx("jsonw: cannot format %g", v);

@@ -69,7 +69,7 @@ store_job_list_deadline(struct store *st, store_job_cb cb, void *arg,
 
 	rc = sqlite3_prepare_v2(st->db, "SELECT " STORE_JOB_COLS
 	    " FROM jobs INDEXED BY jobs_deadline WHERE deadline > 0"
-	    " AND state IN (" STORE_LIVE_SQL ") ORDER BY id", -1, &s, NULL);
+	    " AND " STORE_LIVE_WHERE("state") " ORDER BY id", -1, &s, NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(st, rc, cause, "list deadline jobs");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -96,7 +96,8 @@ store_deadline_misses(struct store *st, int64_t *ret, char **cause)
 	/* The WHERE is jobs_missed's own, so only that index is read. */
 	rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM jobs"
 	    " INDEXED BY jobs_missed WHERE deadline > 0"
-	    " AND state IN (5, 6) AND updated > deadline", -1, &s, NULL);
+	    " AND (state = 5 OR state = 6) AND updated > deadline", -1, &s,
+	    NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(st, rc, cause, "count deadline misses");
 	rc = sqlite3_step(s);

@@ -91,6 +91,7 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 {
 	sqlite3_stmt	*s = st->stmt[STMT_JOB_INSERT];
 	sqlite3_stmt	*sa = st->stmt[STMT_JOB_SET_ARRAY];
+	sqlite3_stmt	*ev = st->stmt[STMT_EVENT_FIRST];
 	int64_t		 now, id, array_id = 0;
 	size_t		 i;
 	int		 rc, state;
@@ -148,9 +149,13 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 				goto fail;
 		} else if (!jobs[i].task)
 			array_id = 0;
-		rc = store_event_write(st, id, now, -1, state,
-		    jobs[i].held ? "submitted, held" : "submitted", cause);
-		if (rc != 0)
+		sqlite3_bind_int64(ev, 1, id);
+		sqlite3_bind_int64(ev, 2, now);
+		sqlite3_bind_int(ev, 3, state);
+		sqlite3_bind_text(ev, 4, jobs[i].held ? "submitted, held" :
+		    "submitted", -1, SQLITE_STATIC);
+		if ((rc = store_step_done(st, ev, cause,
+		    "write event")) != 0)
 			goto fail;
 		ret_ids[i] = id;
 	}

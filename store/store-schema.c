@@ -35,7 +35,12 @@
  *            jobs by the time they ended, for gpuq history.
  * Version 7: jobs.nodes and attempts.nodes, the machines of a gang
  *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
- * Version 8: deadlines (doc/DESIGN.md "Deadlines"): jobs.deadline, the
+ * Version 8: jobs_live, jobs_ended and jobs_history rebuilt on
+ *            STORE_LIVE_WHERE and STORE_ENDED_WHERE (comparisons)
+ *            instead of an IN list of the live states, which SQLite
+ *            turned into a temporary B-tree per index each time a job
+ *            row was written: submits and state changes write less.
+ * Version 9: deadlines (doc/DESIGN.md "Deadlines"): jobs.deadline, the
  *            spec's deadline in unix seconds (0: none), and the sticky
  *            jobs.deadline_safe, set once the job may no longer use
  *            preemptible capacity; jobs_deadline (partial: live jobs
@@ -49,7 +54,8 @@
  * PRAGMA foreign_key_check before they commit.
  *
  * States and end reasons are stored as their enum numbers (store.h);
- * STORE_LIVE_SQL names the live ones for the partial index.
+ * STORE_LIVE_SQL names the live ones for the partial indexes of versions
+ * 2 to 7, STORE_LIVE_WHERE and STORE_ENDED_WHERE those from version 8.
  */
 #include "config.h"
 
@@ -247,14 +253,25 @@ static const char *const store_migrations[] = {
 	("ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
 	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"),
 
-	/* 7 → 8: deadlines; jobs before them have none. */
+	/* 7 → 8: the same partial indexes, on comparisons. */
+	("DROP INDEX jobs_ended;"
+	"CREATE INDEX jobs_ended ON jobs(state, id)"
+	"  WHERE " STORE_ENDED_WHERE("state") ";"
+	"DROP INDEX jobs_live;"
+	"CREATE INDEX jobs_live ON jobs(id, state)"
+	"  WHERE " STORE_LIVE_WHERE("state") ";"
+	"DROP INDEX jobs_history;"
+	"CREATE INDEX jobs_history ON jobs(updated, id)"
+	"  WHERE " STORE_ENDED_WHERE("state") ";"),
+
+	/* 8 → 9: deadlines; jobs before them have none. */
 	("ALTER TABLE jobs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN deadline_safe INTEGER NOT NULL"
 	"  DEFAULT 0;"
 	"CREATE INDEX jobs_deadline ON jobs(id) WHERE deadline > 0"
-	"  AND state IN (" STORE_LIVE_SQL ");"
+	"  AND " STORE_LIVE_WHERE("state") ";"
 	"CREATE INDEX jobs_missed ON jobs(id) WHERE deadline > 0"
-	"  AND state IN (5, 6) AND updated > deadline;"),
+	"  AND (state = 5 OR state = 6) AND updated > deadline;"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -67,9 +67,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " checkpoint_at = ?3 WHERE id = ?1",
 	/* Both halves read only their partial index. */
 	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs"
-	    " INDEXED BY jobs_ended WHERE state NOT IN (" STORE_LIVE_SQL ")"
+	    " INDEXED BY jobs_ended WHERE " STORE_ENDED_WHERE("state")
 	    " GROUP BY state UNION ALL SELECT state, count(*) FROM jobs"
-	    " INDEXED BY jobs_live WHERE state IN (" STORE_LIVE_SQL ")"
+	    " INDEXED BY jobs_live WHERE " STORE_LIVE_WHERE("state")
 	    " GROUP BY state",
 	[STMT_DATA_VERSION] = "PRAGMA data_version",
 	[STMT_JOB_BUMP_ATTEMPTS] = "UPDATE jobs SET attempts = attempts + 1,"
@@ -79,11 +79,17 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " exit_code = ?5, message = ?6, updated = ?7,"
 	    " baseline_usd = baseline_usd + ?8 WHERE id = ?1",
 
-	/* seq: the job's next event number (max over its key prefix). */
+	/*
+	 * seq: the job's next event number (max over its key prefix). A
+	 * scalar subquery in VALUES, not INSERT ... SELECT FROM events:
+	 * reading the table it writes makes SQLite copy the rows to a
+	 * temporary B-tree first, which was an eighth of gpuqd's time
+	 * under pipelined submits.
+	 */
 	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, seq, time,"
-	    " from_state, to_state, message) SELECT ?1,"
-	    " coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5"
-	    " FROM events WHERE job_id = ?1",
+	    " from_state, to_state, message) VALUES (?1, (SELECT"
+	    " coalesce(max(seq), 0) + 1 FROM events WHERE job_id = ?1),"
+	    " ?2, ?3, ?4, ?5)",
 	[STMT_EVENT_ADD] = "INSERT INTO events (job_id, seq, time,"
 	    " from_state, to_state, message) SELECT id, (SELECT"
 	    " coalesce(max(seq), 0) + 1 FROM events WHERE job_id = ?1),"
@@ -131,7 +137,7 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd, j.deadline"
 	    " FROM jobs AS j INDEXED BY jobs_history"
 	    " LEFT JOIN attempts AS a ON a.job_id = j.id"
-	    " WHERE j.state NOT IN (" STORE_LIVE_SQL ")"
+	    " WHERE " STORE_ENDED_WHERE("j.state")
 	    " AND j.updated >= ?1 AND j.updated < ?2"
 	    " AND (j.updated, j.id) > (?3, ?4)"
 	    " AND (?5 IS NULL OR j.owner = ?5)"
@@ -159,6 +165,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " FROM attempts INDEXED BY attempts_spot"
 	    " WHERE spot = 1 AND ended IS NOT NULL AND ended >= ?1"
 	    " GROUP BY provider, region, gpu ORDER BY provider, region, gpu",
+	/* A new job's "submitted" event: its first, seq 1 (no search). */
+	[STMT_EVENT_FIRST] = "INSERT INTO events (job_id, seq, time,"
+	    " from_state, to_state, message) VALUES (?1, 1, ?2, NULL, ?3, ?4)",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
@@ -421,12 +430,12 @@ store_list_sql(int k)
 	switch (k >> 2) {
 	case STORE_LIST_LIVE:
 		from = "jobs INDEXED BY jobs_live";
-		states = " AND state IN (" STORE_LIVE_SQL ")"
+		states = " AND " STORE_LIVE_WHERE("state")
 		    " AND (?4 >> state) & 1";
 		break;
 	case STORE_LIST_ONE:
 		from = "jobs INDEXED BY jobs_ended";
-		states = " AND state NOT IN (" STORE_LIVE_SQL ")"
+		states = " AND " STORE_ENDED_WHERE("state")
 		    " AND state = ?5";
 		break;
 	case STORE_LIST_MASK:
@@ -489,6 +498,38 @@ store_check_live(void)
 		fatalx("store: STORE_LIVE_SQL does not match JOB_MASK_LIVE");
 }
 
+/*
+ * Check STORE_LIVE_WHERE holds for exactly the states of JOB_MASK_LIVE
+ * and STORE_ENDED_WHERE for exactly the others, as SQLite reads them.
+ */
+static int
+store_check_where(struct store *st, char **cause)
+{
+	sqlite3_stmt	*s;
+	int		 rc, state, live;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT " STORE_LIVE_WHERE("?1") ", "
+	    STORE_ENDED_WHERE("?1"), -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, cause, "check the live states");
+	for (state = 0; state < JOB_NSTATES; state++) {
+		sqlite3_bind_int(s, 1, state);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+			rc = store_fail(st, rc, cause, "check the live states");
+			sqlite3_finalize(s);
+			return rc;
+		}
+		live = (JOB_MASK_LIVE & JOB_MASK(state)) != 0;
+		if (sqlite3_column_int(s, 0) != live ||
+		    sqlite3_column_int(s, 1) != !live)
+			fatalx("store: STORE_LIVE_WHERE or STORE_ENDED_WHERE "
+			    "does not match JOB_MASK_LIVE at state %d", state);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
 /* Read or make the install id (8 lowercase hex chars, from getrandom). */
 static int
 store_install_init(struct store *st, char **cause)
@@ -541,6 +582,13 @@ store_open(const char *path, struct store **ret, char **cause)
 	int		 rc, fd;
 
 	store_check_live();
+	/*
+	 * No memory statistics: with them every allocation SQLite makes
+	 * takes a global mutex to count itself, and nothing here reads
+	 * them. Only possible before SQLite initializes (the first open of
+	 * the process); later calls fail harmlessly.
+	 */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
 	/*
@@ -565,6 +613,8 @@ store_open(const char *path, struct store **ret, char **cause)
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
 
+	if ((rc = store_check_where(st, cause)) != 0)
+		goto fail;
 	if ((rc = store_pragma(st, "PRAGMA journal_mode = WAL", "wal",
 	    cause)) != 0)
 		goto fail;

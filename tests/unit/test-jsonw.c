@@ -189,6 +189,51 @@ test_jsonw_numbers(void **state)
 	jsonw_done(&w);
 }
 
+/*
+ * Integral reals (written without printf) come out as printf would
+ * write them: as jansson does at full precision, and with an exponent
+ * once their digits pass a reply's precision.
+ */
+static void
+test_jsonw_integral_reals(void **state)
+{
+	static const double	 v[] = { 0, 1, -1, 7, 10, 99, 100, 999, 1000,
+	    -1234, 3600, 604800, 123456789012.0, 1e14, 999999999999999.0,
+	    1e15, 1e16, 9007199254740992.0, -0.0, 1e300, 0.5 };
+	struct jsonw		 w;
+	json_t			*j;
+	char			*dump;
+	size_t			 i;
+
+	jsonw_init(&w);
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		jsonw_reset(&w);
+		jsonw_double(&w, v[i]);
+		j = json_real(v[i]);
+		dump = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+		assert_text(&w, dump);
+		free(dump);
+		json_decref(j);
+	}
+	jsonw_reset(&w);
+	w.prec = 3;
+	jsonw_array_begin(&w);
+	jsonw_double(&w, 100);
+	jsonw_double(&w, -999);
+	jsonw_double(&w, 1000);
+	jsonw_double(&w, -0.0);
+	jsonw_array_end(&w);
+	assert_text(&w, "[100.0,-999.0,1e3,-0.0]");
+	jsonw_reset(&w);
+	w.prec = 12;
+	jsonw_array_begin(&w);
+	jsonw_double(&w, 123456789012.0);
+	jsonw_double(&w, 1234567890123.0);
+	jsonw_array_end(&w);
+	assert_text(&w, "[123456789012.0,1.23456789012e12]");
+	jsonw_done(&w);
+}
+
 /* A tree written by jsonw_json reads back equal, and as jansson writes. */
 static void
 test_jsonw_json_round_trip(void **state)
@@ -264,6 +309,7 @@ main(void)
 		cmocka_unit_test(test_jsonw_utf8),
 		cmocka_unit_test(test_jsonw_nesting),
 		cmocka_unit_test(test_jsonw_numbers),
+		cmocka_unit_test(test_jsonw_integral_reals),
 		cmocka_unit_test(test_jsonw_json_round_trip),
 		cmocka_unit_test(test_jsonw_take),
 		cmocka_unit_test(test_jsonw_done_reusable),
