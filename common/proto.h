@@ -12,6 +12,8 @@
 #define GPUQ_MAX_LINE		(1024 * 1024)	/* bytes, newline excluded */
 #define GPUQ_LIST_MAX		1000		/* most jobs in one page */
 #define GPUQ_LIST_DEFAULT	100
+#define GPUQ_LIST_COMPACT_MAX	100000		/* ... with "compact": true */
+#define GPUQ_LIST_PAGE_BYTES	(512 * 1024)	/* a compact page ends past */
 #define GPUQ_REPLY_PRECISION	12		/* digits of reals in replies */
 
 /* Default client socket; gpuq and gpuqd agree on it. */

@@ -30,6 +30,14 @@
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
 	"baseline_usd, nodes"
 
+/* The same, with spec and labels NULL (store_filter's bare). */
+#define STORE_JOB_COLS_BARE						\
+	"id, name, state, priority, owner, NULL, NULL, created, "	\
+	"updated, not_before, attempts, failures, interruptions, "	\
+	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
+	"message, gpu_type, gpu_count, array_id, task_index, "		\
+	"baseline_usd, nodes"
+
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
 	"id, job_id, number, state, provider, region, zone, "		\
@@ -97,6 +105,7 @@ struct store {
 	char		 install_id[9];
 	sqlite3_stmt	*stmt[STMT_COUNT];
 	sqlite3_stmt	*list[STORE_LIST_COUNT];
+	sqlite3_stmt	*list_bare[STORE_LIST_COUNT];	/* spec, labels NULL */
 
 	/*
 	 * Jobs per state, kept by our own writes so STATUS= costs nothing.

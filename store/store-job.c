@@ -287,7 +287,7 @@ store_job_list(struct store *st, const struct store_filter *f, int64_t after,
 	if (f != NULL && f->name != NULL)
 		k |= STORE_LIST_NAME;
 
-	s = st->list[k];
+	s = f != NULL && f->bare ? st->list_bare[k] : st->list[k];
 	sqlite3_bind_int64(s, 1, after);
 	sqlite3_bind_int(s, 2, limit + 1);
 	if (kind == STORE_LIST_LIVE || kind == STORE_LIST_MASK)

@@ -195,6 +195,9 @@ struct store_filter {
 	int		 owner_set;
 	uid_t		 owner;
 	const char	*name;		/* exact name */
+	int		 bare;		/* spec and labels left NULL: a
+					   listing that shows neither reads
+					   a tenth of the bytes */
 };
 
 /*
