@@ -520,6 +520,7 @@ status_more(const struct status_opts *o, json_t *counts, int64_t shown)
 struct status_run {
 	struct status_opts	 o;
 	int			 compact;	/* rows; 0 once refused */
+	json_t			*ahead;		/* next page's request, sent */
 	char			*scratch;	/* a row's strings */
 	size_t			 scratchcap;
 	int64_t			 after;		/* last id seen */
@@ -773,14 +774,34 @@ status_page_compact(struct cli *cli, struct status_run *r, int64_t page)
 	struct status_chead	 h;
 	struct status_job	 job;
 	const char	*line, *pos, *end, *v, *code, *field;
-	json_t		*reply, *err;
+	char		*l, *cause = NULL;
+	json_t		*reply = NULL, *err, *req;
 	json_error_t	 jerr;
 	size_t		 len, vlen, nmap = 0, i;
 	char		 num[32];
 	int		 map[STATUS_MAXCOLS], rc, k;
 
-	reply = cli_call_raw(cli, status_request(&r->o, r->after, page, 1),
-	    &line, &len);
+	line = NULL;
+	if (r->ahead != NULL) {
+		/* Asked for while the last page was printed: take its reply,
+		 * or, if it is not a page (busy, a broken connection), ask
+		 * again the ordinary way. */
+		req = r->ahead;
+		r->ahead = NULL;
+		if (cli_conn_recv_line(cli->conn, &l, &len, &cause) == 0 &&
+		    cli_jscan_member(l, len, "ok", &v, &vlen) == 1 &&
+		    vlen == 4 && memcmp(v, "true", 4) == 0) {
+			line = l;
+			json_decref(req);
+		} else {
+			free(cause);
+			cli_conn_free(cli->conn);
+			cli->conn = NULL;
+			reply = cli_call_raw(cli, req, &line, &len);
+		}
+	} else
+		reply = cli_call_raw(cli, status_request(&r->o, r->after, page,
+		    1), &line, &len);
 	if (line == NULL) {
 		err = json_object_get(reply, "error");
 		code = cli_json_str(err, "code");
@@ -814,6 +835,30 @@ status_page_compact(struct cli *cli, struct status_run *r, int64_t page)
 	}
 	if (rc != 0)
 		goto bad;
+	if (h.next != NULL && h.next_len >= sizeof num)
+		goto bad;
+	r->more = h.next != NULL;
+	if (r->more) {
+		memcpy(num, h.next, h.next_len);
+		num[h.next_len] = '\0';
+		if (cli_parse_id(num, &r->after) != 0)
+			goto bad;
+	}
+	/*
+	 * Without --limit the next page is asked for now, so gpuqd writes it
+	 * while this one is printed: the two ends' work overlaps.
+	 */
+	if (r->more && r->o.limit == 0 && cli->conn != NULL) {
+		req = status_request(&r->o, r->after, page, 1);
+		if (cli_conn_send(cli->conn, req, &cause) == 0)
+			r->ahead = req;
+		else {
+			free(cause);
+			json_decref(req);
+			cli_conn_free(cli->conn);
+			cli->conn = NULL;
+		}
+	}
 	/* A row's strings are never longer than the page. */
 	if (r->scratchcap < len + 1) {
 		r->scratchcap = len + 1;
@@ -849,15 +894,6 @@ status_page_compact(struct cli *cli, struct status_run *r, int64_t page)
 	}
 	if (r->counts == NULL && h.counts != NULL)
 		r->counts = json_loadb(h.counts, h.counts_len, 0, &jerr);
-	if (h.next != NULL && h.next_len >= sizeof num)
-		goto bad;
-	r->more = h.next != NULL;
-	if (r->more) {
-		memcpy(num, h.next, h.next_len);
-		num[h.next_len] = '\0';
-		if (cli_parse_id(num, &r->after) != 0)
-			goto bad;
-	}
 	return 0;
 bad:
 	cli_warnx("status: gpuqd's reply is not a page of jobs");
@@ -1034,5 +1070,6 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	cli_table_free(r.t);
 	json_decref(r.counts);
 	free(r.scratch);
+	json_decref(r.ahead);
 	return rc;
 }

@@ -72,6 +72,8 @@
 #define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
 #define API_NONE		((size_t)-1)	/* no string */
 #define API_WITHHELD		"<withheld>"	/* shown for a secret */
+#define API_ROW_HEAD		1024	/* a compact page's members before
+					   "rows" take at most this */
 
 /*
  * One submit waiting for the group commit. The normalized spec is
@@ -1266,6 +1268,7 @@ struct api_page {
 	int			 compact;	/* rows, not objects */
 	size_t			 cap;		/* no row starts past; 0: none */
 	int			 full;		/* stopped at cap: more follow */
+	size_t			 room;		/* bytes kept for the head */
 	int			 stop;		/* folded an array: resume */
 	int64_t			 resume;	/* ... after this id */
 	int			 rows;		/* jobs written */
@@ -1366,7 +1369,7 @@ static void
 api_page_splice(struct api_page *p, const char *head, size_t hlen)
 {
 	struct jsonw	 out;
-	size_t		 i, from = 0, skip;
+	size_t		 i, from = p->room, skip;
 
 	skip = p->compact ? 0 : sizeof "null" - 1;
 	jsonw_init(&out);
@@ -1516,7 +1519,18 @@ api_op_list(struct api_req *r, struct store_job *unused)
 	jsonw_init(&p.att);
 	jsonw_init(&head);
 	p.out.prec = p.att.prec = GPUQ_REPLY_PRECISION;
-	jsonw_reserve(&p.out, 16384);
+	if (compact) {
+		/*
+		 * Room for "ok", "next", "counts" and "columns", written
+		 * last but sent first; what they leave is blanks before the
+		 * rows' '[' (no copy of the page to put them in front).
+		 */
+		jsonw_reserve(&p.out, GPUQ_LIST_PAGE_BYTES + 65536);
+		p.room = API_ROW_HEAD;
+		memset(p.out.buf, ' ', p.room);
+		p.out.len = p.room;
+	} else
+		jsonw_reserve(&p.out, 16384);
 	if (!compact) {
 		jsonw_object_begin(&p.out);
 		JSONW_KEY(&p.out, "ok");
@@ -1573,7 +1587,10 @@ api_op_list(struct api_req *r, struct store_job *unused)
 			jsonw_string(&head, api_row_columns[i]);
 		jsonw_array_end(&head);
 		JSONW_KEY(&head, "rows");
-		api_page_splice(&p, head.buf, head.len);
+		if (p.att.len == 0 && head.len <= p.room)
+			memcpy(p.out.buf, head.buf, head.len);
+		else
+			api_page_splice(&p, head.buf, head.len);
 		jsonw_object_end(&p.out);
 	} else {
 		if (p.att.len > 0)
