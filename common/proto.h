@@ -72,6 +72,10 @@
  * states; "all" for every state), "owner":uid, "name":"…", "limit":100,
  * "after":141}. Reply {"ok":true,"jobs":[…],"next":242} ("next" absent
  * on the last page), plus "counts":{"queued":3,…} of the whole queue.
+ * With "compact":true: {"ok":true,"next":…,"counts":{…},"columns":[…],
+ * "rows":[[142,"resnet","queued",…],…]}, each row the values of the
+ * named columns (doc/DESIGN.md "The wire"); "limit" up to
+ * GPUQ_LIST_COMPACT_MAX, a page ending past GPUQ_LIST_PAGE_BYTES.
  * submit: {"op":"submit","job":{…},"hold":false} → {"ok":true,"id":142}.
  * cancel/hold/release: {"op":"cancel","id":142} → {"ok":true,
  * "state":"cancelled"}.
