@@ -378,11 +378,44 @@ status_checkpoint(struct cli_table *t, const struct status_job *j,
 		cli_table_addf(t, "%.*s", (int)(end - base), base);
 }
 
+/* V in decimal, ending at END (returned: where it starts). */
+static char *
+status_itoa(int64_t v, char *end)
+{
+	uint64_t	u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	*--end = '\0';
+	do {
+		*--end = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		*--end = '-';
+	return end;
+}
+
+/*
+ * The GPU cell, and the age, as the row before had them when their
+ * inputs are the same: a whole queue is mostly runs of one GPU, and
+ * printf was the better part of making a row.
+ */
+struct status_memo {
+	char		 gpu[128];	/* the type it was made of */
+	int		 gpu_null;
+	int64_t		 count, nodes;
+	char		 gpu_cell[256];
+	int		 valid;
+	int64_t		 age;
+	char		 age_cell[64];
+	int		 age_valid;
+};
+
 static void
 status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 {
+	static struct status_memo	 m;
 	const char	*why = j->why;
-	char		 buf[256];
+	char		 buf[256], *p;
 	int64_t		 since;
 	double		 cost;
 
@@ -394,11 +427,23 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 		cli_table_addf(t, "%lld.%lld", (long long)j->array_id,
 		    (long long)j->task_index);
 	else
-		cli_table_addf(t, "%lld", (long long)j->id);
+		cli_table_add(t, status_itoa(j->id, buf + sizeof buf));
 	cli_table_add(t, j->name);
 	cli_table_add(t, j->state);
-	cli_table_add(t, cli_fmt_gang(cli_fmt_gpu_s(j->gpu, j->count, buf,
-	    sizeof buf), j->nodes, buf, sizeof buf));
+	if (!m.valid || m.count != j->count || m.nodes != j->nodes ||
+	    m.gpu_null != (j->gpu == NULL) || (j->gpu != NULL &&
+	    strcmp(m.gpu, j->gpu) != 0) || (j->gpu != NULL &&
+	    strlen(j->gpu) >= sizeof m.gpu)) {
+		p = cli_fmt_gang(cli_fmt_gpu_s(j->gpu, j->count, buf,
+		    sizeof buf), j->nodes, buf, sizeof buf);
+		snprintf(m.gpu_cell, sizeof m.gpu_cell, "%s", p);
+		m.gpu_null = j->gpu == NULL;
+		snprintf(m.gpu, sizeof m.gpu, "%s", j->gpu ? j->gpu : "");
+		m.count = j->count;
+		m.nodes = j->nodes;
+		m.valid = 1;
+	}
+	cli_table_add(t, m.gpu_cell);
 	if (j->live) {
 		(void)cli_fmt_where_s(j->provider, j->zone, j->region, buf,
 		    sizeof buf);
@@ -410,8 +455,12 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	if (j->state != NULL && strcmp(j->state, "running") == 0 &&
 	    j->started > 0)
 		since = j->started;
-	cli_table_add(t, since > 0 ?
-	    cli_fmt_age(now - since, buf, sizeof buf) : "-");
+	if (since > 0 && (!m.age_valid || m.age != now - since)) {
+		(void)cli_fmt_age(now - since, m.age_cell, sizeof m.age_cell);
+		m.age = now - since;
+		m.age_valid = 1;
+	}
+	cli_table_add(t, since > 0 ? m.age_cell : "-");
 	cost = status_cost(j, now);
 	if (cost <= 0 && j->attempts == 0)
 		cli_table_add(t, "-");

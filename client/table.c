@@ -14,12 +14,14 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <wchar.h>
 
 #include "client/cli.h"
+#include "common/log.h"
 #include "common/xmalloc.h"
 
 #define TABLE_GAP	2	/* spaces between columns */
@@ -34,8 +36,8 @@
  */
 struct table_cell {
 	size_t		 off;		/* in text */
-	size_t		 len;
-	size_t		 width;		/* display columns */
+	uint32_t	 len;
+	uint32_t	 width;		/* display columns */
 };
 
 struct cli_table {
@@ -219,6 +221,8 @@ table_store(struct cli_table *t, struct table_cell *c, const char *s,
 		i += n;
 	}
 	out[o] = '\0';
+	if (o > UINT32_MAX / 2)
+		fatalx("table: a cell of %zu bytes", o);
 	c->off = t->textlen;
 	c->len = o;
 	c->width = w;
