@@ -30,13 +30,16 @@
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
 	"baseline_usd, nodes"
 
-/* The same, with spec and labels NULL (store_filter's bare). */
+/*
+ * The same for store_filter's bare: what a status table shows, the rest
+ * constants (each column read is work for every row of a whole queue).
+ */
 #define STORE_JOB_COLS_BARE						\
-	"id, name, state, priority, owner, NULL, NULL, created, "	\
-	"updated, not_before, attempts, failures, interruptions, "	\
-	"cost_usd, checkpoint, checkpoint_at, why, exit_code, "		\
+	"id, name, state, 0, 0, NULL, NULL, 0, "			\
+	"updated, 0, attempts, 0, 0, "					\
+	"cost_usd, checkpoint, checkpoint_at, why, -1, "		\
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
-	"baseline_usd, nodes"
+	"0, nodes"
 
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
