@@ -244,7 +244,8 @@ cli_jscan_head(const char *obj, size_t len, const char *last,
 		}
 		if ((p = jscan_value(v, end, 1)) == NULL)
 			return -1;
-		if ((rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg)) != 0)
+		rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg);
+		if (rc != 0)
 			return rc < 0 ? rc : -1;
 		p = jscan_space(p, end);
 		if (p < end && *p == '}')

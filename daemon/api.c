@@ -1266,8 +1266,9 @@ struct api_page {
 	struct jsonw		 att;		/* attempts' text */
 	int			 expand;	/* tasks one by one */
 	int			 compact;	/* rows, not objects */
-	size_t			 cap;		/* no row starts past; 0: none */
-	int			 full;		/* stopped at cap: more follow */
+	size_t			 cap;		/* no row starts past it; 0:
+						   no such end */
+	int			 full;		/* stopped at cap: more come */
 	size_t			 room;		/* bytes kept for the head */
 	int			 stop;		/* folded an array: resume */
 	int64_t			 resume;	/* ... after this id */
