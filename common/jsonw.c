@@ -260,6 +260,17 @@ jsonw_int(struct jsonw *w, int64_t v)
 	size_t		 n = 0;
 	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
+	/* One reserve for the comma and the digits: a list page is a
+	 * million numbers. */
+	if (u < 10 && w->cap - w->len >= 3) {
+		if (w->comma)
+			w->buf[w->len++] = ',';
+		w->comma = 1;
+		if (v < 0)
+			w->buf[w->len++] = '-';
+		w->buf[w->len++] = (char)('0' + u);
+		return;
+	}
 	jsonw_value(w);
 	do {
 		d[sizeof d - ++n] = (char)('0' + u % 10);
