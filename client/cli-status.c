@@ -154,15 +154,21 @@ status_parse_user(const char *arg, struct status_opts *o)
 	return 0;
 }
 
-/* One list request: the page after AFTER, at most LIMIT jobs. */
+/*
+ * One list request: the page after AFTER, at most LIMIT jobs; COMPACT:
+ * as rows of the table's columns (doc/DESIGN.md "The wire").
+ */
 static json_t *
-status_request(const struct status_opts *o, int64_t after, int64_t limit)
+status_request(const struct status_opts *o, int64_t after, int64_t limit,
+    int compact)
 {
 	json_t	*req, *st;
 	size_t	 i;
 
 	req = json_pack("{s:s, s:I}", "op", "list", "limit",
 	    (json_int_t)limit);
+	if (compact)
+		json_object_set_new(req, "compact", json_true());
 	if (o->all)
 		json_object_set_new(req, "state", json_string("all"));
 	else if (o->states != 0) {
@@ -421,11 +427,44 @@ status_slack(struct cli_table *t, const struct status_job *j)
 		cli_table_add(t, "-");
 }
 
+/* V in decimal, ending at END (returned: where it starts). */
+static char *
+status_itoa(int64_t v, char *end)
+{
+	uint64_t	u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	*--end = '\0';
+	do {
+		*--end = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		*--end = '-';
+	return end;
+}
+
+/*
+ * The GPU cell, and the age, as the row before had them when their
+ * inputs are the same: a whole queue is mostly runs of one GPU, and
+ * printf was the better part of making a row.
+ */
+struct status_memo {
+	char		 gpu[128];	/* the type it was made of */
+	int		 gpu_null;
+	int64_t		 count, nodes;
+	char		 gpu_cell[256];
+	int		 valid;
+	int64_t		 age;
+	char		 age_cell[64];
+	int		 age_valid;
+};
+
 static void
 status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 {
+	static struct status_memo	 m;
 	const char	*why = j->why;
-	char		 buf[256];
+	char		 buf[256], *p;
 	int64_t		 since;
 	double		 cost;
 
@@ -437,11 +476,23 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 		cli_table_addf(t, "%lld.%lld", (long long)j->array_id,
 		    (long long)j->task_index);
 	else
-		cli_table_addf(t, "%lld", (long long)j->id);
+		cli_table_add(t, status_itoa(j->id, buf + sizeof buf));
 	cli_table_add(t, j->name);
 	cli_table_add(t, j->state);
-	cli_table_add(t, cli_fmt_gang(cli_fmt_gpu_s(j->gpu, j->count, buf,
-	    sizeof buf), j->nodes, buf, sizeof buf));
+	if (!m.valid || m.count != j->count || m.nodes != j->nodes ||
+	    m.gpu_null != (j->gpu == NULL) || (j->gpu != NULL &&
+	    strcmp(m.gpu, j->gpu) != 0) || (j->gpu != NULL &&
+	    strlen(j->gpu) >= sizeof m.gpu)) {
+		p = cli_fmt_gang(cli_fmt_gpu_s(j->gpu, j->count, buf,
+		    sizeof buf), j->nodes, buf, sizeof buf);
+		snprintf(m.gpu_cell, sizeof m.gpu_cell, "%s", p);
+		m.gpu_null = j->gpu == NULL;
+		snprintf(m.gpu, sizeof m.gpu, "%s", j->gpu ? j->gpu : "");
+		m.count = j->count;
+		m.nodes = j->nodes;
+		m.valid = 1;
+	}
+	cli_table_add(t, m.gpu_cell);
 	if (j->live) {
 		(void)cli_fmt_where_s(j->provider, j->zone, j->region, buf,
 		    sizeof buf);
@@ -453,8 +504,12 @@ status_row(struct cli_table *t, const struct status_job *j, int64_t now)
 	if (j->state != NULL && strcmp(j->state, "running") == 0 &&
 	    j->started > 0)
 		since = j->started;
-	cli_table_add(t, since > 0 ?
-	    cli_fmt_age(now - since, buf, sizeof buf) : "-");
+	if (since > 0 && (!m.age_valid || m.age != now - since)) {
+		(void)cli_fmt_age(now - since, m.age_cell, sizeof m.age_cell);
+		m.age = now - since;
+		m.age_valid = 1;
+	}
+	cli_table_add(t, since > 0 ? m.age_cell : "-");
 	cost = status_cost(j, now);
 	if (cost <= 0 && j->attempts == 0)
 		cli_table_add(t, "-");
@@ -563,6 +618,10 @@ status_more(const struct status_opts *o, json_t *counts, int64_t shown)
 /* What one gpuq status run gathers over its pages. */
 struct status_run {
 	struct status_opts	 o;
+	int			 compact;	/* rows; 0 once refused */
+	json_t			*ahead;		/* next page's request, sent */
+	char			*scratch;	/* a row's strings */
+	size_t			 scratchcap;
 	int64_t			 after;		/* last id seen */
 	int64_t			 left;		/* --limit left */
 	int			 more;		/* gpuqd said "next" */
@@ -605,6 +664,357 @@ status_top_member(const char *key, size_t klen, const char *v, size_t vlen,
 	return 0;
 }
 
+/* The columns of a compact row the table reads (api.c's names). */
+enum {
+	SC_ID, SC_NAME, SC_STATE, SC_GPU, SC_GPU_COUNT, SC_NODES, SC_UPDATED,
+	SC_ATTEMPTS, SC_COST, SC_CHECKPOINT, SC_CHECKPOINT_AT, SC_WHY,
+	SC_MESSAGE, SC_ARRAY_ID, SC_TASK_INDEX, SC_DEADLINE, SC_SLACK,
+	SC_MISSED_BY, SC_TASKS, SC_PROVIDER,
+	SC_REGION, SC_ZONE, SC_SPOT, SC_STARTED, SC_ENDED, SC_ATT_COST,
+	SC_HOURLY, SC_NCOLS
+};
+static const char *const status_colnames[SC_NCOLS] = {
+	"id", "name", "state", "gpu", "gpu_count", "nodes", "updated",
+	"attempts", "cost_usd", "checkpoint", "checkpoint_at", "why",
+	"message", "array_id", "task_index", "deadline", "slack",
+	"missed_by", "tasks", "provider", "region",
+	"zone", "spot", "started", "ended", "attempt_cost_usd", "hourly_usd",
+};
+#define STATUS_MAXCOLS	64	/* columns of a reply we look at */
+
+/* Where a compact page's members are; "rows" is its last. */
+struct status_chead {
+	const char	*counts, *next, *columns;
+	size_t		 counts_len, next_len, columns_len;
+	const char	*rows;		/* from "rows" to the end */
+};
+
+static int
+status_chead_member(const char *key, size_t klen, const char *v,
+    size_t vlen, void *arg)
+{
+	struct status_chead	*h = arg;
+
+	if (STATUS_KEY(key, klen, "counts")) {
+		h->counts = v;
+		h->counts_len = vlen;
+	} else if (STATUS_KEY(key, klen, "next")) {
+		h->next = v;
+		h->next_len = vlen;
+	} else if (STATUS_KEY(key, klen, "columns")) {
+		h->columns = v;
+		h->columns_len = vlen;
+	}
+	return 0;
+}
+
+/* An integer value, read without copying it (most are). */
+static int64_t
+status_int(const char *v, size_t vlen)
+{
+	const char	*p = v, *e = v + vlen;
+	int64_t		 n = 0;
+	int		 neg = 0;
+
+	if (p < e && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (p == e || e - p > 18)
+		return cli_jscan_int(v, vlen, 0);
+	for (; p < e; p++) {
+		if (*p < '0' || *p > '9')
+			return cli_jscan_int(v, vlen, 0);
+		n = n * 10 + (*p - '0');
+	}
+	return neg ? -n : n;
+}
+
+static double
+status_num(const char *v, size_t vlen)
+{
+	if (vlen == 3 && memcmp(v, "0.0", 3) == 0)
+		return 0;
+	return cli_jscan_num(v, vlen, 0);
+}
+
+/*
+ * String value V into the run's scratch at *at (NUL-terminated; NULL
+ * for null). The scratch is as long as the page, so a row's fit.
+ */
+static char *
+status_str(struct status_run *r, size_t *at, const char *v, size_t vlen)
+{
+	char	*s, *d;
+
+	if (vlen < 2 || *v != '"')
+		return NULL;
+	if (memchr(v + 1, '\\', vlen - 2) == NULL) {
+		s = r->scratch + *at;
+		memcpy(s, v + 1, vlen - 2);
+		s[vlen - 2] = '\0';
+		*at += vlen - 1;
+		return s;
+	}
+	if ((d = cli_jscan_string(v, vlen)) == NULL)
+		return NULL;
+	s = r->scratch + *at;
+	memcpy(s, d, strlen(d) + 1);	/* never longer than V */
+	*at += strlen(d) + 1;
+	free(d);
+	return s;
+}
+
+/* One compact row (at its '[') into J; *pos past it. 0, or -1. */
+static int
+status_crow(struct status_run *r, const int *map, size_t nmap,
+    const char **pos, const char *end, struct status_job *j)
+{
+	const char	*v;
+	size_t		 vlen, k = 0, at = 0;
+	int		 rc;
+
+	/* The scratch is as long as the page: every string fits. */
+	memset(j, 0, sizeof *j);
+	j->nodes = 1;
+	while ((rc = cli_jscan_next(pos, end, &v, &vlen)) == 1) {
+		switch (k < nmap ? map[k] : -1) {
+		case SC_ID:
+			j->id = status_int(v, vlen);
+			break;
+		case SC_NAME:
+			j->name = status_str(r, &at, v, vlen);
+			break;
+		case SC_STATE:
+			j->state = status_str(r, &at, v, vlen);
+			break;
+		case SC_GPU:
+			j->gpu = status_str(r, &at, v, vlen);
+			break;
+		case SC_GPU_COUNT:
+			j->count = status_int(v, vlen);
+			break;
+		case SC_NODES:
+			j->nodes = status_int(v, vlen);
+			break;
+		case SC_UPDATED:
+			j->updated = status_int(v, vlen);
+			break;
+		case SC_ATTEMPTS:
+			j->attempts = status_int(v, vlen);
+			break;
+		case SC_COST:
+			j->cost = status_num(v, vlen);
+			break;
+		case SC_CHECKPOINT:
+			j->checkpoint = status_str(r, &at, v, vlen);
+			break;
+		case SC_CHECKPOINT_AT:
+			j->checkpoint_at = status_int(v, vlen);
+			break;
+		case SC_WHY:
+			j->why = status_str(r, &at, v, vlen);
+			break;
+		case SC_MESSAGE:
+			j->message = status_str(r, &at, v, vlen);
+			break;
+		case SC_ARRAY_ID:
+			j->array_id = status_int(v, vlen);
+			break;
+		case SC_TASK_INDEX:
+			j->task_index = status_int(v, vlen);
+			break;
+		case SC_DEADLINE:
+			j->deadline = status_int(v, vlen) > 0;
+			break;
+		case SC_SLACK:
+			if (vlen != 4 || memcmp(v, "null", 4) != 0) {
+				j->slack = status_int(v, vlen);
+				j->has_slack = 1;
+			}
+			break;
+		case SC_MISSED_BY:
+			j->missed_by = status_int(v, vlen);
+			break;
+		case SC_TASKS:
+			j->tasks = status_int(v, vlen);
+			break;
+		case SC_PROVIDER:
+			/* A live attempt's values follow: "current". */
+			j->live = 1;
+			j->provider = status_str(r, &at, v, vlen);
+			break;
+		case SC_REGION:
+			j->region = status_str(r, &at, v, vlen);
+			break;
+		case SC_ZONE:
+			j->zone = status_str(r, &at, v, vlen);
+			break;
+		case SC_SPOT:
+			j->spot = vlen == 4 && memcmp(v, "true", 4) == 0;
+			break;
+		case SC_STARTED:
+			j->started = status_int(v, vlen);
+			break;
+		case SC_ENDED:
+			j->ended = status_int(v, vlen);
+			break;
+		case SC_ATT_COST:
+			j->cur_cost = status_num(v, vlen);
+			break;
+		case SC_HOURLY:
+			j->hourly = status_num(v, vlen);
+			break;
+		default:
+			break;		/* a column of a newer gpuqd */
+		}
+		k++;
+	}
+	if (rc != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A compact page (doc/DESIGN.md "The wire"): "next" and "counts" come
+ * first, then the rows, each parsed in one pass into a status_job whose
+ * strings sit in the scratch buffer: no allocation per job. Returns
+ * -ENOPROTOOPT when gpuqd does not know "compact" (it names the field),
+ * so the caller asks the old way.
+ */
+static int
+status_page_compact(struct cli *cli, struct status_run *r, int64_t page)
+{
+	struct status_chead	 h;
+	struct status_job	 job;
+	const char	*line, *pos, *end, *v, *code, *field;
+	char		*l, *cause = NULL;
+	json_t		*reply = NULL, *err, *req;
+	json_error_t	 jerr;
+	size_t		 len, vlen, nmap = 0, i;
+	char		 num[32];
+	int		 map[STATUS_MAXCOLS], rc, k;
+
+	line = NULL;
+	if (r->ahead != NULL) {
+		/* Asked for while the last page was printed: take its reply,
+		 * or, if it is not a page (busy, a broken connection), ask
+		 * again the ordinary way. */
+		req = r->ahead;
+		r->ahead = NULL;
+		if (cli_conn_recv_line(cli->conn, &l, &len, &cause) == 0 &&
+		    cli_jscan_member(l, len, "ok", &v, &vlen) == 1 &&
+		    vlen == 4 && memcmp(v, "true", 4) == 0) {
+			line = l;
+			json_decref(req);
+		} else {
+			free(cause);
+			cli_conn_free(cli->conn);
+			cli->conn = NULL;
+			reply = cli_call_raw(cli, req, &line, &len);
+		}
+	} else
+		reply = cli_call_raw(cli, status_request(&r->o, r->after, page,
+		    1), &line, &len);
+	if (line == NULL) {
+		err = json_object_get(reply, "error");
+		code = cli_json_str(err, "code");
+		field = cli_json_str(err, "field");
+		if (code != NULL && field != NULL &&
+		    strcmp(code, GPUQ_ERR_BAD_REQUEST) == 0 &&
+		    strcmp(field, "compact") == 0) {
+			json_decref(reply);
+			return -ENOPROTOOPT;
+		}
+		rc = reply ? cli_reply_warn(reply, "status") : GPUQ_EXIT_FAILED;
+		json_decref(reply);
+		return rc;
+	}
+	memset(&h, 0, sizeof h);
+	/* The members before "rows"; the rows are walked once, below. */
+	if (cli_jscan_head(line, len, "rows", status_chead_member, &h,
+	    &h.rows) != 1 || h.columns == NULL)
+		goto bad;
+	pos = h.columns;
+	end = pos + h.columns_len;
+	while ((rc = cli_jscan_next(&pos, end, &v, &vlen)) == 1) {
+		if (nmap == STATUS_MAXCOLS)
+			continue;
+		map[nmap] = -1;
+		for (k = 0; k < SC_NCOLS; k++)
+			if (vlen == strlen(status_colnames[k]) + 2 &&
+			    memcmp(v + 1, status_colnames[k], vlen - 2) == 0)
+				map[nmap] = k;
+		nmap++;
+	}
+	if (rc != 0)
+		goto bad;
+	if (h.next != NULL && h.next_len >= sizeof num)
+		goto bad;
+	r->more = h.next != NULL;
+	if (r->more) {
+		memcpy(num, h.next, h.next_len);
+		num[h.next_len] = '\0';
+		if (cli_parse_id(num, &r->after) != 0)
+			goto bad;
+	}
+	/*
+	 * Without --limit the next page is asked for now, so gpuqd writes it
+	 * while this one is printed: the two ends' work overlaps.
+	 */
+	if (r->more && r->o.limit == 0 && cli->conn != NULL) {
+		req = status_request(&r->o, r->after, page, 1);
+		if (cli_conn_send(cli->conn, req, &cause) == 0)
+			r->ahead = req;
+		else {
+			free(cause);
+			json_decref(req);
+			cli_conn_free(cli->conn);
+			cli->conn = NULL;
+		}
+	}
+	/* A row's strings are never longer than the page. */
+	if (r->scratchcap < len + 1) {
+		r->scratchcap = len + 1;
+		r->scratch = xrealloc(r->scratch, r->scratchcap);
+	}
+	pos = h.rows;
+	end = line + len;
+	while (pos < end && *pos == ' ')
+		pos++;
+	if (pos >= end || *pos != '[')
+		goto bad;
+	pos++;
+	for (i = 0;; i++) {
+		while (pos < end && (*pos == ' ' || *pos == '\n'))
+			pos++;
+		if (pos < end && *pos == ']')
+			break;
+		if (i > 0) {
+			if (pos >= end || *pos != ',')
+				goto bad;
+			pos++;
+			while (pos < end && *pos == ' ')
+				pos++;
+		}
+		if (pos >= end || *pos != '[' ||
+		    status_crow(r, map, nmap, &pos, end, &job) != 0)
+			goto bad;
+		r->left--;
+		status_row(r->t, &job, r->now);
+		r->deadlines += job.deadline;
+		if (job.state != NULL && (k = status_state_index(job.state,
+		    strlen(job.state))) >= 0)
+			r->seen[k]++;
+	}
+	if (r->counts == NULL && h.counts != NULL)
+		r->counts = json_loadb(h.counts, h.counts_len, 0, &jerr);
+	return 0;
+bad:
+	cli_warnx("status: gpuqd's reply is not a page of jobs");
+	return GPUQ_EXIT_FAILED;
+}
+
 static int
 status_page(struct cli *cli, struct status_run *r, int64_t page)
 {
@@ -617,7 +1027,15 @@ status_page(struct cli *cli, struct status_run *r, int64_t page)
 	char		 num[32];
 	int		 rc, k;
 
-	reply = cli_call_raw(cli, status_request(&r->o, r->after, page),
+	if (r->compact) {
+		rc = status_page_compact(cli, r, page);
+		if (rc != -ENOPROTOOPT)
+			return rc;
+		r->compact = 0;		/* a gpuqd older than "compact" */
+		if (page > GPUQ_LIST_MAX)
+			page = GPUQ_LIST_MAX;
+	}
+	reply = cli_call_raw(cli, status_request(&r->o, r->after, page, 0),
 	    &line, &len);
 	if (line == NULL) {
 		rc = reply ? cli_reply_warn(reply, "status") : GPUQ_EXIT_FAILED;
@@ -747,8 +1165,9 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	}
 	r.left = o->limit;
 	r.now = (int64_t)time(NULL);
+	r.compact = !json;	/* the table's columns only */
 	do {
-		page = GPUQ_LIST_MAX;
+		page = r.compact ? GPUQ_LIST_COMPACT_MAX : GPUQ_LIST_MAX;
 		if (o->limit > 0 && r.left < page)
 			page = r.left;
 		if ((rc = status_page(cli, &r, page)) != 0)
@@ -770,5 +1189,7 @@ cli_status_exec(struct cli *cli, int argc, char **argv)
 	}
 	cli_table_free(r.t);
 	json_decref(r.counts);
+	free(r.scratch);
+	json_decref(r.ahead);
 	return rc;
 }

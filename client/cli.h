@@ -229,6 +229,13 @@ typedef int (*cli_jscan_cb)(const char *key, size_t klen, const char *val,
 	    size_t vlen, void *arg);
 int	cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb,
 	    void *arg);
+/*
+ * As cli_jscan_object, up to member LAST, which is not scanned: 1 with
+ * *ret_last at its value (the rest of OBJ from there is the caller's),
+ * 0 if OBJ has no LAST, -1 if malformed (or CB returned non-zero).
+ */
+int	cli_jscan_head(const char *obj, size_t len, const char *last,
+	    cli_jscan_cb cb, void *arg, const char **ret_last);
 /* A string value decoded: new string; NULL if not a string (or null). */
 char	*cli_jscan_string(const char *val, size_t vlen);
 /* A number value, or DEF if it is not one. */

@@ -213,6 +213,49 @@ cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
 	}
 }
 
+int
+cli_jscan_head(const char *obj, size_t len, const char *last,
+    cli_jscan_cb cb, void *arg, const char **ret_last)
+{
+	const char	*p = obj, *end = obj + len, *k, *kend, *v;
+	size_t		 llen = strlen(last);
+	int		 rc;
+
+	p = jscan_space(p, end);
+	if (p >= end || *p != '{')
+		return -1;
+	p = jscan_space(p + 1, end);
+	if (p < end && *p == '}')
+		return 0;
+	for (;;) {
+		if (p >= end || *p != '"')
+			return -1;
+		k = p + 1;
+		if ((p = jscan_string(p, end)) == NULL)
+			return -1;
+		kend = p - 1;
+		p = jscan_space(p, end);
+		if (p >= end || *p != ':')
+			return -1;
+		v = jscan_space(p + 1, end);
+		if ((size_t)(kend - k) == llen && memcmp(k, last, llen) == 0) {
+			*ret_last = v;
+			return 1;
+		}
+		if ((p = jscan_value(v, end, 1)) == NULL)
+			return -1;
+		rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg);
+		if (rc != 0)
+			return rc < 0 ? rc : -1;
+		p = jscan_space(p, end);
+		if (p < end && *p == '}')
+			return 0;
+		if (p >= end || *p != ',')
+			return -1;
+		p = jscan_space(p + 1, end);
+	}
+}
+
 /* Value of hex digit C, or -1. */
 static int
 jscan_hex(char c)

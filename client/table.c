@@ -14,24 +14,41 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <wchar.h>
 
 #include "client/cli.h"
+#include "common/log.h"
 #include "common/xmalloc.h"
 
 #define TABLE_GAP	2	/* spaces between columns */
 #define TABLE_MIN_LAST	8	/* never cut the last column below this */
 #define TABLE_BELOW	4	/* indent of a last cell moved under its row */
 
+/*
+ * Cells live in one text arena, NUL-terminated, with their display width
+ * found as they are cleaned: gpuq status --all is a million cells, and
+ * a malloc and two width scans per cell were a third of its time. A
+ * cell equal to the one above it is not copied again.
+ */
+struct table_cell {
+	size_t		 off;		/* in text */
+	uint32_t	 len;
+	uint32_t	 width;		/* display columns */
+};
+
 struct cli_table {
 	const struct cli_col	*cols;	/* borrowed; static tables */
 	int			 ncols;
-	char			**cells;	/* row-major, cleaned copies */
+	struct table_cell	*cells;	/* row-major */
 	size_t			 ncells;
 	size_t			 cap;
+	char			*text;	/* cleaned copies */
+	size_t			 textlen;
+	size_t			 textcap;
 	size_t			 indent;	/* spaces before each line */
 	int			 below;		/* last column may go under */
 };
@@ -50,13 +67,10 @@ cli_table_new(const struct cli_col *cols, int ncols)
 void
 cli_table_free(struct cli_table *t)
 {
-	size_t	i;
-
 	if (t == NULL)
 		return;
-	for (i = 0; i < t->ncells; i++)
-		free(t->cells[i]);
 	free(t->cells);
+	free(t->text);
 	free(t);
 }
 
@@ -67,10 +81,9 @@ cli_table_drop(struct cli_table *t, const struct cli_col *cols, int col)
 
 	if (col < 0 || col >= t->ncols)
 		return;
+	/* The dropped cells' text stays in the arena, unreferenced. */
 	for (i = 0; i < t->ncells; i++) {
-		if ((int)(i % (size_t)t->ncols) == col)
-			free(t->cells[i]);
-		else
+		if ((int)(i % (size_t)t->ncols) != col)
 			t->cells[k++] = t->cells[i];
 	}
 	t->ncells = k;
@@ -178,22 +191,109 @@ cli_table_clean(const char *s)
 	return out;
 }
 
-void
-cli_table_add(struct cli_table *t, const char *s)
+/* Cell I's text. */
+static const char *
+table_text(const struct cli_table *t, size_t i)
 {
+	return t->text + t->cells[i].off;
+}
+
+/*
+ * Append S (LEN bytes) cleaned as cli_table_clean() cleans it to the
+ * arena as cell C, with its width. Cleaning never makes text longer.
+ */
+static void
+table_store(struct cli_table *t, struct table_cell *c, const char *s,
+    size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i = 0, n, o, w = 0;
+	char			*out;
+	long			 cp;
+
+	if (t->textcap - t->textlen < len + 1) {
+		t->textcap = t->textcap ? t->textcap * 2 : 65536;
+		while (t->textcap - t->textlen < len + 1)
+			t->textcap *= 2;
+		t->text = xrealloc(t->text, t->textcap);
+	}
+	out = t->text + t->textlen;
+	o = 0;
+	while (i < len) {
+		if (p[i] >= 0x20 && p[i] < 0x7f) {
+			out[o++] = (char)p[i++];
+			w++;
+			continue;
+		}
+		n = table_utf8(p + i, len - i, &cp);
+		if (cp < 0 || cp < 0x20 || cp == 0x7f ||
+		    (cp >= 0x80 && cp < 0xa0)) {
+			out[o++] = '?';
+			w++;
+		} else {
+			memcpy(out + o, s + i, n);
+			o += n;
+			w += (size_t)table_cpwidth(cp);
+		}
+		i += n;
+	}
+	out[o] = '\0';
+	if (o > UINT32_MAX / 2)
+		fatalx("table: a cell of %zu bytes", o);
+	c->off = t->textlen;
+	c->len = o;
+	c->width = w;
+	t->textlen += o + 1;
+}
+
+/* Add cell S of LEN bytes. */
+static void
+table_addn(struct cli_table *t, const char *s, size_t len)
+{
+	struct table_cell	*c, *above;
+
 	if (t->ncells == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->cells = xreallocarray(t->cells, t->cap, sizeof *t->cells);
 	}
-	t->cells[t->ncells++] = cli_table_clean(s != NULL ? s : "-");
+	c = &t->cells[t->ncells];
+	/* The same as the cell above (a state, "-", a GPU): shared. */
+	if (t->ncells >= (size_t)t->ncols) {
+		above = c - t->ncols;
+		if (above->len == len && memcmp(table_text(t, t->ncells -
+		    (size_t)t->ncols), s, len) == 0 && memchr(s, '\0',
+		    len) == NULL) {
+			*c = *above;
+			t->ncells++;
+			return;
+		}
+	}
+	table_store(t, c, s, len);
+	t->ncells++;
+}
+
+void
+cli_table_add(struct cli_table *t, const char *s)
+{
+	if (s == NULL)
+		s = "-";
+	table_addn(t, s, strlen(s));
 }
 
 void
 cli_table_addf(struct cli_table *t, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	*s;
+	char	 buf[512], *s;
+	int	 n;
 
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof buf) {
+		table_addn(t, buf, strlen(buf));
+		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
@@ -232,7 +332,12 @@ table_ellipsis(size_t *ret_width)
 	return *ret_width == 1 ? "\xe2\x80\xa6" : "...";
 }
 
-/* One output line, built whole so trailing blanks can be dropped. */
+/*
+ * The output, lines built whole so trailing blanks can be dropped, and
+ * written a TABLE_FLUSH at a time rather than a line at a time.
+ */
+#define TABLE_FLUSH	(64 * 1024)
+
 struct table_line {
 	char	*buf;
 	size_t	 len;
@@ -253,8 +358,12 @@ table_put(struct table_line *l, const char *s, size_t n)
 static void
 table_pad(struct table_line *l, size_t n)
 {
-	while (n-- > 0)
-		table_put(l, " ", 1);
+	if (l->len + n + 1 > l->cap) {
+		l->cap = (l->len + n + 1) * 2;
+		l->buf = xrealloc(l->buf, l->cap);
+	}
+	memset(l->buf + l->len, ' ', n);
+	l->len += n;
 }
 
 /* Append the first bytes of S that fit in MAX columns, with an ellipsis. */
@@ -331,7 +440,8 @@ void
 cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 {
 	struct table_line	 l = { NULL, 0, 0 };
-	size_t			*w, rows, r, used = 0, cw, last;
+	const struct table_cell	*cell;
+	size_t			*w, rows, r, used = 0, cw, last, start, slen;
 	const char		*s;
 	int			 c, ncols = t->ncols;
 
@@ -341,12 +451,10 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 		if (header)
 			w[c] = strlen(t->cols[c].header);
 	for (r = 0; r < rows; r++) {
-		for (c = 0; c < t->ncols; c++) {
-			s = t->cells[r * (size_t)t->ncols + (size_t)c];
-			cw = cli_table_strwidth(s, strlen(s));
-			if (cw > w[c])
-				w[c] = cw;
-		}
+		cell = &t->cells[r * (size_t)t->ncols];
+		for (c = 0; c < t->ncols; c++)
+			if (cell[c].width > w[c])
+				w[c] = cell[c].width;
 	}
 	used = t->indent;
 	for (c = 0; c < t->ncols - 1; c++)
@@ -360,46 +468,59 @@ cli_table_print(struct cli_table *t, FILE *f, int width, int header)
 			    (size_t)width - used : TABLE_MIN_LAST;
 	}
 	for (r = 0; r < rows + (header ? 1 : 0); r++) {
-		l.len = 0;
+		start = l.len;
 		table_pad(&l, t->indent);
 		for (c = 0; c < ncols; c++) {
-			if (header && r == 0)
+			if (header && r == 0) {
 				s = t->cols[c].header;
-			else
-				s = t->cells[(r - (header ? 1 : 0)) *
+				slen = strlen(s);
+				cw = cli_table_strwidth(s, slen);
+			} else {
+				cell = &t->cells[(r - (header ? 1 : 0)) *
 				    (size_t)t->ncols + (size_t)c];
-			cw = cli_table_strwidth(s, strlen(s));
+				s = t->text + cell->off;
+				slen = cell->len;
+				cw = cell->width;
+			}
 			if (c == ncols - 1 && ncols < t->ncols) {
 				if (t->cols[c].align == CLI_RIGHT)
 					table_pad(&l, w[c] - cw);
-				table_put(&l, s, strlen(s));
+				table_put(&l, s, slen);
 				break;
 			}
 			if (c == t->ncols - 1) {
 				if (t->cols[c].align == CLI_RIGHT &&
 				    cw < last)
 					table_pad(&l, last - cw);
-				table_cut(&l, s, last);
+				if (cw <= last)
+					table_put(&l, s, slen);
+				else
+					table_cut(&l, s, last);
 				break;
 			}
 			if (t->cols[c].align == CLI_RIGHT)
 				table_pad(&l, w[c] - cw);
-			table_put(&l, s, strlen(s));
+			table_put(&l, s, slen);
 			if (t->cols[c].align == CLI_LEFT)
 				table_pad(&l, w[c] - cw);
 			table_pad(&l, TABLE_GAP);
 		}
-		while (l.len > 0 && l.buf[l.len - 1] == ' ')
+		while (l.len > start && l.buf[l.len - 1] == ' ')
 			l.len--;
 		table_put(&l, "\n", 1);
 		if (ncols < t->ncols && !(header && r == 0)) {
-			s = t->cells[(r - (header ? 1 : 0)) *
-			    (size_t)t->ncols + (size_t)ncols];
+			s = table_text(t, (r - (header ? 1 : 0)) *
+			    (size_t)t->ncols + (size_t)ncols);
 			table_wrap(&l, s, t->indent + TABLE_BELOW,
 			    (size_t)width);
 		}
-		fwrite(l.buf, 1, l.len, f);
+		if (l.len >= TABLE_FLUSH) {
+			fwrite(l.buf, 1, l.len, f);
+			l.len = 0;
+		}
 	}
+	if (l.len > 0)
+		fwrite(l.buf, 1, l.len, f);
 	free(l.buf);
 	free(w);
 }

@@ -12,6 +12,8 @@
 #define GPUQ_MAX_LINE		(1024 * 1024)	/* bytes, newline excluded */
 #define GPUQ_LIST_MAX		1000		/* most jobs in one page */
 #define GPUQ_LIST_DEFAULT	100
+#define GPUQ_LIST_COMPACT_MAX	100000		/* ... with "compact": true */
+#define GPUQ_LIST_PAGE_BYTES	(512 * 1024)	/* a compact page ends past */
 #define GPUQ_REPLY_PRECISION	12		/* digits of reals in replies */
 
 /* Default client socket; gpuq and gpuqd agree on it. */
@@ -70,6 +72,10 @@
  * states; "all" for every state), "owner":uid, "name":"…", "limit":100,
  * "after":141}. Reply {"ok":true,"jobs":[…],"next":242} ("next" absent
  * on the last page), plus "counts":{"queued":3,…} of the whole queue.
+ * With "compact":true: {"ok":true,"next":…,"counts":{…},"columns":[…],
+ * "rows":[[142,"resnet","queued",…],…]}, each row the values of the
+ * named columns (doc/DESIGN.md "The wire"); "limit" up to
+ * GPUQ_LIST_COMPACT_MAX, a page ending past GPUQ_LIST_PAGE_BYTES.
  * submit: {"op":"submit","job":{…},"hold":false} → {"ok":true,"id":142}.
  * cancel/hold/release: {"op":"cancel","id":142} → {"ok":true,
  * "state":"cancelled"}.

@@ -75,6 +75,8 @@
 #define API_TEXT_KEEP		(1024 * 1024)	/* batch text kept when empty */
 #define API_NONE		((size_t)-1)	/* no string */
 #define API_WITHHELD		"<withheld>"	/* shown for a secret */
+#define API_ROW_HEAD		1024	/* a compact page's members before
+					   "rows" take at most this */
 
 /*
  * One submit waiting for the group commit. The normalized spec is
@@ -112,7 +114,7 @@ static int	api_op_metrics(struct api_req *, struct store_job *);
 static const struct api_op api_ops[] = {
 	{ "submit",	api_op_submit,	API_DEFER, "job,hold,name,priority" },
 	{ "list",	api_op_list,	0,
-	    "state,owner,name,limit,after,expand" },
+	    "state,owner,name,limit,after,expand,compact" },
 	{ "show",	api_op_show,	0, "id" },
 	{ "cancel",	api_op_cancel,	API_OWNER, "id" },
 	{ "hold",	api_op_hold,	API_OWNER, "id" },
@@ -1006,31 +1008,62 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 }
 
 /*
+ * The slack of job J with a deadline (*HAS_SLACK: known, while it
+ * lives) and, once it is late (ended after the deadline without being
+ * cancelled, or live past it), by how much it missed (*LATE, 0 on
+ * time). A bare row (a compact listing's: no spec) reads its job whole
+ * first; jobs with a deadline are few.
+ */
+static void
+api_deadline_figures(const struct api *a, const struct store_job *j,
+    int *has_slack, int64_t *slack, int64_t *late)
+{
+	struct store_job	*full = NULL;
+	char			*cause = NULL;
+	int64_t			 now = time(NULL);
+
+	*has_slack = 0;
+	*slack = *late = 0;
+	if (JOB_MASK(j->state) & JOB_MASK_LIVE) {
+		if (j->spec == NULL && store_job_get(a->store, j->id, &full,
+		    &cause) != 0) {
+			free(cause);
+			full = NULL;
+		}
+		if ((full != NULL || j->spec != NULL) &&
+		    sched_deadline_slack(a->store, a->conf, full != NULL ?
+		    full : j, now, slack) == 0)
+			*has_slack = 1;
+		store_job_free(full);
+		*late = now - j->deadline;
+	} else if (j->state == JOB_SUCCEEDED || j->state == JOB_FAILED)
+		*late = j->updated - j->deadline;
+	if (*late < 0)
+		*late = 0;
+}
+
+/*
  * The deadline members of job J (doc/DESIGN.md "Deadlines"): the time,
  * whether it left Spot for good, its slack while it lives and, once it
- * is late (ended after the deadline without being cancelled, or live
- * past it), by how much it missed.
+ * is late, by how much it missed.
  */
 static void
 api_deadline_write(struct jsonw *w, const struct api *a,
     const struct store_job *j)
 {
 	char	t[WHEN_TEXT_MAX];
-	int64_t	now = time(NULL), slack, late = 0;
+	int64_t	slack, late;
+	int	has_slack;
 
 	JSONW_KEY(w, "deadline");
 	jsonw_string(w, when_format(j->deadline, t, sizeof t));
 	JSONW_KEY(w, "deadline_safe");
 	jsonw_bool(w, j->deadline_safe);
-	if (JOB_MASK(j->state) & JOB_MASK_LIVE) {
-		if (sched_deadline_slack(a->store, a->conf, j, now,
-		    &slack) == 0) {
-			JSONW_KEY(w, "slack");
-			jsonw_int(w, slack);
-		}
-		late = now - j->deadline;
-	} else if (j->state == JOB_SUCCEEDED || j->state == JOB_FAILED)
-		late = j->updated - j->deadline;
+	api_deadline_figures(a, j, &has_slack, &slack, &late);
+	if (has_slack) {
+		JSONW_KEY(w, "slack");
+		jsonw_int(w, slack);
+	}
 	if (late > 0) {
 		JSONW_KEY(w, "missed_by");
 		jsonw_int(w, late);
@@ -1109,6 +1142,83 @@ api_job_write(struct jsonw *w, const struct api *a, const struct store_job *j)
 	JSONW_KEY(w, "current");
 }
 
+/*
+ * The columns of a compact list page (doc/DESIGN.md "The wire"), in the
+ * order api_row_write() and api_row_attempt_write() write a row's
+ * values. Only what gpuq status's table shows: no spec, so nothing a
+ * non-owner may not see. A row without a live attempt stops after
+ * "tasks"; a reader takes the values it lacks as null, 0 or false.
+ */
+static const char *const api_row_columns[] = {
+	"id", "name", "state", "gpu", "gpu_count", "nodes", "updated",
+	"attempts", "cost_usd", "checkpoint", "checkpoint_at", "why",
+	"message", "array_id", "task_index", "deadline", "slack", "missed_by",
+	"tasks",
+	/* the live attempt, as "current" of the object form */
+	"provider", "region", "zone", "spot", "started", "ended",
+	"attempt_cost_usd", "hourly_usd",
+};
+
+/*
+ * Job J as a compact row, left open after "tasks" (TASKS: a folded
+ * array's size, else 0) for the live attempt's values; the same values
+ * api_job_write() writes under those names.
+ */
+static void
+api_row_write(struct jsonw *w, const struct api *a, const struct store_job *j,
+    int64_t tasks)
+{
+	int64_t	slack, late;
+	int	has_slack;
+
+	jsonw_array_begin(w);
+	jsonw_int(w, j->id);
+	jsonw_string(w, j->name);
+	jsonw_string(w, job_state_name(j->state));
+	jsonw_string(w, j->gpu_type);
+	jsonw_int(w, j->gpu_type != NULL ? j->gpu_count : 0);
+	jsonw_int(w, j->nodes > 1 ? j->nodes : 1);
+	jsonw_int(w, j->updated);
+	jsonw_int(w, j->attempts);
+	jsonw_double(w, j->cost_usd);
+	jsonw_string(w, j->checkpoint);
+	jsonw_int(w, j->checkpoint_at);
+	jsonw_string(w, api_job_why(a, j));
+	jsonw_string(w, j->message);
+	jsonw_int(w, j->array_id);
+	jsonw_int(w, j->array_id != 0 ? j->task_index : 0);
+	/* The deadline (unix seconds, 0: none), its slack or null, and
+	 * how late it is. */
+	jsonw_int(w, j->deadline);
+	if (j->deadline > 0) {
+		api_deadline_figures(a, j, &has_slack, &slack, &late);
+		if (has_slack)
+			jsonw_int(w, slack);
+		else
+			jsonw_null(w);
+		jsonw_int(w, late);
+	} else {
+		jsonw_null(w);
+		jsonw_int(w, 0);
+	}
+	jsonw_int(w, tasks);
+}
+
+/* A live attempt's values of a compact row, each after a comma. */
+static void
+api_row_attempt_write(struct jsonw *w, const struct store_attempt *at)
+{
+	w->comma = 1;
+	jsonw_string(w, at->provider);
+	jsonw_string(w, at->region);
+	jsonw_string(w, at->zone);
+	jsonw_bool(w, at->spot);
+	jsonw_int(w, at->started);
+	jsonw_int(w, at->ended);
+	jsonw_double(w, at->cost_usd);
+	jsonw_double(w, at->hourly_usd);
+}
+
 /* The order an array's counts are told in. */
 static const int api_array_order[] = {
 	JOB_RUNNING, JOB_PENDING, JOB_LAUNCHING, JOB_QUEUED, JOB_HELD,
@@ -1141,10 +1251,12 @@ api_array_state(const struct store_sum *sum)
  * folded state, its tasks' total cost, as why the tasks per state ("4
  * running, 9 queued, 3 succeeded"), and "array": {count, parallelism,
  * states}. *ret_last is its last task's row id. 0, else replied and -1.
+ * COMPACT: the same values as one closed row of a compact list page
+ * (api_row_write).
  */
 static int
 api_array_write(struct api_req *r, struct jsonw *w, const struct store_job *j,
-    int64_t *ret_last)
+    int64_t *ret_last, int compact)
 {
 	struct store_sum	 sum;
 	struct store_job	 f;
@@ -1196,6 +1308,14 @@ api_array_write(struct api_req *r, struct jsonw *w, const struct store_job *j,
 	f.checkpoint = NULL;
 	f.checkpoint_at = 0;
 	f.not_before = 0;
+	if (compact) {
+		/* The same values as a row: "tasks" is array.count. */
+		api_row_write(w, r->api, &f, sum.tasks);
+		jsonw_array_end(w);
+		free(why);
+		*ret_last = sum.last_id;
+		return 0;
+	}
 	api_job_write(w, r->api, &f);
 	jsonw_null(w);
 	JSONW_KEY(w, "array");
@@ -1231,6 +1351,11 @@ struct api_page {
 	struct jsonw		 out;		/* the reply so far */
 	struct jsonw		 att;		/* attempts' text */
 	int			 expand;	/* tasks one by one */
+	int			 compact;	/* rows, not objects */
+	size_t			 cap;		/* no row starts past it; 0:
+						   no such end */
+	int			 full;		/* stopped at cap: more come */
+	size_t			 room;		/* bytes kept for the head */
 	int			 stop;		/* folded an array: resume */
 	int64_t			 resume;	/* ... after this id */
 	int			 rows;		/* jobs written */
@@ -1253,20 +1378,29 @@ api_list_on_job(const struct store_job *j, void *arg)
 	struct api_page		*p = arg;
 	struct api_page_slot	*sl;
 
+	if (p->cap > 0 && p->out.len >= p->cap) {
+		p->full = 1;		/* this job starts the next page */
+		return 1;
+	}
 	if (j->array_id != 0 && !p->expand) {
 		/* The whole array as one, then on after its last task. */
-		if (api_array_write(p->req, &p->out, j, &p->resume) != 0) {
+		if (api_array_write(p->req, &p->out, j, &p->resume,
+		    p->compact) != 0) {
 			p->error = 1;
 			return 1;
 		}
-		jsonw_object_end(&p->out);
+		if (!p->compact)
+			jsonw_object_end(&p->out);
 		p->rows++;
 		p->last = p->resume;
 		p->stop = 1;
 		return 1;
 	}
 	p->rows++;
-	api_job_write(&p->out, p->api, j);
+	if (p->compact)
+		api_row_write(&p->out, p->api, j, 0);
+	else
+		api_job_write(&p->out, p->api, j);
 	if (JOB_MASK(j->state) & (JOB_MASK_CLOUD | JOB_MASK(JOB_CANCELLING))) {
 		if (p->nslots == p->capslots) {
 			p->capslots = p->capslots ? p->capslots * 2 : 64;
@@ -1278,8 +1412,12 @@ api_list_on_job(const struct store_job *j, void *arg)
 		sl->at = p->out.len;
 		sl->len = 0;
 	}
-	jsonw_null(&p->out);
-	jsonw_object_end(&p->out);
+	if (p->compact)
+		jsonw_array_end(&p->out);	/* an attempt goes before */
+	else {
+		jsonw_null(&p->out);
+		jsonw_object_end(&p->out);
+	}
 	p->last = j->id;
 	return 0;
 }
@@ -1301,28 +1439,37 @@ api_list_on_attempt(const struct store_attempt *t, void *arg)
 	if (lo < p->nslots && p->slots[lo].id == t->job_id) {
 		p->slots[lo].off = p->att.len;
 		p->att.comma = 0;
-		api_attempt_write(&p->att, t);
+		if (p->compact)
+			api_row_attempt_write(&p->att, t);
+		else
+			api_attempt_write(&p->att, t);
 		p->slots[lo].len = p->att.len - p->slots[lo].off;
 	}
 	return 0;
 }
 
-/* Put each attempt found in place of its job's "current":null. */
+/*
+ * Put each attempt found in place of its job's "current":null, or, in a
+ * compact page, at the end of its row. HEAD (HLEN bytes) goes first.
+ */
 static void
-api_page_splice(struct api_page *p)
+api_page_splice(struct api_page *p, const char *head, size_t hlen)
 {
 	struct jsonw	 out;
-	size_t		 i, from = 0;
+	size_t		 i, from = p->room, skip;
 
+	skip = p->compact ? 0 : sizeof "null" - 1;
 	jsonw_init(&out);
-	jsonw_reserve(&out, p->out.len + p->att.len);
+	jsonw_reserve(&out, hlen + p->out.len + p->att.len + 1);
+	if (hlen > 0)
+		jsonw_put(&out, head, hlen);
 	for (i = 0; i < p->nslots; i++) {
 		if (p->slots[i].len == 0)
 			continue;
 		jsonw_put(&out, p->out.buf + from, p->slots[i].at - from);
 		jsonw_put(&out, p->att.buf + p->slots[i].off,
 		    p->slots[i].len);
-		from = p->slots[i].at + sizeof "null" - 1;
+		from = p->slots[i].at + skip;
 	}
 	jsonw_put(&out, p->out.buf + from, p->out.len - from);
 	out.comma = p->out.comma;
@@ -1375,19 +1522,60 @@ bad:
 	return -1;
 }
 
-/* list: a keyset page of jobs, "next" when more follow, and counts. */
+/* A boolean field NAME of the request: 0 (absent: false) or -1, replied. */
+static int
+api_field_bool(struct api_req *r, const char *name, int *ret)
+{
+	json_t	*v = json_object_get(r->req, name);
+
+	if (v != NULL && !json_is_boolean(v)) {
+		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, name,
+		    "\"%s\" must be true or false", name);
+		return -1;
+	}
+	*ret = json_is_true(v);
+	return 0;
+}
+
+/* "next" (when MORE) and "counts": what every page ends with. */
+static void
+api_list_tail(struct jsonw *w, int more, int64_t last, const int64_t *counts)
+{
+	int	i;
+
+	if (more) {
+		JSONW_KEY(w, "next");
+		jsonw_int(w, last);
+	}
+	JSONW_KEY(w, "counts");
+	jsonw_object_begin(w);
+	for (i = 0; i < JOB_NSTATES; i++) {
+		jsonw_key(w, job_state_name(i));
+		jsonw_int(w, counts[i]);
+	}
+	jsonw_object_end(w);
+}
+
+/*
+ * list: a keyset page of jobs, "next" when more follow, and counts.
+ * With "compact": true (gpuq status's table) the jobs are rows of
+ * api_row_columns[], "next" and "counts" come before them, a page may
+ * hold up to GPUQ_LIST_COMPACT_MAX jobs and ends early, with "next",
+ * once its text passes GPUQ_LIST_PAGE_BYTES: a whole queue is a dozen
+ * pages of a third the bytes (doc/DESIGN.md "The wire").
+ */
 static int
 api_op_list(struct api_req *r, struct store_job *unused)
 {
 	struct api		*a = r->api;
 	struct store_filter	 f;
 	struct api_page		 p;
+	struct jsonw		 head;
 	json_int_t		 owner, limit = GPUQ_LIST_DEFAULT, after = 0;
 	int64_t			 counts[JOB_NSTATES];
-	json_t			*v;
 	char			*cause = NULL, *buf;
-	size_t			 len, cap;
-	int			 more = 0, rc, i;
+	size_t			 len, cap, i;
+	int			 more = 0, rc, compact;
 
 	memset(&f, 0, sizeof f);
 	if (api_list_states(r, &f.states) != 0)
@@ -1398,29 +1586,44 @@ api_op_list(struct api_req *r, struct store_job *unused)
 		f.owner_set = 1;
 		f.owner = (uid_t)owner;
 	}
+	if (api_field_bool(r, "compact", &compact) < 0)
+		return 0;
 	if (api_field_string(r, "name", &f.name) < 0 ||
-	    api_field_int(r, "limit", 1, GPUQ_LIST_MAX, &limit) < 0 ||
+	    api_field_int(r, "limit", 1, compact ? GPUQ_LIST_COMPACT_MAX :
+	    GPUQ_LIST_MAX, &limit) < 0 ||
 	    api_field_int(r, "after", 0, INT64_MAX, &after) < 0)
 		return 0;
 
 	memset(&p, 0, sizeof p);
 	p.api = a;
 	p.req = r;
-	v = json_object_get(r->req, "expand");
-	if (v != NULL && !json_is_boolean(v)) {
-		server_client_error(r->client, GPUQ_ERR_BAD_REQUEST, "expand",
-		    "\"expand\" must be true or false");
+	if (api_field_bool(r, "expand", &p.expand) < 0)
 		return 0;
-	}
-	p.expand = json_is_true(v);
+	p.compact = compact;
+	p.cap = compact ? GPUQ_LIST_PAGE_BYTES : 0;
+	f.bare = compact;	/* a row has no spec (nor parallelism) */
 	jsonw_init(&p.out);
 	jsonw_init(&p.att);
+	jsonw_init(&head);
 	p.out.prec = p.att.prec = GPUQ_REPLY_PRECISION;
-	jsonw_reserve(&p.out, 16384);
-	jsonw_object_begin(&p.out);
-	JSONW_KEY(&p.out, "ok");
-	jsonw_bool(&p.out, 1);
-	JSONW_KEY(&p.out, "jobs");
+	if (compact) {
+		/*
+		 * Room for "ok", "next", "counts" and "columns", written
+		 * last but sent first; what they leave is blanks before the
+		 * rows' '[' (no copy of the page to put them in front).
+		 */
+		jsonw_reserve(&p.out, GPUQ_LIST_PAGE_BYTES + 65536);
+		p.room = API_ROW_HEAD;
+		memset(p.out.buf, ' ', p.room);
+		p.out.len = p.room;
+	} else
+		jsonw_reserve(&p.out, 16384);
+	if (!compact) {
+		jsonw_object_begin(&p.out);
+		JSONW_KEY(&p.out, "ok");
+		jsonw_bool(&p.out, 1);
+		JSONW_KEY(&p.out, "jobs");
+	}
 	jsonw_array_begin(&p.out);
 	/*
 	 * An array folded into one line counts as one job of the page;
@@ -1434,6 +1637,11 @@ api_op_list(struct api_req *r, struct store_job *unused)
 		if (p.error) {
 			rc = 0;
 			goto out;
+		}
+		if (p.full) {
+			more = 1;
+			rc = 0;
+			break;
 		}
 		if (rc < 0 || !p.stop)
 			break;
@@ -1452,24 +1660,35 @@ api_op_list(struct api_req *r, struct store_job *unused)
 		api_store_error(r, rc, cause, "cannot list jobs");
 		goto out;
 	}
-	if (p.att.len > 0)
-		api_page_splice(&p);
 	jsonw_array_end(&p.out);
-	if (more) {
-		JSONW_KEY(&p.out, "next");
-		jsonw_int(&p.out, p.last);
+	if (compact) {
+		head.prec = GPUQ_REPLY_PRECISION;
+		jsonw_object_begin(&head);
+		JSONW_KEY(&head, "ok");
+		jsonw_bool(&head, 1);
+		api_list_tail(&head, more, p.last, counts);
+		JSONW_KEY(&head, "columns");
+		jsonw_array_begin(&head);
+		for (i = 0; i < sizeof api_row_columns /
+		    sizeof api_row_columns[0]; i++)
+			jsonw_string(&head, api_row_columns[i]);
+		jsonw_array_end(&head);
+		JSONW_KEY(&head, "rows");
+		if (p.att.len == 0 && head.len <= p.room)
+			memcpy(p.out.buf, head.buf, head.len);
+		else
+			api_page_splice(&p, head.buf, head.len);
+		jsonw_object_end(&p.out);
+	} else {
+		if (p.att.len > 0)
+			api_page_splice(&p, NULL, 0);
+		api_list_tail(&p.out, more, p.last, counts);
+		jsonw_object_end(&p.out);
 	}
-	JSONW_KEY(&p.out, "counts");
-	jsonw_object_begin(&p.out);
-	for (i = 0; i < JOB_NSTATES; i++) {
-		jsonw_key(&p.out, job_state_name(i));
-		jsonw_int(&p.out, counts[i]);
-	}
-	jsonw_object_end(&p.out);
-	jsonw_object_end(&p.out);
 	buf = jsonw_take(&p.out, &len, &cap);
 	server_client_reply_take(r->client, buf, len, cap);
 out:
+	jsonw_done(&head);
 	jsonw_done(&p.out);
 	jsonw_done(&p.att);
 	free(p.slots);
@@ -1564,7 +1783,7 @@ api_array_show(struct api_req *r, const struct store_job *j)
 	JSONW_KEY(&p.out, "ok");
 	jsonw_bool(&p.out, 1);
 	JSONW_KEY(&p.out, "job");
-	if (api_array_write(r, &p.out, j, &last) != 0)
+	if (api_array_write(r, &p.out, j, &last, 0) != 0)
 		goto out;
 	JSONW_KEY(&p.out, "spec");
 	spec = j->spec != NULL ? json_loads(j->spec, 0, NULL) : NULL;

@@ -45,6 +45,17 @@
 	"message, gpu_type, gpu_count, array_id, task_index, "		\
 	"baseline_usd, nodes, deadline, deadline_safe"
 
+/*
+ * The same for store_filter's bare: what a status table shows, the rest
+ * constants (each column read is work for every row of a whole queue).
+ */
+#define STORE_JOB_COLS_BARE						\
+	"id, name, state, 0, 0, NULL, NULL, 0, "			\
+	"updated, 0, attempts, 0, 0, "					\
+	"cost_usd, checkpoint, checkpoint_at, why, -1, "		\
+	"message, gpu_type, gpu_count, array_id, task_index, "		\
+	"0, nodes, deadline, deadline_safe"
+
 /* Attempt columns in the order store_attempt_row() reads them. */
 #define STORE_ATTEMPT_COLS						\
 	"id, job_id, number, state, provider, region, zone, "		\
@@ -113,6 +124,7 @@ struct store {
 	char		 install_id[9];
 	sqlite3_stmt	*stmt[STMT_COUNT];
 	sqlite3_stmt	*list[STORE_LIST_COUNT];
+	sqlite3_stmt	*list_bare[STORE_LIST_COUNT];	/* spec, labels NULL */
 
 	/*
 	 * Jobs per state, kept by our own writes so STATUS= costs nothing.

@@ -63,6 +63,35 @@ store_job_row(sqlite3_stmt *s, struct store_job *j)
 	j->deadline_safe = sqlite3_column_int(s, 26);
 }
 
+/*
+ * The same from a bare listing's row (STORE_JOB_COLS_BARE): only the
+ * columns that are not constants there; the rest as those constants.
+ */
+static void
+store_job_row_bare(sqlite3_stmt *s, struct store_job *j)
+{
+	memset(j, 0, sizeof *j);
+	j->id = sqlite3_column_int64(s, 0);
+	j->name = store_col_text(s, 1);
+	j->state = sqlite3_column_int(s, 2);
+	j->updated = sqlite3_column_int64(s, 8);
+	j->attempts = sqlite3_column_int(s, 10);
+	j->cost_usd = sqlite3_column_double(s, 13);
+	j->checkpoint = store_col_text(s, 14);
+	j->checkpoint_at = sqlite3_column_int64(s, 15);
+	j->why = store_col_text(s, 16);
+	j->exit_code = -1;
+	j->message = store_col_text(s, 18);
+	j->gpu_type = store_col_text(s, 19);
+	j->gpu_count = sqlite3_column_int(s, 20);
+	j->array_id = sqlite3_column_int64(s, 21);
+	j->task_index = sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int(s, 22);
+	j->nodes = sqlite3_column_int(s, 24);
+	j->deadline = sqlite3_column_int64(s, 25);
+	j->deadline_safe = sqlite3_column_int(s, 26);
+}
+
 /* Write one events row; the caller holds the transaction. */
 int
 store_event_write(struct store *st, int64_t job_id, int64_t when, int from,
@@ -236,7 +265,7 @@ store_job_free(struct store_job *j)
  */
 static int
 store_job_walk(struct store *st, sqlite3_stmt *s, int limit, store_job_cb cb,
-    void *arg, int *ret_more, char **cause, const char *what)
+    void *arg, int *ret_more, char **cause, const char *what, int bare)
 {
 	struct store_job	j;
 	int			rc, n = 0, more = 0;
@@ -246,7 +275,10 @@ store_job_walk(struct store *st, sqlite3_stmt *s, int limit, store_job_cb cb,
 			more = 1;
 			break;
 		}
-		store_job_row(s, &j);
+		if (bare)
+			store_job_row_bare(s, &j);
+		else
+			store_job_row(s, &j);
 		if ((rc = cb(&j, arg)) != 0) {
 			sqlite3_reset(s);
 			return rc;
@@ -294,7 +326,7 @@ store_job_list(struct store *st, const struct store_filter *f, int64_t after,
 	if (f != NULL && f->name != NULL)
 		k |= STORE_LIST_NAME;
 
-	s = st->list[k];
+	s = f != NULL && f->bare ? st->list_bare[k] : st->list[k];
 	sqlite3_bind_int64(s, 1, after);
 	sqlite3_bind_int(s, 2, limit + 1);
 	if (kind == STORE_LIST_LIVE || kind == STORE_LIST_MASK)
@@ -306,7 +338,7 @@ store_job_list(struct store *st, const struct store_filter *f, int64_t after,
 	if (k & STORE_LIST_NAME)
 		sqlite3_bind_text(s, 7, f->name, -1, SQLITE_STATIC);
 	return store_job_walk(st, s, limit, cb, arg, ret_more, cause,
-	    "list jobs");
+	    "list jobs", f != NULL && f->bare);
 }
 
 /* Queued jobs with not_before <= NOW, priority desc then id asc. */
@@ -318,7 +350,7 @@ store_job_list_runnable(struct store *st, int64_t now, store_job_cb cb,
 
 	sqlite3_bind_int64(s, 1, now);
 	return store_job_walk(st, s, -1, cb, arg, NULL, cause,
-	    "list runnable jobs");
+	    "list runnable jobs", 0);
 }
 
 /* Read job ID's state inside the caller's transaction. */

@@ -410,9 +410,10 @@ store_pragma(struct store *st, const char *sql, const char *want,
 	return 0;
 }
 
-/* The SQL of store_job_list() variant K (see store-int.h). */
+/* The SQL of store_job_list() variant K (see store-int.h); BARE: no
+ * spec or labels. */
 static char *
-store_list_sql(int k)
+store_list_sql(int k, int bare)
 {
 	const char	*states, *from;
 
@@ -445,8 +446,9 @@ store_list_sql(int k)
 		states = "";
 		break;
 	}
-	return xprintf("SELECT " STORE_JOB_COLS " FROM %s WHERE id > ?1%s%s%s"
-	    " ORDER BY id LIMIT ?2", from, states,
+	return xprintf("SELECT %s FROM %s WHERE id > ?1%s%s%s"
+	    " ORDER BY id LIMIT ?2", bare ? STORE_JOB_COLS_BARE :
+	    STORE_JOB_COLS, from, states,
 	    (k & STORE_LIST_OWNER) ? " AND owner = ?6" : "",
 	    (k & STORE_LIST_NAME) ? " AND name = ?7" : "");
 }
@@ -466,10 +468,13 @@ store_prepare(struct store *st, char **cause)
 			return store_fail(st, rc, cause, "prepare \"%s\"",
 			    store_sql[i]);
 	}
-	for (i = 0; i < STORE_LIST_COUNT; i++) {
-		sql = store_list_sql(i);
+	for (i = 0; i < 2 * STORE_LIST_COUNT; i++) {
+		sql = store_list_sql(i % STORE_LIST_COUNT,
+		    i >= STORE_LIST_COUNT);
 		rc = sqlite3_prepare_v3(st->db, sql, -1,
-		    SQLITE_PREPARE_PERSISTENT, &st->list[i], NULL);
+		    SQLITE_PREPARE_PERSISTENT, i >= STORE_LIST_COUNT ?
+		    &st->list_bare[i - STORE_LIST_COUNT] : &st->list[i],
+		    NULL);
 		if (rc != SQLITE_OK) {
 			rc = store_fail(st, rc, cause, "prepare \"%s\"", sql);
 			free(sql);
@@ -731,8 +736,10 @@ store_close(struct store *st)
 	free(st->pend_message);
 	for (i = 0; i < STMT_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
-	for (i = 0; i < STORE_LIST_COUNT; i++)
+	for (i = 0; i < STORE_LIST_COUNT; i++) {
 		sqlite3_finalize(st->list[i]);
+		sqlite3_finalize(st->list_bare[i]);
+	}
 	if (st->db != NULL) {
 		if (st->stmt[0] != NULL)
 			(void)sqlite3_exec(st->db, "PRAGMA optimize", NULL,

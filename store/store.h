@@ -199,6 +199,12 @@ struct store_filter {
 	int		 owner_set;
 	uid_t		 owner;
 	const char	*name;		/* exact name */
+	int		 bare;		/* only what a status table shows
+					   (gpuq status): spec and labels
+					   NULL; priority, owner, created,
+					   not_before, failures,
+					   interruptions, baseline_usd 0;
+					   exit_code -1 */
 };
 
 /*

@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include "common/log.h"
+#include "common/proto.h"
 #include "common/xmalloc.h"
 #include "daemon/api.h"
 #include "daemon/conf.h"
@@ -361,6 +362,294 @@ test_api_list_and_show_agree(void **state)
 	json_decref(s);
 }
 
+/*
+ * The compact list (doc/DESIGN.md "The wire"): each row holds the values
+ * the object form has under the same names. OBJ a job of a list page,
+ * ROW its row, COLS the page's "columns".
+ */
+static void
+row_agrees(json_t *cols, json_t *row, json_t *obj)
+{
+	static const struct {
+		const char	*col, *key, *sub;
+	} same[] = {
+		{ "id", "id", NULL }, { "name", "name", NULL },
+		{ "state", "state", NULL }, { "gpu", "accelerator", "type" },
+		{ "gpu_count", "accelerator", "count" },
+		{ "nodes", "nodes", NULL }, { "updated", "updated", NULL },
+		{ "attempts", "attempts", NULL },
+		{ "cost_usd", "cost_usd", NULL },
+		{ "checkpoint", "checkpoint", NULL },
+		{ "checkpoint_at", "checkpoint_at", NULL },
+		{ "why", "why", NULL }, { "message", "message", NULL },
+		{ "array_id", "array_id", NULL },
+		{ "task_index", "task_index", NULL },
+		{ "deadline", NULL, NULL },	/* unix seconds; text there */
+		{ "slack", "slack", NULL },
+		{ "missed_by", "missed_by", NULL },
+		{ "tasks", "array", "count" },
+		{ "provider", "current", "provider" },
+		{ "region", "current", "region" },
+		{ "zone", "current", "zone" }, { "spot", "current", "spot" },
+		{ "started", "current", "started" },
+		{ "ended", "current", "ended" },
+		{ "attempt_cost_usd", "current", "cost_usd" },
+		{ "hourly_usd", "current", "hourly_usd" },
+	};
+	json_t	*want, *got, *o;
+	size_t	 i, k;
+	char	*a, *b;
+
+	assert_int_equal(json_array_size(cols), sizeof same / sizeof same[0]);
+	assert_true(json_array_size(row) <= json_array_size(cols));
+	for (i = 0; i < sizeof same / sizeof same[0]; i++) {
+		assert_string_equal(json_string_value(json_array_get(cols, i)),
+		    same[i].col);
+		if (same[i].key == NULL) {
+			got = json_array_get(row, i);
+			assert_true((json_object_get(obj, same[i].col) !=
+			    NULL) == (json_integer_value(got) > 0));
+			continue;
+		}
+		o = json_object_get(obj, same[i].key);
+		want = same[i].sub != NULL ? json_object_get(o, same[i].sub) :
+		    o;
+		k = i;
+		got = json_array_get(row, k);	/* NULL past its end */
+		/* Absent in one form: null, 0 or false in the other. */
+		if (want == NULL || json_is_null(want)) {
+			assert_true(got == NULL || json_is_null(got) ||
+			    (json_is_integer(got) &&
+			    json_integer_value(got) == 0) ||
+			    json_is_false(got));
+			continue;
+		}
+		if (got == NULL)
+			fail_msg("job %lld: no %s in its row", (long long)
+			    json_integer_value(json_object_get(obj, "id")),
+			    same[i].col);
+		a = json_dumps(want, JSON_ENCODE_ANY);
+		b = json_dumps(got, JSON_ENCODE_ANY);
+		if (!json_equal(want, got))
+			fail_msg("job %lld: %s is %s in its row, %s in the "
+			    "object", (long long)json_integer_value(
+			    json_object_get(obj, "id")), same[i].col, b, a);
+		free(a);
+		free(b);
+	}
+}
+
+/* Every row of REQ (a compact list), page after page from "next". */
+static json_t *
+compact_all(struct t *t, const char *what, int *ret_pages)
+{
+	json_t	*all = json_array(), *r, *next, *cols = NULL;
+	char	 line[512];
+	int64_t	 after = 0;
+	int	 pages = 0;
+
+	for (;;) {
+		snprintf(line, sizeof line, "{\"op\":\"list\",\"compact\":true,"
+		    "%s,\"after\":%lld}", what, (long long)after);
+		r = req(t, line);
+		assert_true(json_is_true(json_object_get(r, "ok")));
+		assert_non_null(json_object_get(r, "counts"));
+		if (cols == NULL)
+			cols = json_incref(json_object_get(r, "columns"));
+		assert_true(json_equal(cols, json_object_get(r, "columns")));
+		assert_int_equal(json_array_extend(all, json_object_get(r,
+		    "rows")), 0);
+		pages++;
+		next = json_object_get(r, "next");
+		if (next == NULL) {
+			json_decref(r);
+			break;
+		}
+		after = json_integer_value(next);
+		json_decref(r);
+	}
+	json_decref(cols);
+	*ret_pages = pages;
+	return all;
+}
+
+/*
+ * A queue of every state, a live attempt on each cloud state, arrays
+ * (folded and expanded), a job with no accelerator and strings that
+ * need escaping: the compact rows say what the objects say, in the same
+ * order, whatever the page size, and an old request still gets objects.
+ */
+static void
+test_api_list_compact(void **state)
+{
+	struct t		*t = *state;
+	struct store_job_new	 nj;
+	struct store_attempt	 a;
+	json_t			*l, *c, *cols, *jobs, *rows, *all;
+	char			*cause = NULL, name[32];
+	const char		*reqs[] = { "\"state\":\"all\"",
+	    "\"state\":\"all\",\"expand\":true", "\"state\":[\"running\","
+	    "\"held\"]", "\"state\":\"all\",\"owner\":0" };
+	int64_t			 id, arr;
+	size_t			 i, k;
+	int			 st, pages, limit;
+	char			 line[512];
+
+	arr = 0;
+	for (st = 0; st < JOB_NSTATES; st++) {
+		id = submit(t, 0);
+		if (st == JOB_QUEUED)
+			continue;
+		assert_int_equal(store_job_transition(t->store, id,
+		    JOB_MASK(JOB_QUEUED), st, "moved by the test", NULL,
+		    &cause), 0);
+		if (!(JOB_MASK(st) & (JOB_MASK_CLOUD |
+		    JOB_MASK(JOB_CANCELLING))))
+			continue;
+		memset(&a, 0, sizeof a);
+		a.job_id = id;
+		a.provider = "gce";
+		a.region = "us-central1";
+		a.zone = st == JOB_LAUNCHING ? NULL : "us-central1-b";
+		a.machine_type = "n1-standard-4";
+		a.gpu = "nvidia-tesla-t4";
+		a.gpu_count = 1;
+		snprintf(name, sizeof name, "gpuq-t-%lld", (long long)id);
+		a.resource = name;
+		a.spot = st == JOB_RUNNING;
+		a.hourly_usd = 0.35 + st;
+		a.exit_code = -1;
+		assert_int_equal(store_attempt_insert(t->store, &a, &cause),
+		    0);
+		if (st == JOB_RUNNING)
+			assert_int_equal(store_attempt_set_state(t->store,
+			    a.id, ATTEMPT_RUNNING, 1790000000, NULL, &cause),
+			    0);
+		assert_int_equal(store_job_set_checkpoint(t->store, id,
+		    "gs://b/gpuq/1/checkpoints/ckpt-00000600", 1790000100,
+		    &cause), 0);
+	}
+	/* An ended attempt's cost on a failed job. */
+	id = submit(t, 1);
+	assert_int_equal(store_job_set_why(t->store, id,
+	    "a \"quoted\\\" why\nover two lines \xff", &cause), 0);
+	/* Arrays, between plain jobs, one of them the last job. */
+	l = req(t, "{\"op\":\"submit\",\"job\":{\"image\":\"example.com/t:1\","
+	    "\"accelerator\":{\"type\":\"nvidia-tesla-t4\",\"count\":2},"
+	    "\"array\":{\"count\":3}}}");
+	assert_true(json_is_true(json_object_get(l, "ok")));
+	json_decref(l);
+	memset(&nj, 0, sizeof nj);
+	nj.name = "no-accelerator \"x\"";
+	nj.spec = "{\"image\":\"example.com/t:1\"}";
+	assert_int_equal(store_jobs_insert(t->store, &nj, 1, &id, &cause), 0);
+	l = req(t, "{\"op\":\"submit\",\"job\":{\"image\":\"example.com/t:1\","
+	    "\"accelerator\":{\"type\":\"nvidia-l4\",\"count\":1},"
+	    "\"array\":{\"count\":4}}}");
+	assert_true(json_is_true(json_object_get(l, "ok")));
+	arr = json_integer_value(json_object_get(l, "id"));
+	json_decref(l);
+	assert_true(arr > 0);
+
+	for (i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+		snprintf(line, sizeof line, "{\"op\":\"list\",%s,"
+		    "\"limit\":1000}", reqs[i]);
+		l = req(t, line);
+		jobs = json_object_get(l, "jobs");
+		assert_non_null(jobs);
+		assert_null(json_object_get(l, "rows"));  /* old form */
+		snprintf(line, sizeof line, "{\"op\":\"list\",\"compact\":true,"
+		    "%s,\"limit\":100000}", reqs[i]);
+		c = req(t, line);
+		cols = json_object_get(c, "columns");
+		rows = json_object_get(c, "rows");
+		assert_null(json_object_get(c, "jobs"));
+		assert_null(json_object_get(c, "next"));
+		assert_true(json_equal(json_object_get(l, "counts"),
+		    json_object_get(c, "counts")));
+		assert_int_equal(json_array_size(rows), json_array_size(jobs));
+		assert_true(json_array_size(rows) > 0);
+		for (k = 0; k < json_array_size(rows); k++)
+			row_agrees(cols, json_array_get(rows, k),
+			    json_array_get(jobs, k));
+		/* The same rows in pages of every size up to the whole. */
+		for (limit = 1; limit <= 4; limit++) {
+			snprintf(line, sizeof line, "%s,\"limit\":%d",
+			    reqs[i], limit);
+			all = compact_all(t, line, &pages);
+			assert_true(json_equal(all, rows));
+			assert_true(pages >= (int)((json_array_size(rows) +
+			    (size_t)limit - 1) / (size_t)limit));
+			json_decref(all);
+		}
+		json_decref(l);
+		json_decref(c);
+	}
+	/* Bad values are refused, naming the field. */
+	assert_string_equal(code(req(t, "{\"op\":\"list\",\"compact\":1}")),
+	    "bad_request");
+	assert_string_equal(code(req(t, "{\"op\":\"list\",\"limit\":100000}")),
+	    "bad_request");
+	assert_string_equal(code(req(t, "{\"op\":\"list\",\"compact\":true,"
+	    "\"limit\":100001}")), "bad_request");
+}
+
+/*
+ * A compact page ends once its text passes GPUQ_LIST_PAGE_BYTES, with
+ * "next", and the pages together are every job once, in order.
+ */
+static void
+test_api_list_compact_bytes(void **state)
+{
+	struct t		*t = *state;
+	struct store_job_new	*nj;
+	json_t			*all, *r;
+	char			*cause = NULL, **names, line[256];
+	int64_t			*ids;
+	size_t			 n = 8000, i;
+	int			 pages;
+
+	nj = xcalloc(n, sizeof *nj);
+	names = xcalloc(n, sizeof *names);
+	ids = xcalloc(n, sizeof *ids);
+	for (i = 0; i < n; i++) {
+		names[i] = xprintf("job-%06zu-%0100d", i, 0);
+		nj[i].name = names[i];
+		nj[i].spec = "{\"image\":\"example.com/t:1\",\"accelerator\":"
+		    "{\"type\":\"nvidia-tesla-t4\",\"count\":1}}";
+	}
+	assert_int_equal(store_jobs_insert(t->store, nj, n, ids, &cause), 0);
+	snprintf(line, sizeof line, "{\"op\":\"list\",\"compact\":true,"
+	    "\"state\":\"all\",\"limit\":100000}");
+	if (t->fd == -1)
+		t->fd = socktest_dial(t->sock);
+	socktest_send(t->fd, line);
+	socktest_send(t->fd, "\n");
+	{
+		char	*text = socktest_line(t->ut->loop, t->fd, &t->in);
+
+		assert_true(strlen(text) > GPUQ_LIST_PAGE_BYTES);
+		assert_true(strlen(text) < GPUQ_LIST_PAGE_BYTES + 4096);
+		r = json_loads(text, 0, NULL);
+		assert_non_null(json_object_get(r, "next"));
+		assert_true(json_array_size(json_object_get(r, "rows")) < n);
+		json_decref(r);
+		free(text);
+	}
+	all = compact_all(t, "\"state\":\"all\",\"limit\":100000", &pages);
+	assert_true(pages >= 2);
+	assert_int_equal(json_array_size(all), n);
+	for (i = 0; i < n; i++)
+		assert_int_equal(json_integer_value(json_array_get(
+		    json_array_get(all, i), 0)), ids[i]);
+	json_decref(all);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(nj);
+	free(ids);
+}
+
 int
 main(void)
 {
@@ -374,6 +663,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_api_owner_checks, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_api_list_and_show_agree,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_api_list_compact,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_api_list_compact_bytes,
 		    setup, teardown),
 	};
 

@@ -301,6 +301,49 @@ test_jsonw_done_reusable(void **state)
 	jsonw_done(&w);
 }
 
+/*
+ * Whole numbers take a path without printf: the text is still what
+ * "%.*g" gives (with ".0"), at every precision, at the edge where %g
+ * turns to an exponent, and for -0.
+ */
+static void
+test_jsonw_whole_reals(void **state)
+{
+	static const double	 v[] = {
+		0, -0.0, 1, -1, 3, 42, 1e11, 999999999999.0, 1e12,
+		-123456789012.0, 123456789012.0, 1e14, 999999999999999.0,
+		1e15, 9007199254740992.0, 1e16, 1e17, 1e300, 0.5, -2.25,
+	};
+	static const int	 prec[] = { 1, 2, 6, 12, 15, 16, 17 };
+	struct jsonw		 w;
+	char			 want[64], *e, *x;
+	size_t			 i, k;
+	int			 n;
+
+	(void)state;
+	for (k = 0; k < sizeof prec / sizeof prec[0]; k++)
+		for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+			n = snprintf(want, sizeof want - 2, "%.*g", prec[k],
+			    v[i]);
+			if ((e = strchr(want, 'e')) != NULL) {
+				e++;
+				if (*e == '+')
+					memmove(e, e + 1, strlen(e));
+				else if (*e == '-')
+					e++;
+				for (x = e; *x == '0' && x[1] != '\0'; x++)
+					;
+				memmove(e, x, strlen(x) + 1);
+			} else if (strchr(want, '.') == NULL)
+				memcpy(want + n, ".0", 3);
+			jsonw_init(&w);
+			w.prec = prec[k];
+			jsonw_double(&w, v[i]);
+			assert_text(&w, want);
+			jsonw_done(&w);
+		}
+}
+
 int
 main(void)
 {
@@ -310,6 +353,7 @@ main(void)
 		cmocka_unit_test(test_jsonw_nesting),
 		cmocka_unit_test(test_jsonw_numbers),
 		cmocka_unit_test(test_jsonw_integral_reals),
+		cmocka_unit_test(test_jsonw_whole_reals),
 		cmocka_unit_test(test_jsonw_json_round_trip),
 		cmocka_unit_test(test_jsonw_take),
 		cmocka_unit_test(test_jsonw_done_reusable),
