@@ -186,6 +186,7 @@ struct attempt {
 	/* The job, as it was when the attempt was tracked. */
 	int64_t			 max_runtime;	/* s; 0 none */
 	int64_t			 pending_timeout; /* s; 0: the conf's */
+	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
 	char			*ckpt_dir;	/* gs://.../checkpoints/ */
@@ -358,6 +359,7 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
 	v = json_object_get(spec, "pending_timeout");
 	e->pending_timeout = json_is_integer(v) ? json_integer_value(v) : 0;
+	e->flex_wait = cloud_flex_wait(spec);
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
@@ -574,7 +576,8 @@ attempt_cooldown(struct attempts *at, const struct store_attempt *a,
 		if (zone == NULL && at->zones[i].max_per_vm < a->gpu_count)
 			continue;
 		z = zone != NULL ? zone : at->zones[i].zone;
-		if (store_cooldown_strike(at->store, z, a->gpu, a->spot, now,
+		if (store_cooldown_strike(at->store, z, a->gpu,
+		    cloud_attempt_capacity(a), now,
 		    conf->stockout_cooldown, conf->stockout_cooldown_max,
 		    &until, &cause) < 0) {
 			log_warnx("attempts: cannot record a stockout in %s: "
@@ -1075,10 +1078,13 @@ att_limit(struct attempt *e, char *msg)
 	att_stop(e, END_LIMIT, msg);
 }
 
-/* Seconds E may stay queued in the cloud; 0: for ever. */
+/* Seconds E may stay queued in the cloud; 0: for ever. A flex-start
+ * request waits its job's flex_wait (doc/DESIGN.md "Capacity kinds"). */
 static int64_t
 att_pending_limit(const struct attempt *e)
 {
+	if (cloud_attempt_capacity(e->a) == CAPACITY_FLEX)
+		return e->flex_wait;
 	if (e->pending_timeout > 0)
 		return e->pending_timeout;
 	return cloud_conf(e->at->cloud)->pending_timeout;
@@ -1101,6 +1107,14 @@ att_check_pending(struct attempt *e, int64_t now)
 	att_duration(now - e->a->created, d, sizeof d);
 	att_duration(limit, l, sizeof l);
 	place = att_place(e);
+	if (cloud_attempt_capacity(e->a) == CAPACITY_FLEX) {
+		att_stop(e, END_PENDING, xprintf("flex-start request on %s "
+		    "not fulfilled within flex_wait %s; withdrawn, the job "
+		    "runs elsewhere%s%s", place, l, e->pending_msg != NULL ?
+		    ": " : "", e->pending_msg != NULL ? e->pending_msg : ""));
+		free(place);
+		return;
+	}
 	att_stop(e, END_PENDING, xprintf("queued on %s for %s without "
 	    "starting (pending_timeout %s)%s%s", place, d, l,
 	    e->pending_msg != NULL ? ": " : "", e->pending_msg != NULL ?

@@ -137,4 +137,11 @@ void		 sched_place_fail_note(struct sched_ctx *ctx,
 json_t		*sched_place_plan(struct sched_ctx *ctx, struct sched_job *j,
 		    int prio);
 
+/*
+ * The kinds of capacity SH gets no offer of on M, and why, for a plan's
+ * "kinds_excluded": [{"capacity","provider"?,"reason"}]. New.
+ */
+json_t		*sched_place_kinds_json(const struct sched_market *m,
+		    const struct sched_shape *sh);
+
 #endif

@@ -520,6 +520,41 @@ sched_baseline_of(struct sched *s, const struct sched_shape *sh,
 }
 
 /*
+ * The way of KIND (enum capacity_kind) of seller SL in REGION for SH:
+ * its quota metrics and its price. Flex-start draws on the preemptible
+ * quota (API-NOTES K.1, K.2) and costs the on-demand price less the
+ * flex-start discount (price_flex_hourly()).
+ */
+static void
+sched_way_read(struct quota *q, struct price *pr,
+    const struct sched_seller *sl, const struct sched_shape *sh,
+    const char *region, int kind, struct sched_way *w)
+{
+	double	gpu, host;
+	int	preempt = kind == CAPACITY_SPOT || kind == CAPACITY_FLEX;
+	int	spot = kind == CAPACITY_SPOT;
+
+	w->metric = quota_gpu_metric(q, sl->qsvc, region, sh->gpu->name,
+	    preempt, w->gpu_metric) != NULL;
+	if (sl->qsvc == GCP_SERVICE_GCE && sh->vcpus > 0)
+		(void)quota_cpu_metric(q, region, sh->machine, preempt,
+		    w->cpu_metric);
+	if (kind == CAPACITY_FLEX)
+		w->priced = price_flex_hourly(pr, sl->psvc, region,
+		    sh->gpu->name, sh->count, sh->machine, &gpu) == 0;
+	else
+		w->priced = price_gpu_hourly(pr, sl->psvc, region,
+		    sh->gpu->name, sh->count, spot, &gpu) == 0 &&
+		    price_host_hourly(pr, sl->psvc, region, sh->machine,
+		    spot, &host) == 0;
+	if (kind == CAPACITY_FLEX)
+		host = 0;
+	/* A gang pays for every machine. */
+	if (w->priced)
+		w->hourly = (gpu + host) * SCHED_NODES(sh);
+}
+
+/*
  * What each allowed seller x region x Spot costs SH and draws on: the
  * price (GPU + host) and the quota metrics, into SH's ways.
  */
@@ -531,7 +566,6 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 	struct price		*pr = gcp_price(cloud_gcp(s->cloud));
 	const struct sched_seller *sl;
 	struct sched_way	*ways, *w;
-	double			 gpu, host;
 	size_t			 si, ri;
 	int			 spot;
 
@@ -542,28 +576,16 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 		if (!sched_offer_allows(sh, sl->prov))
 			continue;
 		for (ri = 0; ri < nregions; ri++)
-			for (spot = 0; spot < 2; spot++) {
-				if ((spot && sh->spot == SCHED_SPOT_NEVER) ||
-				    (!spot && sh->spot == SCHED_SPOT_REQUIRE))
+			for (spot = 0; spot < CAPACITY_NKINDS; spot++) {
+				/* Reserved ways are the reservations'. */
+				if (spot == CAPACITY_RESERVED ||
+				    sched_offer_kind_refusal(sh, sl->prov,
+				    spot) != NULL)
 					continue;
 				w = &ways[sched_offer_way(si, ri, spot,
 				    nregions)];
-				w->metric = quota_gpu_metric(q, sl->qsvc,
-				    regions[ri], sh->gpu->name, spot,
-				    w->gpu_metric) != NULL;
-				if (sl->qsvc == GCP_SERVICE_GCE &&
-				    sh->vcpus > 0)
-					(void)quota_cpu_metric(q, regions[ri],
-					    sh->machine, spot, w->cpu_metric);
-				w->priced = price_gpu_hourly(pr, sl->psvc,
-				    regions[ri], sh->gpu->name, sh->count,
-				    spot, &gpu) == 0 && price_host_hourly(pr,
-				    sl->psvc, regions[ri], sh->machine, spot,
-				    &host) == 0;
-				/* A gang pays for every machine. */
-				if (w->priced)
-					w->hourly = (gpu + host) *
-					    SCHED_NODES(sh);
+				sched_way_read(q, pr, sl, sh, regions[ri],
+				    spot, w);
 			}
 	}
 }
@@ -693,6 +715,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	a.nodes = SCHED_NODES(sh);
 	a.resource = name;
 	a.spot = o->spot;
+	a.capacity = (char *)capacity_name(o->capacity);
 	a.hourly_usd = o->hourly;
 	a.baseline_hourly_usd = sched_baseline_of(s, sh, spec);
 	a.exit_code = -1;
@@ -720,8 +743,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 			    SCHED_GPUS(sh);
 
 	place = sched_place_text(&a);
-	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
-	    "standard", a.hourly_usd);
+	msg = xprintf("launching on %s %s $%.2f/h", place,
+	    capacity_name(o->capacity), a.hourly_usd);
 	s->why_said = 0;
 	rc = attempt_launch(s->att, &a, number, row, spec, &hold, msg,
 	    &cause);
@@ -744,7 +767,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	if (s->why_said != j->id)
 		sched_why_set(s, j->id, it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s, $%.2f/h, "
-	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" : "",
+	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" :
+	    o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
 	    a.hourly_usd, o->per_hour * j->hours);
 	free(place);
 	s->stats.launches++;
@@ -1326,6 +1350,8 @@ sched_plan(struct sched *s, json_t *spec)
 	sched_shape_build(s, &ctx, &m, sh);
 	sh->gen = 0;	/* the next pass builds it with its own buckets */
 	plan = sched_place_plan(&ctx, &j, prio);
+	(void)json_object_set_new(plan, "kinds_excluded",
+	    sched_place_kinds_json(&m, sh));
 	sched_ctx_done(&ctx);
 	sched_shape_unref(s, sh);
 	return plan;

@@ -162,6 +162,35 @@ gce_item(json_t *items, const char *key, const char *value)
  * strings never become shell code), guest attributes on (the exit code
  * comes back that way), and the Deep Learning VM's own driver switch.
  */
+/*
+ * Flex-start (API-NOTES K.2, whose fields are newer than compute.v1.json
+ * here): provisioningModel FLEX_START with a maxRunDuration (at most 7
+ * days), no reservation, and params.requestValidForDuration, how long
+ * the VM may wait in PENDING for capacity. Durations are Compute's
+ * {"seconds": "N"} objects. instanceTerminationAction stays STOP, which
+ * Google allows for flex-start too: the daemon reads a stopped VM as it
+ * does any other (gce_instance_body()).
+ */
+static void
+gce_flex(const struct prov_launch *l, json_t *body, json_t *sched)
+{
+	char	*s;
+
+	if (l->capacity != CAPACITY_FLEX)
+		return;
+	prov_set(sched, "provisioningModel", json_string("FLEX_START"));
+	s = xprintf("%lld", (long long)prov_flex_run(l, GCE_RUNTIME_GRACE));
+	prov_set(sched, "maxRunDuration", json_pack("{s:s}", "seconds", s));
+	free(s);
+	prov_set(body, "reservationAffinity", json_pack("{s:s}",
+	    "consumeReservationType", "NO_RESERVATION"));
+	s = xprintf("%lld", (long long)prov_flex_queue(l,
+	    CAPACITY_FLEX_MAX_WAIT));
+	prov_set(body, "params", json_pack("{s:{s:s}}",
+	    "requestValidForDuration", "seconds", s));
+	free(s);
+}
+
 int
 gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 {
@@ -202,6 +231,7 @@ gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 		    "seconds", s));
 		free(s);
 	}
+	gce_flex(l, body, sched);
 	prov_set(body, "scheduling", sched);
 
 	prov_set(body, "disks", json_pack("[{s:b, s:b, s:{s:s, s:s}}]",

@@ -35,6 +35,12 @@
  *            jobs by the time they ended, for gpuq history.
  * Version 7: jobs.nodes and attempts.nodes, the machines of a gang
  *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
+ * Version 8: attempts.capacity, the kind of capacity the attempt runs
+ *            on ("standard", "spot", "flex", "reserved"; doc/DESIGN.md
+ *            "Capacity kinds"); NULL before it: spot says Spot or
+ *            standard. spot keeps meaning preemptible Spot. The
+ *            cooldowns' spot column holds the kind's number (0
+ *            standard, 1 Spot as ever, 2 flex, 3 reserved).
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -239,6 +245,9 @@ static const char *const store_migrations[] = {
 	 */
 	("ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
 	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"),
+
+	/* 7 → 8: capacity kinds; NULL for the attempts before them. */
+	"ALTER TABLE attempts ADD COLUMN capacity TEXT;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])
