@@ -409,6 +409,7 @@ gce_stopped_map(json_t *guest, const char *op_type, struct prov_observed *o,
 /*
  * Instance.status (C.2) onto prov_state:
  *
+ *   PENDING (flex-start, waiting for capacity),
  *   PROVISIONING, STAGING                    PENDING
  *   RUNNING, REPAIRING                       RUNNING
  *   STOPPING, SUSPENDING, DEPROVISIONING     RUNNING until it has stopped:
@@ -449,6 +450,12 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	if (strcmp(status, "PROVISIONING") == 0 ||
 	    strcmp(status, "STAGING") == 0)
 		o->state = PROV_PENDING;
+	else if (strcmp(status, "PENDING") == 0) {
+		/* A flex-start VM waiting for capacity (API-NOTES K.2;
+		 * newer than compute.v1.json's status enum). */
+		o->state = PROV_PENDING;
+		o->message = "waiting for flex-start capacity";
+	}
 	else if (gce_instance_stopped(inst)) {
 		o->ended = prov_json_time(inst, "lastStopTimestamp");
 		gce_stopped_map(guest, op_type, o, t);
