@@ -613,6 +613,15 @@ att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
 		until = now + ATT_PLACE_AVOID_SEC;
 	else if (rule->avoid == ATTEMPT_AVOID_PENDING)
 		until = now + pending_sec;
+	/* An unfulfilled flex-start request keeps only flex off the place:
+	 * the job may take other capacity there at once. */
+	if (until > 0 && rule->avoid == ATTEMPT_AVOID_PENDING &&
+	    cloud_attempt_capacity(a) == CAPACITY_FLEX &&
+	    at->l.avoid_kind != NULL) {
+		at->l.avoid_kind(at->l.arg, a->job_id, cloud_provider(at->cloud,
+		    a->provider), a->region, CAPACITY_FLEX, until);
+		return;
+	}
 	if (until > 0 && at->l.avoid != NULL)
 		at->l.avoid(at->l.arg, a->job_id, cloud_provider(at->cloud,
 		    a->provider), a->region, until);
@@ -1266,15 +1275,34 @@ static void
 att_end(struct attempt *e, int out, int exit_code, const char *msg,
     int64_t when)
 {
-	const struct attempt_rule *rule = &attempt_rules[out];
+	const struct attempt_rule *rule;
+	char			  *flex = NULL, *place;
 
 	if (e->ending)
 		return;
+	/*
+	 * A flex-start request the cloud gave up on before it ever ran
+	 * (Compute deletes the VM, Vertex AI fails the job when its wait
+	 * ends: API-NOTES K) was not fulfilled in time: that is a pending
+	 * timeout, not an interruption (doc/DESIGN.md "Capacity kinds").
+	 */
+	if ((out == ATTEMPT_OUT_LOST || out == ATTEMPT_OUT_STOCKOUT) &&
+	    e->a->started == 0 &&
+	    cloud_attempt_capacity(e->a) == CAPACITY_FLEX) {
+		place = att_place(e);
+		msg = flex = xprintf("flex-start request on %s not fulfilled: "
+		    "the cloud withdrew it, the job runs elsewhere%s%s", place,
+		    msg != NULL ? ": " : "", msg != NULL ? msg : "");
+		free(place);
+		out = ATTEMPT_OUT_PENDING;
+	}
+	rule = &attempt_rules[out];
 	e->ending = 1;
 	e->end_out = out;
 	e->end_exit = exit_code;
 	free(e->end_msg);
 	e->end_msg = msg != NULL ? xstrdup(msg) : NULL;
+	free(flex);
 	e->end_when = when;
 	if ((rule->to == JOB_QUEUED || rule->counts != ATTEMPT_COUNTS_NONE) &&
 	    !e->job_terminal && att_checkpoint(e) == 0)

@@ -209,7 +209,8 @@ sched_avoids(const struct sched_job *j, const struct sched_offer *o,
 
 	for (i = 0; i < SCHED_AVOID; i++)
 		if (j->avoid[i].until > now && j->avoid[i].prov == o->prov &&
-		    strcmp(j->avoid[i].region, o->region) == 0)
+		    strcmp(j->avoid[i].region, o->region) == 0 &&
+		    (j->avoid[i].kind < 0 || j->avoid[i].kind == o->capacity))
 			return 1;
 	return 0;
 }
@@ -218,11 +219,19 @@ void
 sched_avoid(struct sched_job *j, const struct provider *p,
     const char *region, int64_t until)
 {
+	sched_avoid_kind(j, p, region, -1, until);
+}
+
+void
+sched_avoid_kind(struct sched_job *j, const struct provider *p,
+    const char *region, int kind, int64_t until)
+{
 	int	i, k = 0;
 
 	for (i = 0; i < SCHED_AVOID; i++) {
 		if (j->avoid[i].prov == p &&
-		    strcmp(j->avoid[i].region, region) == 0) {
+		    strcmp(j->avoid[i].region, region) == 0 &&
+		    j->avoid[i].kind == kind) {
 			k = i;
 			break;
 		}
@@ -232,6 +241,7 @@ sched_avoid(struct sched_job *j, const struct provider *p,
 	j->avoid[k].prov = p;
 	sched_name(j->avoid[k].region, region);
 	j->avoid[k].until = until;
+	j->avoid[k].kind = kind;
 }
 
 /* Has job J hints (preferred zones, places avoided) in force? */

@@ -72,6 +72,8 @@ struct sched_job {
 		const struct provider *prov;
 		char		 region[SCHED_NAME];
 		int64_t		 until;
+		int		 kind;		/* enum capacity_kind;
+						   -1: every kind */
 	}			 avoid[SCHED_AVOID];
 	int64_t			 blocked_since;	/* waiting on quota since */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
@@ -104,6 +106,11 @@ void		 sched_place_buckets(struct sched_ctx *ctx,
 /* Is bucket B claimed against job ID of priority PRIO at NOW? */
 int		 sched_claimed(const struct sched_bucket *b, int64_t id,
 		    int prio, int64_t now);
+/* Job J avoids capacity KIND (enum capacity_kind, -1: any) of provider P
+ * in REGION until UNTIL (replaces the oldest). */
+void		 sched_avoid_kind(struct sched_job *j,
+		    const struct provider *p, const char *region, int kind,
+		    int64_t until);
 /* Job J avoids provider P in REGION until UNTIL (replaces the oldest). */
 void		 sched_avoid(struct sched_job *j, const struct provider *p,
 		    const char *region, int64_t until);

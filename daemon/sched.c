@@ -838,6 +838,16 @@ sched_on_avoid(void *arg, int64_t id, const struct provider *p,
 }
 
 static void
+sched_on_avoid_kind(void *arg, int64_t id, const struct provider *p,
+    const char *region, int kind, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL && p != NULL)
+		sched_avoid_kind(j, p, region, kind, until);
+}
+
+static void
 sched_on_prefer(void *arg, int64_t id, const char *zones, int64_t until)
 {
 	struct sched_job	*j = sched_job_find(arg, id);
@@ -1392,6 +1402,7 @@ sched_set_attempts(struct sched *s, struct attempts *att)
 	l.launched = sched_on_launched;
 	l.launch_failed = sched_on_launch_failed;
 	l.avoid = sched_on_avoid;
+	l.avoid_kind = sched_on_avoid_kind;
 	l.prefer = sched_on_prefer;
 	l.why = sched_on_why;
 	if (att != NULL)
