@@ -1093,7 +1093,8 @@ static int64_t
 att_pending_limit(const struct attempt *e)
 {
 	if (cloud_attempt_capacity(e->a) == CAPACITY_FLEX)
-		return e->flex_wait;
+		return e->flex_wait > 0 ? e->flex_wait :
+		    CAPACITY_FLEX_WAIT_DEFAULT;
 	if (e->pending_timeout > 0)
 		return e->pending_timeout;
 	return cloud_conf(e->at->cloud)->pending_timeout;

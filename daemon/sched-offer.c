@@ -585,9 +585,14 @@ sched_offer_unusable(const struct sched_shape *sh,
 static char *
 sched_offer_spot_only_why(const struct sched_shape *sh)
 {
+	if (sched_offer_kind_allowed(sh, CAPACITY_FLEX))
+		return xprintf("%s is sold only as Spot or flex-start, the job "
+		    "refuses Spot and flex-start runs at most 7 days; set "
+		    "max_runtime to 7d or less, allow Spot, or ask for 8 GPUs "
+		    "(a3-highgpu-8g)", sh->machine);
 	return xprintf("%s is sold only as Spot or flex-start, and the job "
-	    "says spot: never; allow Spot (spot: allow) or ask for 8 GPUs "
-	    "(a3-highgpu-8g)", sh->machine);
+	    "allows neither; allow one (capacity: [flex, standard]) or ask "
+	    "for 8 GPUs (a3-highgpu-8g)", sh->machine);
 }
 
 void

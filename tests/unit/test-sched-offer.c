@@ -202,8 +202,17 @@ test_offer_spot_only_shapes(void **state)
 	    "\"spot\":\"never\",\"capacity\":[\"standard\"]}");
 	assert_int_equal(sh->nok, 0);
 	assert_string_equal(sh->why, "a3-highgpu-1g is sold only as Spot or "
-	    "flex-start, and the job says spot: never; allow Spot (spot: "
-	    "allow) or ask for 8 GPUs (a3-highgpu-8g)");
+	    "flex-start, and the job allows neither; allow one (capacity: "
+	    "[flex, standard]) or ask for 8 GPUs (a3-highgpu-8g)");
+	sched_offer_shape_free(sh);
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
+	    "\"spot\":\"never\",\"max_runtime\":700000}");
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "a3-highgpu-1g is sold only as Spot or "
+	    "flex-start, the job refuses Spot and flex-start runs at most 7 "
+	    "days; set max_runtime to 7d or less, allow Spot, or ask for 8 "
+	    "GPUs (a3-highgpu-8g)");
 	sched_offer_shape_free(sh);
 	/* a3-highgpu-8g is sold on demand. */
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
