@@ -234,14 +234,36 @@ cli_plan_row(struct cli_table *t, json_t *o, int excluded)
 	cli_table_add(t, cli_json_str(o, "provider"));
 	cli_table_add(t, cli_fmt_where_s(NULL, cli_json_str(o, "zone"),
 	    cli_json_str(o, "region"), buf, sizeof buf));
-	cli_table_add(t, json_is_true(json_object_get(o, "spot")) ?
-	    "spot" : "standard");
+	cli_table_add(t, cli_json_str(o, "capacity") != NULL ?
+	    cli_json_str(o, "capacity") : json_is_true(json_object_get(o,
+	    "spot")) ? "spot" : "standard");
 	cli_table_add(t, cli_json_str(o, "machine_type"));
 	cli_cloud_usd(t, o, "hourly_usd");
 	if (excluded)
 		cli_table_add(t, cli_json_str(o, "reason"));
 	else
 		cli_cloud_usd(t, o, "expected_usd");
+}
+
+/* The kinds of capacity the plan has no offer of, and why: "flex: not
+ * offered by Vertex AI for this GPU (vertex)". */
+static void
+cli_plan_kinds(json_t *reply)
+{
+	json_t		*ks, *k;
+	const char	*prov;
+	size_t		 i;
+
+	ks = json_object_get(reply, "kinds_excluded");
+	if (json_array_size(ks) == 0)
+		return;
+	printf("\nkinds of capacity excluded:\n");
+	json_array_foreach(ks, i, k) {
+		prov = cli_json_str(k, "provider");
+		printf("  %s: %s%s%s%s\n", cli_json_str(k, "capacity"),
+		    cli_json_str(k, "reason"), prov != NULL ? " (" : "",
+		    prov != NULL ? prov : "", prov != NULL ? ")" : "");
+	}
 }
 
 /* The tables of one plan reply; its warnings go to stderr. */
@@ -295,6 +317,7 @@ cli_plan_print(json_t *reply, int all)
 			printf("... and %zu more (gpuq plan --all)\n",
 			    json_array_size(ex) - shown);
 	}
+	cli_plan_kinds(reply);
 	fflush(stdout);
 	cli_reply_warnings(reply);
 }

@@ -68,6 +68,20 @@ show_plain_ok(const char *s)
 }
 
 /* A scalar as YAML: plain when safe, else a JSON (= YAML) string. */
+/* An attempt's SPOT cell: yes, no, or the kind of capacity that is
+ * neither Spot nor standard ("flex", "reserved"). Borrowed. */
+static const char *
+cli_show_spot(json_t *a)
+{
+	const char	*kind = cli_json_str(a, "capacity");
+
+	if (json_is_true(json_object_get(a, "spot")))
+		return "yes";
+	if (kind != NULL && strcmp(kind, "standard") != 0)
+		return kind;
+	return "no";
+}
+
 static void
 show_scalar(json_t *v)
 {
@@ -398,8 +412,7 @@ show_attempts(json_t *attempts, int64_t now)
 			cli_table_add(t, end != NULL ? end : state);
 		cli_table_add(t, cli_fmt_where(a, buf, sizeof buf));
 		cli_table_add(t, cli_json_str(a, "machine_type"));
-		cli_table_add(t, json_is_true(json_object_get(a, "spot")) ?
-		    "yes" : "no");
+		cli_table_add(t, cli_show_spot(a));
 		cli_table_addf(t, "$%.2f", cli_json_num(a, "hourly_usd", 0));
 		started = cli_json_int(a, "started", 0);
 		ended = cli_json_int(a, "ended", 0);

@@ -967,10 +967,12 @@ cv_vertex_scheduling(struct cv *c, const char *path, json_t *v)
 		else if (strcmp(s, "STANDARD") == 0 ||
 		    strcmp(s, "ON_DEMAND") == 0)
 			cv_put(c->job, "spot", json_string("never"));
+		else if (strcmp(s, "FLEX_START") == 0)
+			cv_put(c->job, "capacity", json_pack("[s]", "flex"));
 		else if (strcmp(s, "STRATEGY_UNSPECIFIED") != 0)
 			r = cv_fail(c, p, "\"%s\" is not offered by gpuq; use "
-			    "SPOT or STANDARD, or leave it out to let gpuq "
-			    "choose", s);
+			    "SPOT, FLEX_START or STANDARD, or leave it out to "
+			    "let gpuq choose", s);
 	}
 	free(p);
 	json_decref(f);
@@ -1818,10 +1820,12 @@ cv_batch_policy(struct cv *c, const char *path, json_t *v)
 			cv_put(c->job, "spot", json_string("require"));
 		else if (strcmp(pm, "STANDARD") == 0)
 			cv_put(c->job, "spot", json_string("never"));
+		else if (strcmp(pm, "FLEX_START") == 0)
+			cv_put(c->job, "capacity", json_pack("[s]", "flex"));
 		else if (strcmp(pm, "PROVISIONING_MODEL_UNSPECIFIED") != 0)
 			r = cv_fail(c, p, "\"%s\" is not offered by gpuq; use "
-			    "SPOT or STANDARD, or leave it out to let gpuq "
-			    "choose", pm);
+			    "SPOT, FLEX_START or STANDARD, or leave it out to "
+			    "let gpuq choose", pm);
 	}
 	free(p);
 	if (r == 0)

@@ -976,6 +976,11 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	jsonw_int(w, at->nodes > 1 ? at->nodes : 1);
 	JSONW_KEY(w, "spot");
 	jsonw_bool(w, at->spot);
+	/* The kind of capacity (doc/DESIGN.md "Capacity kinds"); rows
+	 * before kinds were stored say Spot or standard by spot. */
+	JSONW_KEY(w, "capacity");
+	jsonw_string(w, at->capacity != NULL ? at->capacity : at->spot ?
+	    "spot" : "standard");
 	JSONW_KEY(w, "hourly_usd");
 	jsonw_double(w, at->hourly_usd);
 	JSONW_KEY(w, "created");

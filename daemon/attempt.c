@@ -188,6 +188,7 @@ struct attempt {
 	/* The job, as it was when the attempt was tracked. */
 	int64_t			 max_runtime;	/* s; 0 none */
 	int64_t			 pending_timeout; /* s; 0: the conf's */
+	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
 	char			*ckpt_dir;	/* gs://.../checkpoints/ */
@@ -361,6 +362,7 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
 	v = json_object_get(spec, "pending_timeout");
 	e->pending_timeout = json_is_integer(v) ? json_integer_value(v) : 0;
+	e->flex_wait = cloud_flex_wait(spec);
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
@@ -577,7 +579,8 @@ attempt_cooldown(struct attempts *at, const struct store_attempt *a,
 		if (zone == NULL && at->zones[i].max_per_vm < a->gpu_count)
 			continue;
 		z = zone != NULL ? zone : at->zones[i].zone;
-		if (store_cooldown_strike(at->store, z, a->gpu, a->spot, now,
+		if (store_cooldown_strike(at->store, z, a->gpu,
+		    cloud_attempt_capacity(a), now,
 		    conf->stockout_cooldown, conf->stockout_cooldown_max,
 		    &until, &cause) < 0) {
 			log_warnx("attempts: cannot record a stockout in %s: "
@@ -613,6 +616,15 @@ att_rule_effects(struct attempts *at, const struct attempt_rule *rule,
 		until = now + ATT_PLACE_AVOID_SEC;
 	else if (rule->avoid == ATTEMPT_AVOID_PENDING)
 		until = now + pending_sec;
+	/* An unfulfilled flex-start request keeps only flex off the place:
+	 * the job may take other capacity there at once. */
+	if (until > 0 && rule->avoid == ATTEMPT_AVOID_PENDING &&
+	    cloud_attempt_capacity(a) == CAPACITY_FLEX &&
+	    at->l.avoid_kind != NULL) {
+		at->l.avoid_kind(at->l.arg, a->job_id, cloud_provider(at->cloud,
+		    a->provider), a->region, CAPACITY_FLEX, until);
+		return;
+	}
 	if (until > 0 && at->l.avoid != NULL)
 		at->l.avoid(at->l.arg, a->job_id, cloud_provider(at->cloud,
 		    a->provider), a->region, until);
@@ -1079,10 +1091,14 @@ att_limit(struct attempt *e, char *msg)
 	att_stop(e, END_LIMIT, msg);
 }
 
-/* Seconds E may stay queued in the cloud; 0: for ever. */
+/* Seconds E may stay queued in the cloud; 0: for ever. A flex-start
+ * request waits its job's flex_wait (doc/DESIGN.md "Capacity kinds"). */
 static int64_t
 att_pending_limit(const struct attempt *e)
 {
+	if (cloud_attempt_capacity(e->a) == CAPACITY_FLEX)
+		return e->flex_wait > 0 ? e->flex_wait :
+		    CAPACITY_FLEX_WAIT_DEFAULT;
 	if (e->pending_timeout > 0)
 		return e->pending_timeout;
 	return cloud_conf(e->at->cloud)->pending_timeout;
@@ -1105,6 +1121,14 @@ att_check_pending(struct attempt *e, int64_t now)
 	att_duration(now - e->a->created, d, sizeof d);
 	att_duration(limit, l, sizeof l);
 	place = att_place(e);
+	if (cloud_attempt_capacity(e->a) == CAPACITY_FLEX) {
+		att_stop(e, END_PENDING, xprintf("flex-start request on %s "
+		    "not fulfilled within flex_wait %s; withdrawn, the job "
+		    "runs elsewhere%s%s", place, l, e->pending_msg != NULL ?
+		    ": " : "", e->pending_msg != NULL ? e->pending_msg : ""));
+		free(place);
+		return;
+	}
 	att_stop(e, END_PENDING, xprintf("queued on %s for %s without "
 	    "starting (pending_timeout %s)%s%s", place, d, l,
 	    e->pending_msg != NULL ? ": " : "", e->pending_msg != NULL ?
@@ -1256,15 +1280,34 @@ static void
 att_end(struct attempt *e, int out, int exit_code, const char *msg,
     int64_t when)
 {
-	const struct attempt_rule *rule = &attempt_rules[out];
+	const struct attempt_rule *rule;
+	char			  *flex = NULL, *place;
 
 	if (e->ending)
 		return;
+	/*
+	 * A flex-start request the cloud gave up on before it ever ran
+	 * (Compute deletes the VM, Vertex AI fails the job when its wait
+	 * ends: API-NOTES K) was not fulfilled in time: that is a pending
+	 * timeout, not an interruption (doc/DESIGN.md "Capacity kinds").
+	 */
+	if ((out == ATTEMPT_OUT_LOST || out == ATTEMPT_OUT_STOCKOUT) &&
+	    e->a->started == 0 &&
+	    cloud_attempt_capacity(e->a) == CAPACITY_FLEX) {
+		place = att_place(e);
+		msg = flex = xprintf("flex-start request on %s not fulfilled: "
+		    "the cloud withdrew it, the job runs elsewhere%s%s", place,
+		    msg != NULL ? ": " : "", msg != NULL ? msg : "");
+		free(place);
+		out = ATTEMPT_OUT_PENDING;
+	}
+	rule = &attempt_rules[out];
 	e->ending = 1;
 	e->end_out = out;
 	e->end_exit = exit_code;
 	free(e->end_msg);
 	e->end_msg = msg != NULL ? xstrdup(msg) : NULL;
+	free(flex);
 	e->end_when = when;
 	if ((rule->to == JOB_QUEUED || rule->counts != ATTEMPT_COUNTS_NONE) &&
 	    !e->job_terminal && att_checkpoint(e) == 0)

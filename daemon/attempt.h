@@ -126,6 +126,12 @@ struct attempt_listener {
 	/* Keep JOB_ID off provider P in REGION until UNTIL. */
 	void	(*avoid)(void *arg, int64_t job_id, const struct provider *p,
 		    const char *region, int64_t until);
+	/* Keep JOB_ID off capacity KIND (enum capacity_kind) of provider
+	 * P in REGION until UNTIL: a flex-start request not fulfilled
+	 * (doc/DESIGN.md "Capacity kinds"). NULL: avoid() instead. */
+	void	(*avoid_kind)(void *arg, int64_t job_id,
+		    const struct provider *p, const char *region, int kind,
+		    int64_t until);
 	/* Try ZONES ("z1,z2") first for JOB_ID until UNTIL. */
 	void	(*prefer)(void *arg, int64_t job_id, const char *zones,
 		    int64_t until);

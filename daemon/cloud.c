@@ -524,6 +524,8 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.gpu = gpu_lookup(a->gpu);
 	l.gpu_count = a->gpu_count;
 	l.spot = a->spot;
+	l.capacity = cloud_attempt_capacity(a);
+	l.flex_wait = cloud_flex_wait(spec);
 	l.nodes = a->nodes;
 	l.image = json_string_value(json_object_get(spec, "image"));
 	l.command = json_object_get(spec, "command");
@@ -552,6 +554,26 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	json_decref(env);
 	free(place);
 	return rc;
+}
+
+int
+cloud_attempt_capacity(const struct store_attempt *a)
+{
+	int	k;
+
+	if (a->capacity != NULL && (k = capacity_lookup(a->capacity)) >= 0)
+		return k;
+	return a->spot ? CAPACITY_SPOT : CAPACITY_STANDARD;
+}
+
+int64_t
+cloud_flex_wait(json_t *spec)
+{
+	json_t	*v = json_object_get(spec, "flex_wait");
+
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		return json_integer_value(v);
+	return CAPACITY_FLEX_WAIT_DEFAULT;
 }
 
 int

@@ -131,6 +131,13 @@ char	*cloud_checkpoint_dir(struct cloud *, json_t *spec, int64_t job_id);
  */
 json_t	*cloud_env(struct cloud *, json_t *spec, const struct store_attempt *a);
 
+/* The kind of capacity of attempt A (enum capacity_kind): its capacity
+ * column, else (rows before it) Spot or standard as its spot says. */
+int	 cloud_attempt_capacity(const struct store_attempt *a);
+/* How long a flex-start request of the job with normalized SPEC may wait
+ * for capacity: its flex_wait, else CAPACITY_FLEX_WAIT_DEFAULT (s). */
+int64_t	 cloud_flex_wait(json_t *spec);
+
 /*
  * Launch attempt A (its row already committed, state launching) of the
  * job with normalized SPEC on A's provider, with A's name, request id,

@@ -144,6 +144,58 @@ sched_strv_join(char **v, size_t n)
 /* ---------------------------------------------------------------- */
 /* Shapes.							    */
 
+/*
+ * The kinds SPEC allows: its capacity: list, else what spot: (SPOT, enum
+ * sched_spot) says: never, all but Spot; require, Spot only; allow, all
+ * (doc/DESIGN.md "Capacity kinds").
+ */
+static unsigned
+sched_offer_capacity(json_t *spec, int spot)
+{
+	json_t		*v, *it;
+	unsigned	 mask = 0;
+	size_t		 i;
+	int		 k;
+
+	v = json_object_get(spec, "capacity");
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, it)
+			if ((k = capacity_lookup(json_string_value(it))) >= 0)
+				mask |= CAPACITY_BIT(k);
+		if (mask != 0)
+			return mask;
+	}
+	if (spot == SCHED_SPOT_NEVER)
+		return CAPACITY_ALL & ~CAPACITY_BIT(CAPACITY_SPOT);
+	if (spot == SCHED_SPOT_REQUIRE)
+		return CAPACITY_BIT(CAPACITY_SPOT);
+	return CAPACITY_ALL;
+}
+
+int
+sched_offer_kind_allowed(const struct sched_shape *sh, int kind)
+{
+	return kind >= 0 && kind < CAPACITY_NKINDS &&
+	    (sh->capacity & CAPACITY_BIT(kind)) != 0;
+}
+
+const char *
+sched_offer_kind_refusal(const struct sched_shape *sh,
+    const struct provider *p, int kind)
+{
+	if (!sched_offer_kind_allowed(sh, kind))
+		return "job disallows";
+	if (kind == CAPACITY_STANDARD && gpu_machine_spot_only(sh->machine))
+		return "machine type is sold only as Spot or flex";
+	if (kind != CAPACITY_FLEX)
+		return NULL;
+	if (sh->max_runtime > CAPACITY_FLEX_MAX_RUN)
+		return "max_runtime over 7 days, the most flex-start runs";
+	if (p != NULL)
+		return capacity_flex_refusal(p, sh->gpu, sh->machine);
+	return NULL;
+}
+
 struct sched_shape *
 sched_offer_shape_new(json_t *spec, char **why)
 {
@@ -176,6 +228,9 @@ sched_offer_shape_new(json_t *spec, char **why)
 		sh->spot = SCHED_SPOT_REQUIRE;
 	else
 		sh->spot = SCHED_SPOT_ALLOW;
+	sh->capacity = sched_offer_capacity(spec, sh->spot);
+	sh->max_runtime = json_integer_value(json_object_get(spec,
+	    "max_runtime"));
 	sh->interval = json_integer_value(json_object_get(json_object_get(
 	    spec, "checkpoint"), "interval"));
 	sh->regions = sched_strv(json_object_get(spec, "regions"),
@@ -184,9 +239,9 @@ sched_offer_shape_new(json_t *spec, char **why)
 	    &sh->nproviders);
 	regions = sched_strv_join(sh->regions, sh->nregions);
 	providers = sched_strv_join(sh->providers, sh->nproviders);
-	sh->key = xprintf("%s|%d|%s|%d|%" PRId64 "|%s|%s|%d", sh->gpu->name,
-	    sh->count, sh->machine, sh->spot, sh->interval, regions,
-	    providers, sh->nodes);
+	sh->key = xprintf("%s|%d|%s|%d|%" PRId64 "|%s|%s|%d|%x|%" PRId64,
+	    sh->gpu->name, sh->count, sh->machine, sh->spot, sh->interval,
+	    regions, providers, sh->nodes, sh->capacity, sh->max_runtime);
 	free(regions);
 	free(providers);
 	return sh;
@@ -256,16 +311,18 @@ sched_offer_regions(const struct sched_shape *sh,
 }
 
 size_t
-sched_offer_way(size_t seller, size_t region, int spot, size_t nregions)
+sched_offer_way(size_t seller, size_t region, int kind, size_t nregions)
 {
-	return (seller * nregions + region) * 2 + (spot ? 1 : 0);
+	if (kind < 0 || kind >= CAPACITY_NKINDS)
+		kind = CAPACITY_STANDARD;
+	return (seller * nregions + region) * CAPACITY_NKINDS + (size_t)kind;
 }
 
 struct sched_way *
 sched_offer_ways(struct sched_shape *sh, const struct sched_market *m,
     size_t nregions)
 {
-	size_t	n = m->nsellers * nregions * 2;
+	size_t	n = m->nsellers * nregions * CAPACITY_NKINDS;
 
 	if (n > sh->capways) {
 		free(sh->ways);
@@ -332,7 +389,8 @@ sched_offer_add(struct sched_shape *sh, const struct sched_seller *sl,
 	o->qsvc = sl->qsvc;
 	sched_name(o->region, region);
 	sched_name(o->zone, zone);
-	o->spot = spot;
+	o->capacity = spot;
+	o->spot = spot == CAPACITY_SPOT;
 	o->order = (int)sh->n;
 	o->way = (int)way;
 	o->gpu_b = o->all_b = o->cpu_b = -1;
@@ -340,7 +398,8 @@ sched_offer_add(struct sched_shape *sh, const struct sched_seller *sl,
 	return o;
 }
 
-/* Every offer of seller SL in REGION, one way (SPOT); WAY its index. */
+/* Every offer of seller SL in REGION, one way (SPOT: the enum
+ * capacity_kind); WAY its index. */
 static void
 sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
     const struct sched_seller *sl, const char *region, int spot, size_t way)
@@ -526,9 +585,14 @@ sched_offer_unusable(const struct sched_shape *sh,
 static char *
 sched_offer_spot_only_why(const struct sched_shape *sh)
 {
+	if (sched_offer_kind_allowed(sh, CAPACITY_FLEX))
+		return xprintf("%s is sold only as Spot or flex-start, the job "
+		    "refuses Spot and flex-start runs at most 7 days; set "
+		    "max_runtime to 7d or less, allow Spot, or ask for 8 GPUs "
+		    "(a3-highgpu-8g)", sh->machine);
 	return xprintf("%s is sold only as Spot or flex-start, and the job "
-	    "says spot: never; allow Spot (spot: allow) or ask for 8 GPUs "
-	    "(a3-highgpu-8g)", sh->machine);
+	    "allows neither; allow one (capacity: [flex, standard]) or ask "
+	    "for 8 GPUs (a3-highgpu-8g)", sh->machine);
 }
 
 void
@@ -538,7 +602,7 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	const struct sched_way	*w;
 	struct sched_offer	*o;
 	size_t			 si, ri, i;
-	int			 spots[2], nspots = 0, k;
+	int			 spots[CAPACITY_NKINDS], nspots = 0, k;
 
 	sh->n = sh->nok = 0;
 	free(sh->why);
@@ -546,12 +610,10 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	sh->min_hourly = sh->min_per_hour = 0;
 	if ((sh->why = sched_offer_unusable(sh, m, nregions)) != NULL)
 		return;
-	if (sh->spot != SCHED_SPOT_REQUIRE &&
-	    !gpu_machine_spot_only(sh->machine))
-		spots[nspots++] = 0;
-	if (sh->spot != SCHED_SPOT_NEVER)
-		spots[nspots++] = 1;
-	if (nspots == 0) {
+	for (k = 0; k < CAPACITY_NKINDS; k++)
+		if (sched_offer_kind_refusal(sh, NULL, k) == NULL)
+			spots[nspots++] = k;
+	if (nspots == 0 || (nspots == 1 && spots[0] == CAPACITY_RESERVED)) {
 		sh->why = sched_offer_spot_only_why(sh);
 		return;
 	}
@@ -560,10 +622,17 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		if (!sched_offer_allows(sh, m->sellers[si].prov))
 			continue;
 		for (ri = 0; ri < nregions; ri++)
-			for (k = 0; k < nspots; k++)
+			for (k = 0; k < nspots; k++) {
+				/* Reserved offers come from the
+				 * reservations, not from here. */
+				if (spots[k] == CAPACITY_RESERVED ||
+				    sched_offer_kind_refusal(sh,
+				    m->sellers[si].prov, spots[k]) != NULL)
+					continue;
 				sched_offer_enumerate(sh, m, &m->sellers[si],
 				    regions[ri], spots[k], sched_offer_way(si,
 				    ri, spots[k], nregions));
+			}
 	}
 
 	/* Quota metric, then price, for what is still in. */
@@ -583,9 +652,12 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 			continue;
 		}
 		o->hourly = w->hourly;
-		o->lambda = o->spot ? sched_offer_lambda(m, o->prov,
-		    o->region, sh->gpu->name, &o->recent) : 0;
-		o->per_hour = cost_expected(o->hourly, 1.0, o->spot,
+		/* Only Spot is preempted: flex-start runs on. */
+		o->lambda = capacity_preemptible(o->capacity) ?
+		    sched_offer_lambda(m, o->prov, o->region, sh->gpu->name,
+		    &o->recent) : 0;
+		o->per_hour = cost_expected(o->hourly, 1.0,
+		    capacity_preemptible(o->capacity),
 		    o->lambda, sh->interval, m->restart_overhead);
 	}
 	qsort(sh->offers, sh->n, sizeof *sh->offers, sched_offer_cmp);

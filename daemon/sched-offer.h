@@ -64,11 +64,13 @@ struct sched_seller {
 	enum gcp_service	 psvc;		/* price service */
 };
 
-/* An active stockout cool-down of (zone, GPU, Spot or not). */
+/* An active stockout cool-down of (zone, GPU, kind). */
 struct sched_cool {
 	char			 zone[SCHED_NAME];
 	char			 gpu[SCHED_NAME];
-	int			 spot;
+	int			 spot;		/* enum capacity_kind: 0, 1
+						   as ever for standard,
+						   Spot */
 	int64_t			 until;
 };
 
@@ -118,7 +120,8 @@ struct sched_offer {
 	enum gcp_service	 qsvc;		/* quota service */
 	char			 region[SCHED_NAME];
 	char			 zone[SCHED_NAME];	/* "": service picks */
-	int			 spot;
+	int			 spot;		/* capacity == SPOT */
+	int			 capacity;	/* enum capacity_kind */
 	double			 hourly;
 	double			 per_hour;	/* expected USD per estimated
 						   hour of work */
@@ -150,6 +153,8 @@ struct sched_shape {
 	char			*machine;
 	int			 vcpus;		/* -1 unknown; per machine */
 	int			 spot;		/* enum sched_spot */
+	unsigned		 capacity;	/* CAPACITY_BIT()s allowed */
+	int64_t			 max_runtime;	/* s; 0 unknown */
 	int64_t			 interval;	/* checkpoint interval, s */
 	char		       **regions;	/* job's, sorted; NULL: any */
 	size_t			 nregions;
@@ -166,7 +171,8 @@ struct sched_shape {
 	/* On-demand Vertex AI in the first region priced; 0 unknown
 	 * (doc/DESIGN.md "Accounting"). */
 	double			 baseline_hourly;
-	struct sched_way	*ways;		/* sellers x regions x 2 */
+	struct sched_way	*ways;		/* sellers x regions x
+						   CAPACITY_NKINDS */
 	size_t			 nways, capways;
 
 	/* The first job of this shape that found nothing, this pass
@@ -210,14 +216,25 @@ int		 sched_offer_allows(const struct sched_shape *sh,
  */
 char		**sched_offer_regions(const struct sched_shape *sh,
 		    const struct sched_market *m, size_t *ret_n);
+/* Does SH allow capacity KIND (enum capacity_kind)? */
+int		 sched_offer_kind_allowed(const struct sched_shape *sh,
+		    int kind);
 /*
- * Size SH's ways for M's sellers x NREGIONS x {standard, Spot}, all
+ * Why SH gets no offer of KIND from seller P (NULL: any seller), or NULL
+ * if it may: "job disallows", "not offered by this service ...",
+ * "max_runtime over 7 days". Static words.
+ */
+const char	*sched_offer_kind_refusal(const struct sched_shape *sh,
+		    const struct provider *p, int kind);
+/*
+ * Size SH's ways for M's sellers x NREGIONS x the kinds of capacity
+ * (enum capacity_kind), all
  * zeroed (unknown), for the caller to fill those of the sellers SH
  * allows; sched_offer_way() is the index of one. Returns SH->ways.
  */
 struct sched_way *sched_offer_ways(struct sched_shape *sh,
 		    const struct sched_market *m, size_t nregions);
-size_t		 sched_offer_way(size_t seller, size_t region, int spot,
+size_t		 sched_offer_way(size_t seller, size_t region, int kind,
 		    size_t nregions);
 /* λ (1/h) and recent interruptions of provider P in REGION for GPU. */
 double		 sched_offer_lambda(const struct sched_market *m,

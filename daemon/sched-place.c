@@ -209,7 +209,8 @@ sched_avoids(const struct sched_job *j, const struct sched_offer *o,
 
 	for (i = 0; i < SCHED_AVOID; i++)
 		if (j->avoid[i].until > now && j->avoid[i].prov == o->prov &&
-		    strcmp(j->avoid[i].region, o->region) == 0)
+		    strcmp(j->avoid[i].region, o->region) == 0 &&
+		    (j->avoid[i].kind < 0 || j->avoid[i].kind == o->capacity))
 			return 1;
 	return 0;
 }
@@ -218,11 +219,19 @@ void
 sched_avoid(struct sched_job *j, const struct provider *p,
     const char *region, int64_t until)
 {
+	sched_avoid_kind(j, p, region, -1, until);
+}
+
+void
+sched_avoid_kind(struct sched_job *j, const struct provider *p,
+    const char *region, int kind, int64_t until)
+{
 	int	i, k = 0;
 
 	for (i = 0; i < SCHED_AVOID; i++) {
 		if (j->avoid[i].prov == p &&
-		    strcmp(j->avoid[i].region, region) == 0) {
+		    strcmp(j->avoid[i].region, region) == 0 &&
+		    j->avoid[i].kind == kind) {
 			k = i;
 			break;
 		}
@@ -232,6 +241,7 @@ sched_avoid(struct sched_job *j, const struct provider *p,
 	j->avoid[k].prov = p;
 	sched_name(j->avoid[k].region, region);
 	j->avoid[k].until = until;
+	j->avoid[k].kind = kind;
 }
 
 /* Has job J hints (preferred zones, places avoided) in force? */
@@ -337,6 +347,7 @@ sched_why_offer(const struct sched_ctx *ctx, const struct sched_job *j,
 		    sh->gpu->name, o->region);
 	case SCHED_X_NO_METRIC:
 		return xprintf("no %s quota exists for %s on %s",
+		    o->capacity == CAPACITY_FLEX ? "flex-start (preemptible)" :
 		    o->spot ? "Spot" : "on-demand", sh->gpu->name,
 		    o->prov->name);
 	case SCHED_X_NO_PRICE:
@@ -530,12 +541,56 @@ sched_place_offer_json(const struct sched_offer *o,
 {
 	json_t	*v;
 
-	v = json_pack("{s:s, s:s, s:s?, s:b, s:s}", "provider", o->prov->name,
-	    "region", o->region, "zone", o->zone[0] ? o->zone : NULL,
-	    "spot", o->spot, "machine_type", sh->machine);
+	v = json_pack("{s:s, s:s, s:s?, s:b, s:s, s:s}", "provider",
+	    o->prov->name, "region", o->region, "zone", o->zone[0] ? o->zone :
+	    NULL, "spot", o->spot, "machine_type", sh->machine, "capacity",
+	    capacity_name(o->capacity));
 	if (v == NULL)
 		fatalx("scheduler: out of memory building a plan");
 	return v;
+}
+
+/*
+ * The kinds of capacity SH gets no offer of, and why, for a plan:
+ * [{"capacity":"flex","provider":"vertex","reason":"..."}], provider
+ * absent when the reason is the job's (doc/DESIGN.md "Capacity kinds").
+ * Reserved capacity says its own why where reservations are read.
+ */
+json_t *
+sched_place_kinds_json(const struct sched_market *m,
+    const struct sched_shape *sh)
+{
+	const char			*why;
+	json_t				*a, *e;
+	size_t				 si;
+	int				 k;
+
+	if ((a = json_array()) == NULL)
+		fatalx("scheduler: out of memory building a plan");
+	for (k = 0; k < CAPACITY_NKINDS; k++) {
+		if ((why = sched_offer_kind_refusal(sh, NULL, k)) != NULL) {
+			if (k == CAPACITY_RESERVED &&
+			    !sched_offer_kind_allowed(sh, k))
+				continue;
+			e = json_pack("{s:s, s:s}", "capacity",
+			    capacity_name(k), "reason", why);
+			if (e == NULL || json_array_append_new(a, e) != 0)
+				fatalx("scheduler: out of memory");
+			continue;
+		}
+		for (si = 0; m != NULL && si < m->nsellers; si++) {
+			if (!sched_offer_allows(sh, m->sellers[si].prov) ||
+			    (why = sched_offer_kind_refusal(sh,
+			    m->sellers[si].prov, k)) == NULL)
+				continue;
+			e = json_pack("{s:s, s:s, s:s}", "capacity",
+			    capacity_name(k), "provider",
+			    m->sellers[si].prov->name, "reason", why);
+			if (e == NULL || json_array_append_new(a, e) != 0)
+				fatalx("scheduler: out of memory");
+		}
+	}
+	return a;
 }
 
 json_t *

@@ -72,6 +72,8 @@ struct sched_job {
 		const struct provider *prov;
 		char		 region[SCHED_NAME];
 		int64_t		 until;
+		int		 kind;		/* enum capacity_kind;
+						   -1: every kind */
 	}			 avoid[SCHED_AVOID];
 	int64_t			 blocked_since;	/* waiting on quota since */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
@@ -104,6 +106,11 @@ void		 sched_place_buckets(struct sched_ctx *ctx,
 /* Is bucket B claimed against job ID of priority PRIO at NOW? */
 int		 sched_claimed(const struct sched_bucket *b, int64_t id,
 		    int prio, int64_t now);
+/* Job J avoids capacity KIND (enum capacity_kind, -1: any) of provider P
+ * in REGION until UNTIL (replaces the oldest). */
+void		 sched_avoid_kind(struct sched_job *j,
+		    const struct provider *p, const char *region, int kind,
+		    int64_t until);
 /* Job J avoids provider P in REGION until UNTIL (replaces the oldest). */
 void		 sched_avoid(struct sched_job *j, const struct provider *p,
 		    const char *region, int64_t until);
@@ -136,5 +143,12 @@ void		 sched_place_fail_note(struct sched_ctx *ctx,
  */
 json_t		*sched_place_plan(struct sched_ctx *ctx, struct sched_job *j,
 		    int prio);
+
+/*
+ * The kinds of capacity SH gets no offer of on M, and why, for a plan's
+ * "kinds_excluded": [{"capacity","provider"?,"reason"}]. New.
+ */
+json_t		*sched_place_kinds_json(const struct sched_market *m,
+		    const struct sched_shape *sh);
 
 #endif

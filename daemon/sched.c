@@ -298,6 +298,53 @@ sched_spot_required(json_t *spec)
 	return v != NULL && strcmp(v, "require") == 0;
 }
 
+/*
+ * A deadline job short of slack may no longer use Spot (doc/DESIGN.md
+ * "Deadlines"): SPEC (its parsed copy) is made to allow reserved
+ * capacity, then flex-start if its wait (flex_wait) fits in the slack
+ * it has left, then standard -- all not preempted; the offers rank
+ * them by price, and reserved is free. The job is read again (its cache
+ * dropped) when it is marked, so the slack is the one it was marked at.
+ */
+static void
+sched_deadline_kinds(struct sched *s, const struct store_job *row,
+    json_t *spec)
+{
+	json_t		*caps = json_object_get(spec, "capacity"), *v, *keep;
+	int64_t		 slack = 0, wait;
+	size_t		 i;
+	int		 flex;
+
+	wait = json_integer_value(json_object_get(spec, "flex_wait"));
+	if (wait <= 0)
+		wait = CAPACITY_FLEX_WAIT_DEFAULT;
+	flex = sched_deadline_slack(s->store, cloud_conf(s->cloud), row,
+	    s->ctx.now, &slack) == 0 && wait < slack;
+	keep = json_array();
+	if (json_is_array(caps)) {
+		json_array_foreach(caps, i, v) {
+			if (capacity_lookup(json_string_value(v)) ==
+			    CAPACITY_SPOT || (!flex && capacity_lookup(
+			    json_string_value(v)) == CAPACITY_FLEX))
+				continue;
+			json_array_append(keep, v);
+		}
+	} else {
+		json_array_append_new(keep, json_string("reserved"));
+		if (flex)
+			json_array_append_new(keep, json_string("flex"));
+		json_array_append_new(keep, json_string("standard"));
+	}
+	/*
+	 * Spot and a flex-start that may not start in time were all the
+	 * job allows: flex-start, late or not, is what is left of them.
+	 */
+	if (json_array_size(keep) == 0)
+		json_array_append_new(keep, json_string("flex"));
+	(void)json_object_set_new(spec, "capacity", keep);
+	(void)json_object_set_new(spec, "spot", json_string("never"));
+}
+
 /* The cached job for row J, made on first sight (the spec parsed once). */
 static struct sched_job *
 sched_job_get(struct sched *s, const struct store_job *row)
@@ -316,13 +363,8 @@ sched_job_get(struct sched *s, const struct store_job *row)
 	if (spec == NULL)
 		j->bad = xprintf("the stored spec is not JSON: %s", err.text);
 	else {
-		/*
-		 * A deadline job short of slack may no longer use Spot
-		 * (doc/DESIGN.md "Deadlines"): its shape is spot: never.
-		 */
 		if (row->deadline_safe && !sched_spot_required(spec))
-			(void)json_object_set_new(spec, "spot",
-			    json_string("never"));
+			sched_deadline_kinds(s, row, spec);
 		j->shape = sched_shape_get(s, spec, &j->bad);
 		sched_job_limits(j, spec);
 		sched_gate_parse(&j->gate, row, spec);
@@ -537,6 +579,41 @@ sched_baseline_of(struct sched *s, const struct sched_shape *sh,
 }
 
 /*
+ * The way of KIND (enum capacity_kind) of seller SL in REGION for SH:
+ * its quota metrics and its price. Flex-start draws on the preemptible
+ * quota (API-NOTES K.1, K.2) and costs the on-demand price less the
+ * flex-start discount (price_flex_hourly()).
+ */
+static void
+sched_way_read(struct quota *q, struct price *pr,
+    const struct sched_seller *sl, const struct sched_shape *sh,
+    const char *region, int kind, struct sched_way *w)
+{
+	double	gpu, host;
+	int	preempt = kind == CAPACITY_SPOT || kind == CAPACITY_FLEX;
+	int	spot = kind == CAPACITY_SPOT;
+
+	w->metric = quota_gpu_metric(q, sl->qsvc, region, sh->gpu->name,
+	    preempt, w->gpu_metric) != NULL;
+	if (sl->qsvc == GCP_SERVICE_GCE && sh->vcpus > 0)
+		(void)quota_cpu_metric(q, region, sh->machine, preempt,
+		    w->cpu_metric);
+	if (kind == CAPACITY_FLEX)
+		w->priced = price_flex_hourly(pr, sl->psvc, region,
+		    sh->gpu->name, sh->count, sh->machine, &gpu) == 0;
+	else
+		w->priced = price_gpu_hourly(pr, sl->psvc, region,
+		    sh->gpu->name, sh->count, spot, &gpu) == 0 &&
+		    price_host_hourly(pr, sl->psvc, region, sh->machine,
+		    spot, &host) == 0;
+	if (kind == CAPACITY_FLEX)
+		host = 0;
+	/* A gang pays for every machine. */
+	if (w->priced)
+		w->hourly = (gpu + host) * SCHED_NODES(sh);
+}
+
+/*
  * What each allowed seller x region x Spot costs SH and draws on: the
  * price (GPU + host) and the quota metrics, into SH's ways.
  */
@@ -548,7 +625,6 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 	struct price		*pr = gcp_price(cloud_gcp(s->cloud));
 	const struct sched_seller *sl;
 	struct sched_way	*ways, *w;
-	double			 gpu, host;
 	size_t			 si, ri;
 	int			 spot;
 
@@ -559,28 +635,16 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 		if (!sched_offer_allows(sh, sl->prov))
 			continue;
 		for (ri = 0; ri < nregions; ri++)
-			for (spot = 0; spot < 2; spot++) {
-				if ((spot && sh->spot == SCHED_SPOT_NEVER) ||
-				    (!spot && sh->spot == SCHED_SPOT_REQUIRE))
+			for (spot = 0; spot < CAPACITY_NKINDS; spot++) {
+				/* Reserved ways are the reservations'. */
+				if (spot == CAPACITY_RESERVED ||
+				    sched_offer_kind_refusal(sh, sl->prov,
+				    spot) != NULL)
 					continue;
 				w = &ways[sched_offer_way(si, ri, spot,
 				    nregions)];
-				w->metric = quota_gpu_metric(q, sl->qsvc,
-				    regions[ri], sh->gpu->name, spot,
-				    w->gpu_metric) != NULL;
-				if (sl->qsvc == GCP_SERVICE_GCE &&
-				    sh->vcpus > 0)
-					(void)quota_cpu_metric(q, regions[ri],
-					    sh->machine, spot, w->cpu_metric);
-				w->priced = price_gpu_hourly(pr, sl->psvc,
-				    regions[ri], sh->gpu->name, sh->count,
-				    spot, &gpu) == 0 && price_host_hourly(pr,
-				    sl->psvc, regions[ri], sh->machine, spot,
-				    &host) == 0;
-				/* A gang pays for every machine. */
-				if (w->priced)
-					w->hourly = (gpu + host) *
-					    SCHED_NODES(sh);
+				sched_way_read(q, pr, sl, sh, regions[ri],
+				    spot, w);
 			}
 	}
 }
@@ -710,6 +774,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	a.nodes = SCHED_NODES(sh);
 	a.resource = name;
 	a.spot = o->spot;
+	a.capacity = (char *)capacity_name(o->capacity);
 	a.hourly_usd = o->hourly;
 	a.baseline_hourly_usd = sched_baseline_of(s, sh, spec);
 	a.exit_code = -1;
@@ -737,8 +802,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 			    SCHED_GPUS(sh);
 
 	place = sched_place_text(&a);
-	msg = xprintf("launching on %s %s $%.2f/h", place, a.spot ? "spot" :
-	    "standard", a.hourly_usd);
+	msg = xprintf("launching on %s %s $%.2f/h", place,
+	    capacity_name(o->capacity), a.hourly_usd);
 	s->why_said = 0;
 	rc = attempt_launch(s->att, &a, number, row, spec, &hold, msg,
 	    &cause);
@@ -761,7 +826,8 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	if (s->why_said != j->id)
 		sched_why_set(s, j->id, it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s, $%.2f/h, "
-	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" : "",
+	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" :
+	    o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
 	    a.hourly_usd, o->per_hour * j->hours);
 	free(place);
 	s->stats.launches++;
@@ -828,6 +894,16 @@ sched_on_avoid(void *arg, int64_t id, const struct provider *p,
 
 	if (j != NULL && p != NULL)
 		sched_avoid(j, p, region, until);
+}
+
+static void
+sched_on_avoid_kind(void *arg, int64_t id, const struct provider *p,
+    const char *region, int kind, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL && p != NULL)
+		sched_avoid_kind(j, p, region, kind, until);
 }
 
 static void
@@ -1379,6 +1455,8 @@ sched_plan(struct sched *s, json_t *spec)
 	sched_shape_build(s, &ctx, &m, sh);
 	sh->gen = 0;	/* the next pass builds it with its own buckets */
 	plan = sched_place_plan(&ctx, &j, prio);
+	(void)json_object_set_new(plan, "kinds_excluded",
+	    sched_place_kinds_json(&m, sh));
 	sched_ctx_done(&ctx);
 	sched_shape_unref(s, sh);
 	return plan;
@@ -1419,6 +1497,7 @@ sched_set_attempts(struct sched *s, struct attempts *att)
 	l.launched = sched_on_launched;
 	l.launch_failed = sched_on_launch_failed;
 	l.avoid = sched_on_avoid;
+	l.avoid_kind = sched_on_avoid_kind;
 	l.prefer = sched_on_prefer;
 	l.why = sched_on_why;
 	if (att != NULL)

@@ -82,8 +82,9 @@ void		 sched_history_changed(struct sched *);
 /*
  * The offers for normalized job SPEC (borrowed), without launching, on
  * the quota and prices known now: {"offers":[{"provider","region",
- * "zone","spot","machine_type","hourly_usd","expected_usd","lambda",
- * "rank"}...], "excluded":[{"provider","region","zone","spot",
+ * "zone","spot","capacity","machine_type","hourly_usd","expected_usd",
+ * "lambda","rank"}...], "excluded":[{"provider","region","zone","spot",
+ * "capacity","reason"}...], "kinds_excluded":[{"capacity","provider"?,
  * "reason"}...], "why":"..." (only when no offer fits)}. New reference.
  */
 json_t		*sched_plan(struct sched *, json_t *spec);

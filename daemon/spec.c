@@ -2210,6 +2210,97 @@ spec_check_notify(struct spec_ctx *c, const char *field, json_t *v)
 	    sizeof spec_notify_fields / sizeof spec_notify_fields[0]);
 }
 
+/*
+ * capacity: the kinds of capacity the job may run on, a list of spot,
+ * flex, reserved and standard (doc/DESIGN.md "Capacity kinds"); absent:
+ * what spot: allows. Kept in the order spot, flex, reserved, standard.
+ * With spot: given too, the two must agree; alone, it sets spot: to the
+ * value that says the same about Spot, for the checks that read spot:.
+ * Runs after spot: and max_runtime:.
+ */
+static int
+spec_check_capacity(struct spec_ctx *c, const char *field, json_t *v)
+{
+	static const int order[] = { CAPACITY_SPOT, CAPACITY_FLEX,
+	    CAPACITY_RESERVED, CAPACITY_STANDARD };
+	json_t		*arr, *it, *given;
+	const char	*name, *spot, *implied;
+	unsigned	 mask = 0;
+	size_t		 i;
+	int		 k;
+
+	if (v == NULL)
+		return 0;
+	if (json_is_string(v)) {
+		arr = json_array();
+		json_array_append(arr, v);
+	} else if (json_is_array(v))
+		arr = json_incref(v);
+	else
+		return spec_fail_type(c, field, v, "a list of kinds such as "
+		    "[flex, standard]");
+	json_array_foreach(arr, i, it) {
+		name = json_string_value(it);
+		if ((k = capacity_lookup(name)) < 0) {
+			json_decref(arr);
+			return spec_fail(c, field, "\"%s\" is not a kind of "
+			    "capacity; use %s", name != NULL ? name : "?",
+			    capacity_names());
+		}
+		mask |= CAPACITY_BIT(k);
+	}
+	json_decref(arr);
+	if (mask == 0)
+		return spec_fail(c, field, "lists no kind; use some of %s, or "
+		    "leave capacity out to allow all", capacity_names());
+	implied = !(mask & CAPACITY_BIT(CAPACITY_SPOT)) ? "never" :
+	    mask == CAPACITY_BIT(CAPACITY_SPOT) ? "require" : "allow";
+	given = json_object_get(c->in, "spot");
+	if (given != NULL) {
+		spot = json_string_value(given);
+		if (strcmp(spot, implied) != 0)
+			return spec_fail(c, field, "disagrees with spot: %s "
+			    "(capacity says spot: %s); give only capacity",
+			    spot, implied);
+	}
+	if (mask == CAPACITY_BIT(CAPACITY_FLEX) && json_integer_value(
+	    json_object_get(c->out, "max_runtime")) > CAPACITY_FLEX_MAX_RUN)
+		return spec_fail(c, field, "allows only flex, which runs at "
+		    "most 7 days; set max_runtime to 7d or less, or allow "
+		    "another kind");
+	if ((arr = json_array()) == NULL)
+		fatalx("spec: out of memory");
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		if (mask & CAPACITY_BIT(order[i]))
+			json_array_append_new(arr,
+			    json_string(capacity_name(order[i])));
+	spec_put(c->out, "capacity", arr);
+	spec_put(c->out, "spot", json_string(implied));
+	return 0;
+}
+
+/*
+ * flex_wait: how long a flex-start request may wait for capacity before
+ * it is withdrawn, 60 s to 2 h (Google queues it at most 2 h, API-NOTES
+ * K.2); absent: 1 h, read when needed.
+ */
+static int
+spec_check_flex_wait(struct spec_ctx *c, const char *field, json_t *v)
+{
+	int64_t	sec;
+	int	r;
+
+	if (v == NULL)
+		return 0;
+	if ((r = spec_duration(c, field, v, SPEC_RUNTIME_MIN, &sec)) != 0)
+		return r;
+	if (sec > CAPACITY_FLEX_MAX_WAIT)
+		return spec_fail(c, field, "may be at most 2h: Google keeps a "
+		    "flex-start request queued no longer");
+	spec_put(c->out, "flex_wait", json_integer(sec));
+	return 0;
+}
+
 static const struct spec_field spec_fields[] = {
 	{ "name",		spec_check_name },
 	{ "image",		spec_check_image },
@@ -2230,6 +2321,8 @@ static const struct spec_field spec_fields[] = {
 	{ "deadline",		spec_check_deadline },
 	{ "max_runtime",	spec_check_runtime },
 	{ "pending_timeout",	spec_check_pending_timeout },
+	{ "capacity",		spec_check_capacity },
+	{ "flex_wait",		spec_check_flex_wait },
 	{ "max_interruptions",	spec_check_interruptions },
 	{ "max_failures",	spec_check_failures },
 	{ "checkpoint",		spec_check_checkpoint },

@@ -200,6 +200,15 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 	    "machineType", l->machine_type,
 	    "provisioningModel", l->spot ? "SPOT" : "STANDARD",
 	    "bootDisk", "sizeGb", BATCH_DISK_GB));
+	/* Flex-start (API-NOTES K.3): the model, and a run time Google
+	 * allows (at most 7 days). */
+	if (l->capacity == CAPACITY_FLEX) {
+		prov_set(policy, "provisioningModel",
+		    json_string("FLEX_START"));
+		s = prov_duration(prov_flex_run(l, 0));
+		prov_set(task, "maxRunDuration", json_string(s));
+		free(s);
+	}
 	/* As on Compute Engine: a2/a3/a4/g2 shapes bring their own GPUs. */
 	if (l->gpu != NULL && !gce_machine_has_gpus(l->machine_type)) {
 		s = xprintf("%d", l->gpu_count);

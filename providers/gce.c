@@ -162,6 +162,35 @@ gce_item(json_t *items, const char *key, const char *value)
  * strings never become shell code), guest attributes on (the exit code
  * comes back that way), and the Deep Learning VM's own driver switch.
  */
+/*
+ * Flex-start (API-NOTES K.2, whose fields are newer than compute.v1.json
+ * here): provisioningModel FLEX_START with a maxRunDuration (at most 7
+ * days), no reservation, and params.requestValidForDuration, how long
+ * the VM may wait in PENDING for capacity. Durations are Compute's
+ * {"seconds": "N"} objects. instanceTerminationAction stays STOP, which
+ * Google allows for flex-start too: the daemon reads a stopped VM as it
+ * does any other (gce_instance_body()).
+ */
+static void
+gce_flex(const struct prov_launch *l, json_t *body, json_t *sched)
+{
+	char	*s;
+
+	if (l->capacity != CAPACITY_FLEX)
+		return;
+	prov_set(sched, "provisioningModel", json_string("FLEX_START"));
+	s = xprintf("%lld", (long long)prov_flex_run(l, GCE_RUNTIME_GRACE));
+	prov_set(sched, "maxRunDuration", json_pack("{s:s}", "seconds", s));
+	free(s);
+	prov_set(body, "reservationAffinity", json_pack("{s:s}",
+	    "consumeReservationType", "NO_RESERVATION"));
+	s = xprintf("%lld", (long long)prov_flex_queue(l,
+	    CAPACITY_FLEX_MAX_WAIT));
+	prov_set(body, "params", json_pack("{s:{s:s}}",
+	    "requestValidForDuration", "seconds", s));
+	free(s);
+}
+
 int
 gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 {
@@ -202,6 +231,7 @@ gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 		    "seconds", s));
 		free(s);
 	}
+	gce_flex(l, body, sched);
 	prov_set(body, "scheduling", sched);
 
 	prov_set(body, "disks", json_pack("[{s:b, s:b, s:{s:s, s:s}}]",
@@ -379,6 +409,7 @@ gce_stopped_map(json_t *guest, const char *op_type, struct prov_observed *o,
 /*
  * Instance.status (C.2) onto prov_state:
  *
+ *   PENDING (flex-start, waiting for capacity),
  *   PROVISIONING, STAGING                    PENDING
  *   RUNNING, REPAIRING                       RUNNING
  *   STOPPING, SUSPENDING, DEPROVISIONING     RUNNING until it has stopped:
@@ -419,6 +450,12 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	if (strcmp(status, "PROVISIONING") == 0 ||
 	    strcmp(status, "STAGING") == 0)
 		o->state = PROV_PENDING;
+	else if (strcmp(status, "PENDING") == 0) {
+		/* A flex-start VM waiting for capacity (API-NOTES K.2;
+		 * newer than compute.v1.json's status enum). */
+		o->state = PROV_PENDING;
+		o->message = "waiting for flex-start capacity";
+	}
 	else if (gce_instance_stopped(inst)) {
 		o->ended = prov_json_time(inst, "lastStopTimestamp");
 		gce_stopped_map(guest, op_type, o, t);

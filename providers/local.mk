@@ -13,6 +13,7 @@ GCP_SOURCES = \
 	providers/gcp/auth.c providers/gcp/auth.h \
 	providers/gcp/quota.c providers/gcp/quota.h \
 	providers/gcp/price.c providers/gcp/price.h \
+	providers/gcp/price-flex.c \
 	providers/gcp/storage.c providers/gcp/storage.h \
 	providers/gcp/logging.c providers/gcp/logging.h \
 	providers/gcp/gcp.c

@@ -52,6 +52,17 @@ int64_t		 prov_json_time(json_t *obj, const char *key);
 const char	*prov_last_segment(const char *s);
 /* "<seconds>s", the google-duration form. New string. */
 char		*prov_duration(int64_t sec);
+/*
+ * Flex-start (doc/DESIGN.md "Capacity kinds", API-NOTES K): the run time
+ * to ask for, the job's max_runtime (+ GRACE) at most 7 days; and how
+ * long Google should keep the request queued, a little over the job's
+ * flex_wait so that gpuqd withdraws it first and says why, and Google's
+ * own limit only backs it up while gpuqd is down (at most 2 h: MAX 0,
+ * no cap).
+ */
+int64_t		 prov_flex_run(const struct prov_launch *l, int64_t grace);
+int64_t		 prov_flex_queue(const struct prov_launch *l, int64_t max);
+#define PROV_FLEX_QUEUE_MARGIN	600
 /* Labels object for L: the user's labels, then gpuq's (which win); with
  * WITH_RESOURCE also gpuq-resource. New object. */
 json_t		*prov_labels_new(const struct prov_launch *l,

@@ -18,6 +18,44 @@
 struct gcp;
 struct gcp_conf;
 struct gpu_type;
+struct provider;
+
+/*
+ * The kinds of capacity Google sells a GPU as (doc/DESIGN.md "Capacity
+ * kinds"). STANDARD and SPOT have the values of the old `int spot` (0, 1),
+ * so a stored spot flag or a cool-down's spot column reads as a kind.
+ * Only SPOT is preemptible; FLEX (Dynamic Workload Scheduler flex-start)
+ * may queue before it starts but then runs unpreempted up to 7 days;
+ * RESERVED consumes a reservation the project holds.
+ */
+enum capacity_kind {
+	CAPACITY_STANDARD = 0,
+	CAPACITY_SPOT = 1,
+	CAPACITY_FLEX = 2,
+	CAPACITY_RESERVED = 3,
+	CAPACITY_NKINDS
+};
+#define CAPACITY_BIT(k)		(1u << (k))
+#define CAPACITY_ALL		((1u << CAPACITY_NKINDS) - 1)
+/* Flex-start limits (API-NOTES K.2): run time, and time queued. */
+#define CAPACITY_FLEX_MAX_RUN	(7 * 86400)
+#define CAPACITY_FLEX_MAX_WAIT	(2 * 3600)
+#define CAPACITY_FLEX_WAIT_DEFAULT 3600	/* the job's flex_wait default */
+
+/* "standard", "spot", "flex", "reserved"; "?" out of range. */
+const char	*capacity_name(int kind);
+/* The kind named NAME, or -1. */
+int		 capacity_lookup(const char *name);
+/* "spot, flex, reserved, standard": the names in the job file's order. */
+const char	*capacity_names(void);
+/* Is KIND preemptible (λ > 0 in the expected cost)? Only Spot. */
+int		 capacity_preemptible(int kind);
+/*
+ * Does provider P sell GPU on MACHINE_TYPE as flex-start? NULL, or why
+ * not (static words: "not offered by this service for this GPU").
+ */
+const char	*capacity_flex_refusal(const struct provider *p,
+		    const struct gpu_type *gpu, const char *machine_type);
 
 /* What the daemon asks a provider to run: one attempt of one job. */
 struct prov_launch {
@@ -31,7 +69,9 @@ struct prov_launch {
 	const char	*machine_type;
 	const struct gpu_type *gpu;
 	int		 gpu_count;
-	int		 spot;
+	int		 spot;		/* capacity == CAPACITY_SPOT */
+	int		 capacity;	/* enum capacity_kind */
+	int64_t		 flex_wait;	/* flex: s to wait for capacity */
 	const char	*image;
 	json_t		*command;	/* array of strings or NULL; borrowed */
 	json_t		*args;		/* array of strings or NULL; borrowed */

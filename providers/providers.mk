@@ -7,7 +7,7 @@ providers_libproviders_a_SOURCES += \
 	providers/provider.c providers/provider.h providers/prov-impl.h \
 	providers/vertex.c providers/batch.c providers/gce.c \
 	providers/null.c providers/pypkg.c providers/prov-site.c \
-	providers/gang.c
+	providers/gang.c providers/capacity.c
 
 # The VM startup script lives in one place, gce-startup.sh; gce.c sees
 # it as the C string gce_startup_script, generated at build time.

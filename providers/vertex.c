@@ -82,6 +82,26 @@ vertex_no_retries(json_t *sched)
  * doc/DESIGN.md "The checkpoint contract"). The trailing '/' is dropped here
  * because Vertex adds its own.
  */
+/*
+ * Flex-start (API-NOTES K.1): strategy FLEX_START, maxWaitDuration how
+ * long Vertex AI queues the job for capacity, timeout at most 7 days.
+ */
+static void
+vertex_flex(const struct prov_launch *l, json_t *sched)
+{
+	char	*s;
+
+	if (l->capacity != CAPACITY_FLEX)
+		return;
+	prov_set(sched, "strategy", json_string("FLEX_START"));
+	s = prov_duration(prov_flex_queue(l, 0));
+	prov_set(sched, "maxWaitDuration", json_string(s));
+	free(s);
+	s = prov_duration(prov_flex_run(l, 0));
+	prov_set(sched, "timeout", json_string(s));
+	free(s);
+}
+
 int
 vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 {
@@ -130,6 +150,7 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 		prov_set(sched, "timeout", json_string(timeout));
 		free(timeout);
 	}
+	vertex_flex(l, sched);
 
 	spec = prov_checked(json_pack("{s:[o]}", "workerPoolSpecs", pool));
 	if (l->output_dir != NULL && *l->output_dir != '\0') {

@@ -62,6 +62,7 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->baseline_hourly_usd = sqlite3_column_double(s, 24);
 	a->baseline_usd = sqlite3_column_double(s, 25);
 	a->nodes = sqlite3_column_int(s, 26);
+	a->capacity = store_col_text(s, 27);
 }
 
 /*
@@ -112,6 +113,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	store_bind_text(s, 14, a->resumed_from);
 	sqlite3_bind_double(s, 15, a->baseline_hourly_usd);
 	sqlite3_bind_int(s, 16, a->nodes > 1 ? a->nodes : 1);
+	store_bind_text(s, 17, a->capacity);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;
@@ -463,6 +465,7 @@ store_attempt_free(struct store_attempt *a)
 	free(a->cloud_id);
 	free(a->message);
 	free(a->resumed_from);
+	free(a->capacity);
 	free(a);
 }
 
@@ -483,6 +486,7 @@ store_attempt_copy(const struct store_attempt *b)
 	a->cloud_id = store_strdup(b->cloud_id);
 	a->message = store_strdup(b->message);
 	a->resumed_from = store_strdup(b->resumed_from);
+	a->capacity = store_strdup(b->capacity);
 	return a;
 }
 
@@ -520,7 +524,7 @@ store_cooldown_strike(struct store *st, const char *zone, const char *gpu,
 	s = st->stmt[STMT_COOLDOWN_GET];
 	sqlite3_bind_text(s, 1, zone, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, gpu, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, spot ? 1 : 0);
+	sqlite3_bind_int(s, 3, spot >= 0 && spot <= 3 ? spot : 0);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		strikes = sqlite3_column_int64(s, 0);
@@ -540,7 +544,7 @@ store_cooldown_strike(struct store *st, const char *zone, const char *gpu,
 	s = st->stmt[STMT_COOLDOWN_PUT];
 	sqlite3_bind_text(s, 1, zone, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, gpu, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, spot ? 1 : 0);
+	sqlite3_bind_int(s, 3, spot >= 0 && spot <= 3 ? spot : 0);
 	sqlite3_bind_int64(s, 4, until);
 	sqlite3_bind_int64(s, 5, strikes);
 	sqlite3_bind_int64(s, 6, now);

@@ -47,6 +47,12 @@
  *            with a deadline) lets each pass find them without a scan,
  *            jobs_missed (succeeded or failed after their deadline)
  *            counts the misses for metrics.
+ * Version 10: attempts.capacity, the kind of capacity the attempt runs
+ *            on ("standard", "spot", "flex", "reserved"; doc/DESIGN.md
+ *            "Capacity kinds"); NULL before it: spot says Spot or
+ *            standard. spot keeps meaning preemptible Spot. The
+ *            cooldowns' spot column holds the kind's number (0
+ *            standard, 1 Spot as ever, 2 flex, 3 reserved).
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -272,6 +278,9 @@ static const char *const store_migrations[] = {
 	"  AND " STORE_LIVE_WHERE("state") ";"
 	"CREATE INDEX jobs_missed ON jobs(id) WHERE deadline > 0"
 	"  AND (state = 5 OR state = 6) AND updated > deadline;"),
+
+	/* 9 → 10: capacity kinds; NULL for the attempts before them. */
+	"ALTER TABLE attempts ADD COLUMN capacity TEXT;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

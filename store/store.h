@@ -162,7 +162,11 @@ struct store_attempt {
 					   from resource (cloud.h) */
 	char		*resource;	/* deterministic resource name */
 	char		*cloud_id;	/* name/id the cloud gave, or NULL */
-	int		 spot;
+	int		 spot;		/* preemptible Spot */
+	char		*capacity;	/* "standard", "spot", "flex",
+					   "reserved"; NULL: from spot
+					   (doc/DESIGN.md "Capacity
+					   kinds") */
 	double		 hourly_usd;
 	int64_t		 created;	/* row written */
 	int64_t		 started;	/* seen running, 0 if never */
@@ -437,7 +441,9 @@ struct store_attempt *store_attempt_copy(const struct store_attempt *);
 void	 store_attempt_free(struct store_attempt *);
 
 /*
- * Stockout cool-downs: (zone, gpu, provisioning) may not be tried before
+ * Stockout cool-downs: (zone, gpu, kind) may not be tried before UNTIL;
+ * the spot column holds the kind of capacity (0 standard, 1 Spot, 2
+ * flex, 3 reserved: enum capacity_kind). Not tried before
  * UNTIL. store_cooldown_strike() records a stockout now and returns the
  * new until: base * 2^(strikes-1), capped, where strikes decay by one per
  * quiet hour. Kept in SQLite so they survive a restart.

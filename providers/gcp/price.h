@@ -78,6 +78,23 @@ int	 price_gpu_hourly(struct price *, enum gcp_service,
 int	 price_host_hourly(struct price *, enum gcp_service,
 	    const char *region, const char *machine_type, int spot,
 	    double *ret);
+/*
+ * Flex-start (Dynamic Workload Scheduler) discount off on-demand GPU,
+ * vCPU and memory prices, for the series Google discounts (A2, A3, A4;
+ * API-NOTES K.2: "up to 53 % off", data/README.md). Other series pay
+ * on-demand prices as flex-start.
+ */
+#define PRICE_FLEX_DISCOUNT	0.53
+/*
+ * Hourly price of COUNT GPUs on host MACHINE_TYPE, both as flex-start,
+ * in REGION for SERVICE: the on-demand prices less PRICE_FLEX_DISCOUNT
+ * where the series is discounted. 0 and *RET, or -ENOENT.
+ */
+int	 price_flex_hourly(struct price *, enum gcp_service,
+	    const char *region, const char *gpu, int count,
+	    const char *machine_type, double *ret);
+/* The flex-start factor of MACHINE_TYPE's series: 1 - discount or 1. */
+double	 price_flex_factor(const char *machine_type);
 /* "catalog (fetched 14:05, 812 SKUs)" or "bundled table (data of
  * 2026-06)". Borrowed until the next refresh. */
 const char *price_source(struct price *);

@@ -10,6 +10,7 @@ import secrets
 import uuid
 
 import fakegcp_catalog as cat
+import fakegcp_flex as flexmod
 import fakegcp_paging as paging
 from fakegcp_compute import UUID_RE, implicit_gpu
 import fakegcp_project
@@ -83,6 +84,9 @@ class BatchJob(Resource):
         self.machine = pol.get("machineType") or "e2-standard-2"
         self.pmodel = pol.get("provisioningModel") or "STANDARD"
         self.spot = self.pmodel in ("SPOT", "PREEMPTIBLE")
+        # flex-start (fakegcp_flex.py): not preempted, queued until
+        # capacity comes, on the preemptible quota
+        self.flex = self.pmodel == "FLEX_START"
         acc = (pol.get("accelerators") or [{}])[0]
         self.gpu = acc.get("type")
         self.gpu_count = int(acc.get("count") or 0) if self.gpu else 0
@@ -184,7 +188,8 @@ class BatchJob(Resource):
         vcpus = (cat.machine_info(self.machine) or (2, 8))[0]
         err = f.compute_quota_check(self.project, self.region, self.gpu,
                                     self.gpu_count * self.task_count,
-                                    vcpus * self.task_count, self.spot,
+                                    vcpus * self.task_count,
+                                    self.spot or self.flex,
                                     ) if zones else None
         if err:
             return ("Quota checking process decides to delay scheduling "
@@ -224,7 +229,8 @@ class BatchJob(Resource):
         vcpus = (cat.machine_info(self.machine) or (2, 8))[0]
         err = f.compute_quota_check(self.project, self.region, self.gpu,
                                     self.gpu_count * self.task_count,
-                                    vcpus * self.task_count, self.spot,
+                                    vcpus * self.task_count,
+                                    self.spot or self.flex,
                                     self.machine)
         if err:
             self._resource_error(
@@ -233,6 +239,12 @@ class BatchJob(Resource):
                 "creation failed: %s" % (self.vm_name(), err[0]))
             return
         self.zone = ok[0]
+        if self.flex:
+            # Batch names no wait limit for flex-start: it stays
+            # SCHEDULED until the capacity comes.
+            flexmod.wait(f, t, None, lambda tt: f.at(
+                tt + f.cfg["provision_seconds"], self._start_task), None)
+            return
         f.at(t + f.cfg["provision_seconds"], self._start_task)
 
     def vm_name(self):
@@ -474,6 +486,8 @@ class Batch:
                            " already exists" % (p, r, jid),
                            status="ALREADY_EXISTS")
         job = BatchJob(f, p, r, jid, json.loads(json.dumps(b)), now)
+        if job.flex:
+            flexmod.check_batch(job.machine, job.max_run)
         f.batch[(p, r, jid)] = job
         if rid:
             f.batch_request_ids[(p, rid)] = job

@@ -12,6 +12,7 @@ import secrets
 import time
 
 import fakegcp_catalog as cat
+import fakegcp_flex as flexmod
 import fakegcp_project
 import fakegcp_paging as paging
 from fakegcp_errors import ApiError, not_found
@@ -217,6 +218,24 @@ class Instance(Resource):
             return
         addr = self.metadata("gpuq-main-addr") or self.network_ip()
         env["GPUQ_MAIN_ADDR"] = env["MASTER_ADDR"] = addr
+
+    def flex_wait(self, now, valid):
+        """A flex-start VM (fakegcp_flex.py): PENDING until capacity
+        comes, then booted; deleted if its request expires first."""
+        self.flex = True
+        self.status = "PENDING"
+        prov = self.fake.cfg["provision_seconds"]
+
+        def fulfil(t):
+            if self.deleted or self.status != "PENDING":
+                return
+            self.status = "PROVISIONING"
+            self.boot(t + prov * 0.5, t + prov)
+
+        def expire(t):
+            if not self.deleted and self.status == "PENDING":
+                self.remove(t)
+        flexmod.wait(self.fake, now, valid, fulfil, expire)
 
     def boot(self, t_stage, t_run):
         f = self.fake
@@ -622,6 +641,8 @@ class Compute:
         sched = b.get("scheduling") or {}
         spot = sched.get("provisioningModel") == "SPOT" or \
             bool(sched.get("preemptible"))
+        flex = sched.get("provisioningModel") == "FLEX_START"
+        valid = flexmod.check_compute(b) if flex else None
         if spot and sched.get("automaticRestart") is True:
             self._bad("resource.scheduling.automaticRestart", "'true'. "
                       "Preemptible and Spot instances cannot be automatically "
@@ -639,8 +660,8 @@ class Compute:
         opsec = f.cfg["op_seconds"]
         op = Operation(f, p, z, "insert", link, now, now + opsec * 0.25,
                        now + opsec, request_id=rid)
-        quota = f.compute_quota_check(p, region, gpu, count, info[0], spot,
-                                      mt.rsplit("/", 1)[-1])
+        quota = f.compute_quota_check(p, region, gpu, count, info[0],
+                                      spot or flex, mt.rsplit("/", 1)[-1])
         if quota and f.cfg["compute_quota_error"] != "operation":
             msg, metric, lim, qreg = quota
             raise ApiError(403, msg, "quotaExceeded")
@@ -701,6 +722,9 @@ class Compute:
         op.target_id = inst.id
         f.instances[(p, z, name)] = inst
         prov = f.cfg["provision_seconds"]
+        if flex:
+            inst.flex_wait(now, valid)
+            return op.to_json(now)
         inst.boot(now + prov * 0.5, now + prov)
         return op.to_json(now)
 

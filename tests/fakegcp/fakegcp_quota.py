@@ -85,7 +85,9 @@ class QuotaBook:
             if held is None:
                 continue
             vcpus, n = held
-            add((r.region, self.cpu_metric(project, r.region, r.spot)),
+            # flex-start draws on the preemptible quota (API-NOTES K.2)
+            qspot = r.spot or getattr(r, "flex", False)
+            add((r.region, self.cpu_metric(project, r.region, qspot)),
                 vcpus * n)
             fam = self.vm_family_metric(r.machine_name())
             if fam:
@@ -93,7 +95,7 @@ class QuotaBook:
             add(("global", "CPUS_ALL_REGIONS"), vcpus * n)
             add((r.region, "INSTANCES"), n)
             if r.gpu and r.gpu_count:
-                m = self.gpu_metric(project, r.region, r.gpu, r.spot)
+                m = self.gpu_metric(project, r.region, r.gpu, qspot)
                 if m:
                     add((r.region, m), r.gpu_count * n)
                 add(("global", "GPUS_ALL_REGIONS"), r.gpu_count * n)

@@ -22,6 +22,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "schemas.json")) as _f:
     SCHEMAS = json.load(_f)["apis"]
 
+
+def _newer_compute_fields(doc):
+    """Compute fields newer than the compute.v1.json schemas.json comes
+    from (API-NOTES K.4: the server takes them; the document is old):
+    flex-start's provisioningModel FLEX_START and
+    InstanceParams.requestValidForDuration (a Duration)."""
+    sch = doc["schemas"]
+    pm = sch["Scheduling"]["properties"]["provisioningModel"]
+    if "FLEX_START" not in pm["enum"]:
+        pm["enum"] = sorted(pm["enum"] + ["FLEX_START"])
+    sch["InstanceParams"]["properties"].setdefault(
+        "requestValidForDuration", {"$ref": "Duration"})
+
+
+_newer_compute_fields(SCHEMAS["compute"])
+
 # proto package used in type.googleapis.com names of error messages
 PROTO_PKG = {"compute": "google.cloud.compute.v1",
              "batch": "google.cloud.batch.v1",

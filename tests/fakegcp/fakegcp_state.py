@@ -84,6 +84,10 @@ DEFAULT_CFG = {
     # (every image of the family deprecated: the newest comes back with
     # deprecated.state DEPRECATED) or "missing" (the family is gone: 404)
     "boot_image": "ready",
+    # flex-start (fakegcp_flex.py): simulated s a request waits for
+    # capacity, and true to never fulfil one
+    "flex_delay": 30.0,
+    "flex_fail": False,
 }
 
 

@@ -11,6 +11,7 @@ import re
 
 import fakegcp_catalog as cat
 import fakegcp_fields as fields
+import fakegcp_flex as flexmod
 import fakegcp_paging as paging
 import fakegcp_project
 from fakegcp_errors import ApiError
@@ -56,7 +57,11 @@ class CustomJob(Resource):
         # Scheduling.disableRetries: no restart of a worker once the job
         # runs (and restartJobOnWorkerRestart forced to false).
         self.no_retries = bool(sch.get("disableRetries"))
-        self.spot = self.strategy in ("SPOT", "FLEX_START", "LOW_COST")
+        self.spot = self.strategy in ("SPOT", "LOW_COST")
+        # flex-start (fakegcp_flex.py): not preempted, waits for capacity
+        # up to maxWaitDuration, draws on the preemptible quota
+        self.flex = self.strategy == "FLEX_START"
+        self.flex_valid = None
         env = {}
         code = wp.get("containerSpec") or wp.get("pythonPackageSpec") or {}
         for e in code.get("env") or []:
@@ -124,7 +129,23 @@ class CustomJob(Resource):
             self._set(t, "JOB_STATE_FAILED")
             return
         self.zone = zones[0] if zones else None
+        if self.flex:
+            flexmod.wait(f, t, self.flex_valid, lambda tt: f.at(
+                tt + f.cfg["provision_seconds"], self._run),
+                self._flex_expired)
+            return
         f.at(t + f.cfg["provision_seconds"], self._run)
+
+    def _flex_expired(self, t):
+        """maxWaitDuration passed with no capacity (API-NOTES K.1: the
+        error's wording is unconfirmed)."""
+        if self.jstate != "JOB_STATE_PENDING":
+            return
+        self.error = {"code": 8, "message":
+                      "The FLEX_START job could not obtain the requested "
+                      "resources within its maxWaitDuration in region: %s."
+                      % self.region}
+        self._set(t, "JOB_STATE_FAILED")
 
     def cluster_envs(self):
         """Each replica's environment: the job's plus the CLUSTER_SPEC
@@ -317,11 +338,15 @@ class Vertex:
                 raise ApiError(400, "accelerator_count must be positive "
                                "when accelerator_type is set.")
         job = CustomJob(f, p, r, json.loads(json.dumps(b)), now)
+        if job.flex:
+            job.flex_valid = flexmod.check_vertex(
+                job.gpu, spec.get("scheduling") or {})
         if job.vq:
-            metric = f.vertex_metric(job.vq, job.spot)
+            qspot = job.spot or job.flex
+            metric = f.vertex_metric(job.vq, qspot)
             use = sum(j.gpu_count * j.replicas for j in f.vertex.values()
                       if j.project == p and j.region == r and j.live() and
-                      j.vq == job.vq and j.spot == job.spot)
+                      j.vq == job.vq and (j.spot or j.flex) == qspot)
             need = job.gpu_count * job.replicas
             over = use + need > f.vertex_limit(p, r, metric)
             if over and f.cfg["vertex_quota_error"] == "job":

@@ -162,12 +162,13 @@ def test_refused_field_submits_nothing(cloud):
     c = cloud(speed=SPEED, providers=("batch",))
     job = json.loads(json.dumps(BATCH_JOB))
     job["allocationPolicy"]["instances"][0]["policy"]["provisioningModel"] \
-        = "FLEX_START"
+        = "RESERVATION_BOUND"
     path = write(c, "job.json", json.dumps(job))
     rc, out, err = c.gpuq("submit", "--from", "batch", path)
     c.check(rc == 1 and out == "", "rc %d out %r" % (rc, out))
     c.check("job.json: allocationPolicy.instances[0].policy."
-            "provisioningModel: \"FLEX_START\" is not offered by gpuq" in err,
+            "provisioningModel: \"RESERVATION_BOUND\" is not offered by "
+            "gpuq" in err,
             "error %r" % err)
     c.check(c.list_jobs() == [], "a job was queued: %r" % c.list_jobs())
 

@@ -28,8 +28,10 @@ def test_h100_family_quota_holds_the_job(cloud):
     def setup(c):
         c.quota(GPU_FAMILY, limit=4, region="us-central1")
     c = cloud(providers=("gce",), setup=setup)
+    # On-demand only: flex-start draws on the preemptible family quota.
     jid = c.submit(job_spec(providers=["gce"], gpu="nvidia-h100-80gb",
-                            count=8, spot="never", regions=["us-central1"]))
+                            count=8, capacity=["standard"],
+                            regions=["us-central1"]))
     queued_why(c, jid, "NVIDIA_H100_GPUS")
     c.check(not c.creates("gce"), "gpuqd launched into a full family "
             "quota", jid)

@@ -109,13 +109,14 @@ st_ways(struct st_market *t, struct sched_shape *sh, char **regions,
 	ways = sched_offer_ways(sh, &t->m, nregions);
 	for (si = 0; si < t->m.nsellers; si++)
 		for (ri = 0; ri < nregions; ri++)
-			for (spot = 0; spot < 2; spot++) {
+			for (spot = 0; spot < CAPACITY_NKINDS; spot++) {
 				w = &ways[sched_offer_way(si, ri, spot,
 				    nregions)];
 				w->metric = 1;
 				(void)snprintf(w->gpu_metric,
 				    sizeof w->gpu_metric, "%s%s_GPUS",
-				    spot ? "PREEMPTIBLE_" : "",
+				    spot == CAPACITY_SPOT || spot ==
+				    CAPACITY_FLEX ? "PREEMPTIBLE_" : "",
 				    sh->gpu->quota);
 				(void)snprintf(w->cpu_metric,
 				    sizeof w->cpu_metric, "CPUS");

@@ -668,11 +668,38 @@ test_batch_gang_wrapper_ranks(void **state)
 
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
+/* Flex-start (API-NOTES K.3): provisioningModel FLEX_START in the
+ * instance policy, the task's maxRunDuration a "Ns" string. */
+static void
+test_batch_body_flex(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.capacity = CAPACITY_FLEX;
+	f->l.machine_type = "a3-highgpu-8g";
+	f->l.gpu = gpu_lookup("nvidia-h100-80gb");
+	f->l.gpu_count = 8;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "allocationPolicy.instances.0.policy.provisioningModel"),
+	    "FLEX_START");
+	assert_string_equal(provtest_str(b,
+	    "taskGroups.0.taskSpec.maxRunDuration"), "7200s");
+	json_decref(b);
+	f->l.max_runtime = 30 * 86400;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "taskGroups.0.taskSpec.maxRunDuration"), "604800s");
+	json_decref(b);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BODY(test_batch_body_fields),
+		BODY(test_batch_body_flex),
 		BODY(test_batch_body_zone_standard_implicit_gpu),
 		BODY(test_batch_body_secret_env),
 		BODY(test_batch_body_invalid),

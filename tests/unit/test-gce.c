@@ -164,6 +164,57 @@ test_gce_body_standard_a2(void **state)
 	json_decref(b);
 }
 
+/* Flex-start (API-NOTES K.2): FLEX_START with a maxRunDuration object of
+ * at most 7 days, no reservation, and params.requestValidForDuration a
+ * little over flex_wait, at most 2 h. */
+static void
+test_gce_body_flex(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.spot = 0;
+	f->l.capacity = CAPACITY_FLEX;
+	f->l.flex_wait = 1800;
+	f->l.machine_type = "a2-highgpu-2g";
+	f->l.gpu = gpu_lookup("nvidia-tesla-a100");
+	f->l.gpu_count = 2;
+	f->l.max_runtime = 0;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
+	    "FLEX_START");
+	assert_string_equal(provtest_str(b,
+	    "scheduling.maxRunDuration.seconds"), "604800");
+	assert_string_equal(provtest_str(b,
+	    "scheduling.instanceTerminationAction"), "STOP");
+	assert_string_equal(provtest_str(b,
+	    "scheduling.onHostMaintenance"), "TERMINATE");
+	assert_true(json_is_false(provtest_at(b,
+	    "scheduling.automaticRestart")));
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"), "NO_RESERVATION");
+	assert_string_equal(provtest_str(b,
+	    "params.requestValidForDuration.seconds"), "2400");
+	json_decref(b);
+
+	/* A short job asks for its own run time; a long wait is capped. */
+	f->l.max_runtime = 3600;
+	f->l.flex_wait = 7200;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "params.requestValidForDuration.seconds"), "7200");
+	assert_int_equal(atoll(provtest_str(b,
+	    "scheduling.maxRunDuration.seconds")), 3600 + 3600);
+	json_decref(b);
+
+	/* Standard and Spot bodies carry none of it. */
+	f->l.capacity = CAPACITY_STANDARD;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_null(provtest_at(b, "params"));
+	assert_null(provtest_at(b, "reservationAffinity"));
+	json_decref(b);
+}
+
 static void
 test_gce_body_needs_zone(void **state)
 {
@@ -634,6 +685,7 @@ main(void)
 		BODY(test_gce_gang_placement_policy),
 		cmocka_unit_test(test_gce_map_gang_node),
 		cmocka_unit_test(test_gce_machine_series),
+		BODY(test_gce_body_flex),
 		cmocka_unit_test(test_gce_startup_script_embedded),
 		cmocka_unit_test(test_gce_map_live),
 		cmocka_unit_test(test_gce_map_exit_codes),

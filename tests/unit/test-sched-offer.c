@@ -190,23 +190,115 @@ test_offer_spot_only_shapes(void **state)
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
 	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
 	    "\"spot\":\"allow\",\"checkpoint\":{\"interval\":600}}");
-	assert_int_equal(sh->n, 1);
+	/* Spot, and flex-start, which has no price here. */
+	assert_int_equal(sh->n, 2);
+	assert_int_equal(sh->nok, 1);
 	assert_int_equal(sh->offers[0].spot, 1);
+	assert_int_equal(sh->offers[1].capacity, CAPACITY_FLEX);
+	assert_int_equal(sh->offers[1].reason, SCHED_X_NO_PRICE);
 	sched_offer_shape_free(sh);
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
 	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
-	    "\"spot\":\"never\"}");
+	    "\"spot\":\"never\",\"capacity\":[\"standard\"]}");
 	assert_int_equal(sh->nok, 0);
 	assert_string_equal(sh->why, "a3-highgpu-1g is sold only as Spot or "
-	    "flex-start, and the job says spot: never; allow Spot (spot: "
-	    "allow) or ask for 8 GPUs (a3-highgpu-8g)");
+	    "flex-start, and the job allows neither; allow one (capacity: "
+	    "[flex, standard]) or ask for 8 GPUs (a3-highgpu-8g)");
+	sched_offer_shape_free(sh);
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":1},\"machine_type\":\"a3-highgpu-1g\","
+	    "\"spot\":\"never\",\"max_runtime\":700000}");
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "a3-highgpu-1g is sold only as Spot or "
+	    "flex-start, the job refuses Spot and flex-start runs at most 7 "
+	    "days; set max_runtime to 7d or less, allow Spot, or ask for 8 "
+	    "GPUs (a3-highgpu-8g)");
 	sched_offer_shape_free(sh);
 	/* a3-highgpu-8g is sold on demand. */
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
 	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
-	    "\"spot\":\"never\"}");
+	    "\"spot\":\"never\",\"capacity\":[\"standard\"]}");
 	assert_int_equal(sh->n, 1);
 	assert_int_equal(sh->offers[0].spot, 0);
+	sched_offer_shape_free(sh);
+}
+
+/*
+ * Capacity kinds (doc/DESIGN.md "Capacity kinds"): flex-start is offered
+ * where the service sells it, is never preempted (λ 0), and a job's
+ * capacity: list (or its spot:) decides which kinds it gets.
+ */
+static void
+test_offer_capacity_kinds(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	size_t			 i;
+	int			 seen[CAPACITY_NKINDS] = { 0 };
+
+	(void)state;
+	st_init(&t, "gce,vertex", 5.0);
+	st_zone(&t, "r1-a", "r1", 8);
+	st_price(&t, "gce", "r1", CAPACITY_STANDARD, 12.00);
+	st_price(&t, "gce", "r1", CAPACITY_SPOT, 5.00);
+	st_price(&t, "gce", "r1", CAPACITY_FLEX, 6.00);
+	st_price(&t, "vertex", "r1", CAPACITY_STANDARD, 14.00);
+	st_price(&t, "vertex", "r1", CAPACITY_FLEX, 7.00);
+	/* Everything allowed: a huge λ makes Spot dearer than flex. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
+	    "\"checkpoint\":{\"interval\":3600}}");
+	for (i = 0; i < sh->nok; i++)
+		seen[sh->offers[i].capacity]++;
+	assert_int_equal(seen[CAPACITY_STANDARD], 2);
+	assert_int_equal(seen[CAPACITY_FLEX], 2);
+	assert_int_equal(seen[CAPACITY_SPOT], 1);
+	assert_int_equal(sh->offers[0].capacity, CAPACITY_FLEX);
+	assert_true(sh->offers[0].lambda == 0);
+	assert_int_equal(sh->offers[0].spot, 0);
+	assert_string_equal(sh->offers[0].prov->name, "gce");
+	sched_offer_shape_free(sh);
+
+	/* capacity: [flex] gets flex only. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
+	    "\"capacity\":[\"flex\"]}");
+	assert_int_equal(sh->nok, 2);
+	for (i = 0; i < sh->nok; i++)
+		assert_int_equal(sh->offers[i].capacity, CAPACITY_FLEX);
+	assert_null(sched_offer_kind_refusal(sh, t.sellers[0].prov,
+	    CAPACITY_FLEX));
+	assert_string_equal(sched_offer_kind_refusal(sh, NULL,
+	    CAPACITY_SPOT), "job disallows");
+	sched_offer_shape_free(sh);
+
+	/* spot: never (no capacity:) still gets flex and standard. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
+	    "\"spot\":\"never\"}");
+	assert_int_equal(sh->nok, 4);
+	for (i = 0; i < sh->nok; i++)
+		assert_int_equal(sh->offers[i].spot, 0);
+	sched_offer_shape_free(sh);
+
+	/* A T4 on n1 is sold as flex by nobody: the plan says so. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-4\","
+	    "\"capacity\":[\"flex\"]}");
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sched_offer_kind_refusal(sh, t.sellers[0].prov,
+	    CAPACITY_FLEX), "not offered by this service for this machine "
+	    "type");
+	assert_string_equal(sched_offer_kind_refusal(sh, t.sellers[1].prov,
+	    CAPACITY_FLEX), "not offered by Vertex AI for this GPU");
+	sched_offer_shape_free(sh);
+
+	/* More than 7 days of max_runtime: no flex. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-h100-80gb\","
+	    "\"count\":8},\"machine_type\":\"a3-highgpu-8g\","
+	    "\"max_runtime\":700000}");
+	for (i = 0; i < sh->n; i++)
+		assert_int_not_equal(sh->offers[i].capacity, CAPACITY_FLEX);
 	sched_offer_shape_free(sh);
 }
 
@@ -388,6 +480,7 @@ main(void)
 		cmocka_unit_test(test_offer_shape_whys),
 		cmocka_unit_test(test_offer_spot_lambda),
 		cmocka_unit_test(test_offer_spot_only_shapes),
+		cmocka_unit_test(test_offer_capacity_kinds),
 		cmocka_unit_test(test_offer_regions_filter),
 		cmocka_unit_test(test_offer_providers_filter),
 		cmocka_unit_test(test_offer_ties),

@@ -35,7 +35,8 @@
 		"accelerator, machine_type, nodes, regions, providers, spot, " \
 		"max_hourly_usd, " \
 		"max_total_usd, estimated_hours, deadline, max_runtime, " \
-		"pending_timeout, max_interruptions, max_failures, " \
+		"pending_timeout, capacity, flex_wait, max_interruptions, " \
+		"max_failures, " \
 		"checkpoint, priority, labels, notify, array, after, " \
 		"after_any, disk"
 
@@ -884,6 +885,54 @@ test_spec_spot(void **state)
 	    "must be never, allow or require, not true/false");
 }
 
+/* capacity: and spot: (doc/DESIGN.md "Capacity kinds"). */
+static void
+test_spec_capacity(void **state)
+{
+	(void)state;
+	ok_field(WITH("\"capacity\": [\"standard\", \"flex\"]"), "capacity",
+	    "[\"flex\",\"standard\"]");
+	/* capacity alone sets the spot: that says the same. */
+	ok_field(WITH("\"capacity\": [\"standard\", \"flex\"]"), "spot",
+	    "\"never\"");
+	ok_field(WITH("\"capacity\": [\"spot\"]"), "spot", "\"require\"");
+	ok_field(WITH("\"capacity\": \"flex\""), "capacity", "[\"flex\"]");
+	ok_field(WITH("\"capacity\": [\"spot\", \"flex\"]"), "spot",
+	    "\"allow\"");
+	/* Old files: no capacity in the normalized spec. */
+	ok_absent(WITH("\"spot\": \"never\""), "capacity");
+	/* Both, agreeing. */
+	ok_field(WITH("\"spot\": \"never\", \"capacity\": [\"flex\"]"),
+	    "capacity", "[\"flex\"]");
+	ok_field(WITH("\"spot\": \"require\", \"capacity\": [\"spot\"]"),
+	    "spot", "\"require\"");
+	bad(WITH("\"spot\": \"never\", \"capacity\": [\"spot\", \"flex\"]"),
+	    "capacity", "disagrees with spot: never (capacity says spot: "
+	    "allow); give only capacity");
+	bad(WITH("\"spot\": \"require\", \"capacity\": [\"spot\", "
+	    "\"standard\"]"), "capacity", "disagrees with spot: require "
+	    "(capacity says spot: allow); give only capacity");
+	bad(WITH("\"spot\": \"allow\", \"capacity\": [\"flex\"]"),
+	    "capacity", "disagrees with spot: allow (capacity says spot: "
+	    "never); give only capacity");
+	bad(WITH("\"capacity\": [\"preemptible\"]"), "capacity",
+	    "\"preemptible\" is not a kind of capacity; use spot, flex, "
+	    "reserved, standard");
+	bad(WITH("\"capacity\": []"), "capacity", "lists no kind; use some "
+	    "of spot, flex, reserved, standard, or leave capacity out to "
+	    "allow all");
+	bad(WITH("\"capacity\": 3"), "capacity", "must be a list of kinds "
+	    "such as [flex, standard], not a number");
+	bad(WITH("\"capacity\": [\"flex\"], \"max_runtime\": \"8d\""),
+	    "capacity", "allows only flex, which runs at most 7 days; set "
+	    "max_runtime to 7d or less, or allow another kind");
+	/* flex_wait: 60 s to 2 h. */
+	ok_absent("{" BASE "}", "flex_wait");
+	ok_field(WITH("\"flex_wait\": \"30m\""), "flex_wait", "1800");
+	bad(WITH("\"flex_wait\": \"3h\""), "flex_wait", "may be at most "
+	    "2h: Google keeps a flex-start request queued no longer");
+}
+
 static void
 test_spec_usd_limits(void **state)
 {
@@ -1633,6 +1682,7 @@ main(void)
 		cmocka_unit_test(test_spec_site_spot_checkpoint),
 		cmocka_unit_test(test_spec_providers),
 		cmocka_unit_test(test_spec_spot),
+		cmocka_unit_test(test_spec_capacity),
 		cmocka_unit_test(test_spec_usd_limits),
 		cmocka_unit_test(test_spec_estimated_hours),
 		cmocka_unit_test(test_spec_deadline),

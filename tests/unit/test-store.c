@@ -862,6 +862,7 @@ test_store_attempt_insert(void **state)
 	assert_true(a.id > 0);
 	fill_attempt(&a, id, 0);
 	a.created = 0;
+	a.capacity = "flex";
 	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
 	assert_int_equal(a.number, 2);
 	assert_true(a.created > 1000);
@@ -883,6 +884,11 @@ test_store_attempt_insert(void **state)
 	assert_int_equal(got[0]->end_reason, END_NONE);
 	assert_null(got[1]->resumed_from);
 	assert_null(got[1]->cloud_id);
+	/* The kind of capacity (schema step "capacity kinds"): none
+	 * given reads NULL (spot says Spot or standard). */
+	assert_null(got[0]->capacity);
+	assert_string_equal(got[1]->capacity, "flex");
+	assert_int_equal(got[1]->spot, 0);
 	attempts_free(got);
 
 	fill_attempt(&a, id + 1, 0);
@@ -1445,6 +1451,12 @@ test_store_cooldown_decay(void **state)
 	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0, t, 60,
 	    3600, &until, &cause), 0);
 	assert_int_equal(until, t + 60);
+	/* So is flex-start's (the column holds the kind: 2). */
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 2, t, 60,
+	    3600, &until, &cause), 0);
+	assert_int_equal(until, t + 60);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM cooldowns "
+	    "WHERE spot = 2"), 1);
 }
 
 struct cd_seen {

@@ -547,11 +547,41 @@ test_vertex_gang_wrapper_ranks(void **state)
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
+/* Flex-start (API-NOTES K.1): strategy FLEX_START, maxWaitDuration a
+ * little over flex_wait, and the run-time timeout, as "Ns" strings. */
+static void
+test_vertex_body_flex(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.capacity = CAPACITY_FLEX;
+	f->l.flex_wait = 3600;
+	f->l.gpu = gpu_lookup("nvidia-l4");
+	f->l.machine_type = "g2-standard-8";
+	f->l.gpu_count = 1;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.strategy"),
+	    "FLEX_START");
+	assert_string_equal(provtest_str(b,
+	    "jobSpec.scheduling.maxWaitDuration"), "4200s");
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.timeout"),
+	    "3600s");
+	json_decref(b);
+	/* No max_runtime: Google's most, 7 days. */
+	f->l.max_runtime = 0;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b, "jobSpec.scheduling.timeout"),
+	    "604800s");
+	json_decref(b);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BODY(test_vertex_body_fields),
+		BODY(test_vertex_body_flex),
 		BODY(test_vertex_body_python_package),
 		BODY(test_vertex_body_standard_minimal),
 		BODY(test_vertex_body_output_slashes),
