@@ -383,6 +383,48 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 	}
 }
 
+/*
+ * The reserved offers of SH on M: one per allowed seller that takes
+ * reservations x reservation of the shape (M->resv) in REGIONS, a
+ * standard launch at $0 marginal, never preempted (doc/DESIGN.md
+ * "Reservations"). Stockout cool-downs do not apply: the capacity is
+ * held for the project. WAY is the seller's standard way in the
+ * region, for the quota metric's name only.
+ */
+static void
+sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
+    char *const *regions, size_t nregions)
+{
+	const struct sched_resv	*r;
+	struct sched_offer	*o;
+	size_t			 si, ri, k;
+
+	if (sh->spot == SCHED_SPOT_REQUIRE)
+		return;
+	for (si = 0; si < m->nsellers; si++) {
+		if (!m->sellers[si].prov->reservations ||
+		    !sched_offer_allows(sh, m->sellers[si].prov))
+			continue;
+		for (k = 0; k < m->nresv; k++) {
+			r = &m->resv[k];
+			/* A full one is no offer; the next listing may
+			 * free VMs. */
+			if (r->free_vms < SCHED_NODES(sh))
+				continue;
+			for (ri = 0; ri < nregions; ri++)
+				if (strcmp(regions[ri], r->region) == 0)
+					break;
+			if (ri == nregions)
+				continue;
+			o = sched_offer_add(sh, &m->sellers[si], r->region,
+			    r->zone, 0, sched_offer_way(si, ri, 0, nregions));
+			sched_name(o->reservation, r->name);
+			o->resv_free = r->free_vms;
+			o->resv_count = r->count;
+		}
+	}
+}
+
 int
 sched_offer_cmp(const void *a, const void *b)
 {
@@ -566,9 +608,16 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 				    ri, spots[k], nregions));
 	}
 
+	sched_offer_reserved(sh, m, regions, nregions);
+
 	/* Quota metric, then price, for what is still in. */
 	for (i = 0; i < sh->n; i++) {
 		o = &sh->offers[i];
+		if (o->reservation[0] != '\0') {
+			/* Paid for already: $0 marginal, λ 0. */
+			o->hourly = o->per_hour = o->lambda = 0;
+			continue;
+		}
 		if (o->reason != SCHED_OK && o->reason != SCHED_X_COOLDOWN)
 			continue;
 		w = (size_t)o->way < sh->nways ? &sh->ways[o->way] : NULL;

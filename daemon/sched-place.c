@@ -120,6 +120,33 @@ sched_bucket_load(struct sched_ctx *ctx, int i)
 	return b;
 }
 
+/*
+ * Reserved offer O of SH draws on no quota (the reservation's VMs hold
+ * theirs) but on one bucket of its own, its reservation, in the shape's
+ * GPUs: free VMs x GPUs per VM, read from the listing when the bucket
+ * is first made this pass, so the pass's launches count it down and a
+ * job that waits for it claims it like quota (doc/DESIGN.md
+ * "Reservations").
+ */
+static void
+sched_place_resv_bucket(struct sched_ctx *ctx, const struct sched_shape *sh,
+    struct sched_offer *o)
+{
+	struct sched_bucket	*b;
+	char			 metric[QUOTA_METRIC_MAX];
+
+	(void)snprintf(metric, sizeof metric, "reservation %s",
+	    o->reservation);
+	o->gpu_b = sched_bucket(ctx, GCP_SERVICE_GCE, o->zone, metric);
+	o->all_b = o->cpu_b = -1;
+	b = &ctx->b[o->gpu_b];
+	if (b->loaded)
+		return;
+	b->loaded = b->known = 1;
+	b->free = (double)o->resv_free * sh->count;
+	b->limit = (double)o->resv_count * sh->count;
+}
+
 void
 sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 {
@@ -129,6 +156,10 @@ sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 
 	for (i = 0; i < sh->nok; i++) {
 		o = &sh->offers[i];
+		if (o->reservation[0] != '\0') {
+			sched_place_resv_bucket(ctx, sh, o);
+			continue;
+		}
 		w = &sh->ways[o->way];
 		o->gpu_b = sched_bucket(ctx, o->qsvc, o->region,
 		    w->gpu_metric);
@@ -535,6 +566,9 @@ sched_place_offer_json(const struct sched_offer *o,
 	    "spot", o->spot, "machine_type", sh->machine);
 	if (v == NULL)
 		fatalx("scheduler: out of memory building a plan");
+	if (o->reservation[0] != '\0')
+		(void)json_object_set_new(v, "reservation",
+		    json_string(o->reservation));
 	return v;
 }
 

@@ -56,6 +56,7 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->exit_code = sqlite3_column_int(s, 18);
 	a->message = store_col_text(s, 19);
 	a->resumed_from = store_col_text(s, 20);
+	a->reservation = NULL;		/* not stored */
 	a->cost_usd = sqlite3_column_double(s, 21);
 	a->billed_start = sqlite3_column_int64(s, 22);
 	a->billed_end = sqlite3_column_int64(s, 23);
@@ -463,6 +464,7 @@ store_attempt_free(struct store_attempt *a)
 	free(a->cloud_id);
 	free(a->message);
 	free(a->resumed_from);
+	free(a->reservation);
 	free(a);
 }
 
@@ -483,6 +485,7 @@ store_attempt_copy(const struct store_attempt *b)
 	a->cloud_id = store_strdup(b->cloud_id);
 	a->message = store_strdup(b->message);
 	a->resumed_from = store_strdup(b->resumed_from);
+	a->reservation = store_strdup(b->reservation);
 	return a;
 }
 

@@ -178,6 +178,10 @@ struct store_attempt {
 	int64_t		 billed_end;
 	double		 baseline_hourly_usd;
 	double		 baseline_usd;
+	/* The Compute Engine reservation the launch consumes, or NULL
+	 * (doc/DESIGN.md "Reservations"). Carried from the scheduler to
+	 * the launch in memory only: not a column. */
+	char		*reservation;
 };
 
 struct store_event {
