@@ -164,6 +164,41 @@ test_gce_body_standard_a2(void **state)
 	json_decref(b);
 }
 
+/*
+ * A launch into a reservation names it with SPECIFIC_RESERVATION and
+ * Google's by-name key (DESIGN L.2), standard; any other launch says
+ * NO_RESERVATION, so it never eats a reservation unpriced.
+ */
+static void
+test_gce_body_reservation(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.spot = 0;
+	f->l.reservation = "team-t4";
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"),
+	    "SPECIFIC_RESERVATION");
+	assert_string_equal(provtest_str(b, "reservationAffinity.key"),
+	    "compute.googleapis.com/reservation-name");
+	assert_int_equal(json_array_size(provtest_at(b,
+	    "reservationAffinity.values")), 1);
+	assert_string_equal(json_string_value(json_array_get(provtest_at(b,
+	    "reservationAffinity.values"), 0)), "team-t4");
+	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
+	    "STANDARD");
+	json_decref(b);
+	b = NULL;
+	f->l.reservation = NULL;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"), "NO_RESERVATION");
+	assert_null(provtest_at(b, "reservationAffinity.values"));
+	json_decref(b);
+}
+
 static void
 test_gce_body_needs_zone(void **state)
 {
@@ -629,6 +664,7 @@ main(void)
 		BODY(test_gce_body_fields),
 		BODY(test_gce_body_python_package),
 		BODY(test_gce_body_standard_a2),
+		BODY(test_gce_body_reservation),
 		BODY(test_gce_body_needs_zone),
 		BODY(test_gce_body_gang_node),
 		BODY(test_gce_gang_placement_policy),

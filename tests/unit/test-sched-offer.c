@@ -378,10 +378,83 @@ test_offer_shape_key(void **state)
 	json_decref(a);
 }
 
+/*
+ * Reserved offers (doc/DESIGN.md "Reservations"): a reservation with a
+ * free VM is rank 1 at $0 and λ 0, ahead of a cheaper Spot offer, in its
+ * own zone, standard; a full one, one too small for a gang, one in a
+ * region the job leaves out, and every one for spot: require are no
+ * offer; a service that takes no reservation gets none.
+ */
+static void
+test_offer_reserved(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	struct sched_resv	 r[3];
+	int			 k;
+
+	(void)state;
+	two_regions(&t, "gce,vertex");
+	st_price(&t, "gce", "us-central1", 1, 0.10);
+	memset(r, 0, sizeof r);
+	sched_name(r[0].name, "pool");
+	sched_name(r[0].zone, "us-central1-b");
+	sched_name(r[0].region, "us-central1");
+	r[0].free_vms = 1;
+	r[0].count = 2;
+	r[1] = r[0];
+	sched_name(r[1].name, "full");
+	r[1].free_vms = 0;
+	r[2] = r[0];
+	sched_name(r[2].name, "far");
+	sched_name(r[2].zone, "europe-west4-a");
+	sched_name(r[2].region, "europe-west4");
+	t.m.resv = r;
+	t.m.nresv = 3;
+	sh = st_shape(&t, T4_ANY "}");
+	assert_string_equal(sh->offers[0].reservation, "pool");
+	assert_string_equal(sh->offers[0].prov->name, "gce");
+	assert_string_equal(sh->offers[0].zone, "us-central1-b");
+	assert_int_equal(sh->offers[0].spot, 0);
+	assert_float_equal(sh->offers[0].hourly, 0, 0);
+	assert_float_equal(sh->offers[0].per_hour, 0, 0);
+	assert_float_equal(sh->offers[0].lambda, 0, 0);
+	assert_int_equal(sh->offers[0].resv_free, 1);
+	/* Spot at $0.10/h comes next, and no other reserved offer. */
+	assert_int_equal(sh->offers[1].spot, 1);
+	assert_string_equal(sh->offers[1].reservation, "");
+	for (k = 1; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* A gang of two needs two free VMs. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"allow\",\"nodes\":2}");
+	for (k = 0; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* spot: require never gets one. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"require\"}");
+	for (k = 0; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* Only vertex allowed: it takes no reservation here. */
+	sh = st_shape(&t, T4_STD ",\"providers\":[\"vertex\"]}");
+	for (k = 0; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(test_offer_reserved),
 		cmocka_unit_test(test_offer_rank_order),
 		cmocka_unit_test(test_offer_exclusions),
 		cmocka_unit_test(test_offer_cooldown_picks_zone),
