@@ -396,14 +396,25 @@ sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
     char *const *regions, size_t nregions)
 {
 	const struct sched_resv	*r;
+	const struct provider	*p;
 	struct sched_offer	*o;
 	size_t			 si, ri, k;
+	int			 pass;
 
 	if (sh->spot == SCHED_SPOT_REQUIRE)
 		return;
+	/*
+	 * At $0 they tie: Compute Engine first (the reservation's own
+	 * service), then Batch (billed as Compute), then Vertex AI, which
+	 * the enumeration order below makes the ranking's tie-break.
+	 */
+	for (pass = 0; pass < 3; pass++)
 	for (si = 0; si < m->nsellers; si++) {
-		if (!m->sellers[si].prov->reservations ||
-		    !sched_offer_allows(sh, m->sellers[si].prov))
+		p = m->sellers[si].prov;
+		if (pass != (!p->picks_zone ? 0 : m->sellers[si].qsvc ==
+		    GCP_SERVICE_GCE ? 1 : 2))
+			continue;
+		if (!p->reservations || !sched_offer_allows(sh, p))
 			continue;
 		for (k = 0; k < m->nresv; k++) {
 			r = &m->resv[k];

@@ -1050,8 +1050,7 @@ quota_on_resv(int error, const char *cause, void *arg)
 static void
 quota_resv_start(struct quota *q, int force)
 {
-	if (q->resv == NULL || !resv_enabled(q->resv) ||
-	    !gcp_conf_has_provider(q->conf, "gce"))
+	if (q->resv == NULL || !resv_enabled(q->resv))
 		return;
 	q->round++;
 	q->inflight++;

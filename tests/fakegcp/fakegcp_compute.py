@@ -152,7 +152,7 @@ class Instance(Resource):
     def quota_use(self):
         """(vCPUs, VMs) this VM holds against Compute quotas
         (fakegcp_quota.py); None in a reservation, which holds them."""
-        if getattr(self, "reservation", None):
+        if getattr(self, "resv_key", None):
             return None
         return self.vcpus, 1
 
@@ -705,7 +705,7 @@ class Compute:
             return op.to_json(now)
         body = json.loads(json.dumps(b))
         inst = Instance(f, p, z, body, now, info[0], gpu, count, spot)
-        inst.reservation = resv
+        inst.resv_key = resv
         op.target_id = inst.id
         f.instances[(p, z, name)] = inst
         prov = f.cfg["provision_seconds"]

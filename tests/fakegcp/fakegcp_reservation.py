@@ -49,20 +49,29 @@ def check_cfg(v):
                            ", ".join(STATUSES))
 
 
-def _named(inst):
-    """The reservation name a VM's body consumes, or None."""
-    ra = (inst.body or {}).get("reservationAffinity") or {}
-    if ra.get("consumeReservationType") != "SPECIFIC_RESERVATION":
-        return None
-    vals = ra.get("values") or []
-    return vals[0].rsplit("/", 1)[-1] if vals else None
-
-
 def in_use(fake, project, zone, name):
-    """Live VMs of PROJECT in ZONE consuming reservation NAME."""
-    return sum(1 for (p, z, _), i in list(fake.instances.items())
-               if p == project and z == zone and i.live() and
-               _named(i) == name)
+    """Live resources of PROJECT consuming reservation NAME in ZONE: VMs,
+    and Batch jobs and Vertex AI custom jobs that named it (each marked
+    with ``resv_key`` = (zone, name) at create)."""
+    n = 0
+    for d in (fake.instances, fake.batch, fake.vertex):
+        for r in list(d.values()):
+            if r.project == project and r.live() and \
+                    getattr(r, "resv_key", None) == (zone, name):
+                # one VM, or a job's VMs
+                n += getattr(r, "task_count", None) or \
+                    getattr(r, "replicas", None) or 1
+    return n
+
+
+def parse_ref(ref, zone=None):
+    """(zone, name) of a reservation named by REF: a bare name (in ZONE)
+    or projects/P/zones/Z/reservations/N."""
+    parts = (ref or "").split("/")
+    if len(parts) >= 6 and parts[-4] == "zones" and \
+            parts[-2] == "reservations":
+        return parts[-3], parts[-1]
+    return zone, parts[-1]
 
 
 def _find(fake, zone, name):
@@ -101,25 +110,21 @@ def to_json(fake, project, r):
     }
 
 
-def check_insert(fake, project, zone, body, machine, gpu, count, spot):
-    """The reservation an Instance insert consumes (its name), or None;
-    an ApiError when it names one it cannot use."""
-    ra = body.get("reservationAffinity") or {}
-    kind = ra.get("consumeReservationType")
-    if kind != "SPECIFIC_RESERVATION":
-        return None
-    if ra.get("key") != KEY or len(ra.get("values") or []) != 1:
-        raise ApiError(400, "Invalid value for field "
-                       "'resource.reservationAffinity': SPECIFIC_RESERVATION "
-                       "needs key '%s' and one value." % KEY, "invalid")
-    name = ra["values"][0].rsplit("/", 1)[-1]
+def consume(fake, project, zone, ref, machine, gpu, count, spot,
+            region=None, vms=1):
+    """Check that a new VM (or job) of MACHINE with COUNT GPU cards may
+    consume the reservation REF (a name in ZONE, or a resource name);
+    returns its (zone, name) key, or raises Google's refusal.  REGION:
+    the job's region, which the reservation's zone must be in."""
+    z, name = parse_ref(ref, zone)
+    path = "projects/%s/zones/%s/reservations/%s" % (project, z, name)
     if spot:
         raise ApiError(400, "Invalid value for field "
                        "'resource.reservationAffinity': Spot VMs cannot "
                        "consume reservations.", "invalid")
-    r = _find(fake, zone, name)
-    path = "projects/%s/zones/%s/reservations/%s" % (project, zone, name)
-    if r is None or r.get("status", "READY") != "READY":
+    r = _find(fake, z, name) if z else None
+    if r is None or r.get("status", "READY") != "READY" or (
+            region is not None and cat.ZONE_REGION.get(z) != region):
         raise ApiError(400, "Specified reservations [%s] do not exist." %
                        path, "invalid")
     want_gpu = r.get("gpu")
@@ -128,11 +133,54 @@ def check_insert(fake, project, zone, body, machine, gpu, count, spot):
         raise ApiError(400, "Specified reservation '%s' does not match the "
                        "VM's machine type or accelerators." % path,
                        "invalid")
-    if in_use(fake, project, zone, name) >= r["count"]:
+    if in_use(fake, project, z, name) + vms > r["count"]:
         raise ApiError(400, "Specified reservation '%s' does not have "
                        "available resources for the request." % path,
                        "invalid")
-    return name
+    return z, name
+
+
+def check_insert(fake, project, zone, body, machine, gpu, count, spot):
+    """The (zone, name) an Instance insert consumes, or None; an ApiError
+    when it names one it cannot use."""
+    ra = body.get("reservationAffinity") or {}
+    if ra.get("consumeReservationType") != "SPECIFIC_RESERVATION":
+        return None
+    if ra.get("key") != KEY or len(ra.get("values") or []) != 1:
+        raise ApiError(400, "Invalid value for field "
+                       "'resource.reservationAffinity': SPECIFIC_RESERVATION "
+                       "needs key '%s' and one value." % KEY, "invalid")
+    return consume(fake, project, zone, ra["values"][0], machine, gpu,
+                   count, spot)
+
+
+def check_batch(fake, project, region, policy, job):
+    """allocationPolicy.instances[0].policy.reservation (DESIGN L.2): the
+    (zone, name) Batch job JOB consumes, or None (unset: any; or
+    NO_RESERVATION)."""
+    ref = policy.get("reservation")
+    if not ref or ref == "NO_RESERVATION":
+        return None
+    return consume(fake, project, None, ref, job.machine, job.gpu,
+                   job.gpu_count, job.spot, region, job.task_count)
+
+
+def check_vertex(fake, project, region, ms, job):
+    """machineSpec.reservationAffinity of a custom job (DESIGN L.2): the
+    (zone, name) it consumes, or None.  Vertex AI wants the reservation's
+    resource name in values."""
+    ra = ms.get("reservationAffinity") or {}
+    if ra.get("reservationAffinityType") != "SPECIFIC_RESERVATION":
+        return None
+    vals = ra.get("values") or []
+    if ra.get("key") != KEY or len(vals) != 1 or \
+            parse_ref(vals[0])[0] is None:
+        raise ApiError(400, "reservation_affinity: SPECIFIC_RESERVATION "
+                       "needs key %s and the reservation's resource name "
+                       "(projects/P/zones/Z/reservations/N) as its one "
+                       "value." % KEY)
+    return consume(fake, project, None, vals[0], job.machine, job.gpu,
+                   job.gpu_count, job.spot, region, job.replicas)
 
 
 def _aggregated(fake, req):

@@ -317,7 +317,9 @@ class Vertex:
                 raise ApiError(400, "accelerator_count must be positive "
                                "when accelerator_type is set.")
         job = CustomJob(f, p, r, json.loads(json.dumps(b)), now)
-        if job.vq:
+        import fakegcp_reservation
+        job.resv_key = fakegcp_reservation.check_vertex(f, p, r, ms, job)
+        if job.vq and not job.resv_key:
             metric = f.vertex_metric(job.vq, job.spot)
             use = sum(j.gpu_count * j.replicas for j in f.vertex.values()
                       if j.project == p and j.region == r and j.live() and

@@ -133,3 +133,44 @@ def test_missing_mismatched_and_spot_refused(gcp):
                         {"reservations": [{"name": "x"}]})
     assert st == 400 and b"reservations" in (
         e if isinstance(e, bytes) else str(e).encode())
+
+
+def test_batch_and_vertex_jobs_consume_it(gcp):
+    """Batch policy.reservation and Vertex machineSpec.reservationAffinity
+    name the reservation by resource name; their VMs count in inUseCount
+    while the job lives; a job that does not fit is refused."""
+    from fakegcp_fixtures import batch_body, vertex_body
+    gcp.ctl("/_fake/config", {"reservations": [resv("pool", count=2)]})
+    path = "projects/gpuq-demo/zones/us-central1-a/reservations/pool"
+    b = batch_body(spot=False)
+    b["allocationPolicy"]["instances"][0]["policy"]["reservation"] = path
+    st, j, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/jobs"
+                        "?jobId=rb1", b)
+    assert st == 200, j
+    v = vertex_body("rv1", strategy="STANDARD")
+    v["jobSpec"]["workerPoolSpecs"][0]["machineSpec"][
+        "reservationAffinity"] = {"reservationAffinityType":
+                                  "SPECIFIC_RESERVATION", "key": KEY,
+                                  "values": [path]}
+    st, j, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/"
+                        "customJobs", v)
+    assert st == 200, j
+    assert listing(gcp)[0]["pool"]["specificReservation"][
+        "inUseCount"] == "2"
+    # Full now: a third job naming it is refused.
+    b["allocationPolicy"]["instances"][0]["policy"]["reservation"] = path
+    st, e, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/jobs"
+                        "?jobId=rb2", b)
+    assert st == 400 and "does not have available resources" in \
+        e["error"]["message"]
+    # NO_RESERVATION and a bare name the job's region cannot place.
+    b["allocationPolicy"]["instances"][0]["policy"]["reservation"] = \
+        "NO_RESERVATION"
+    st, j, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/jobs"
+                        "?jobId=rb3", b)
+    assert st == 200
+    v["jobSpec"]["workerPoolSpecs"][0]["machineSpec"][
+        "reservationAffinity"]["values"] = ["pool"]
+    st, e, _ = gcp.post("/v1/projects/gpuq-demo/locations/us-central1/"
+                        "customJobs", v)
+    assert st == 400

@@ -129,3 +129,45 @@ def test_plan_shows_reserved_offer(cloud):
     c.check(first.get("reservation") == "team-t4" and
             first.get("zone") == ZONE and first.get("hourly_usd") == 0,
             "rank 1 is not the reservation: %r" % first)
+
+
+def _service_body(c, service, jid):
+    deadline = time.monotonic() + scaled(30)
+    while True:
+        for b in c.ctl("/_fake/create_bodies?service=" + service)["bodies"]:
+            if (b["body"].get("labels") or {}).get("gpuq-job") == str(jid):
+                return b["body"]
+        j = c.show(jid)
+        c.check(time.monotonic() < deadline and j["state"] not in TERMINAL,
+                "job %s was not launched on %s (state %s, why %r)" % (
+                    jid, service, j["state"], j.get("why")), jid)
+        time.sleep(0.1)
+
+
+def test_batch_and_vertex_consume_it_by_name(cloud):
+    """Cloud Batch (instances[].policy.reservation) and Vertex AI
+    (machineSpec.reservationAffinity) take the reservation by its
+    resource name (DESIGN L.2); the job runs to the end in it."""
+    path = "projects/gpuq-test/zones/%s/reservations/team-t4" % ZONE
+    for prov, service in (("batch", "batch"), ("vertex", "vertex")):
+        c = cloud(providers=(prov,), fake_config={"reservations": [RESV]})
+        jid = c.submit(job_spec(providers=[prov], machine_type=MACHINE,
+                                spot="allow", work=60))
+        b = _service_body(c, service, jid)
+        if prov == "batch":
+            pol = b["allocationPolicy"]["instances"][0]["policy"]
+            c.check(pol.get("reservation") == path and
+                    pol.get("provisioningModel") == "STANDARD",
+                    "batch policy %r" % pol, jid)
+            c.check(b["allocationPolicy"]["location"]["allowedLocations"]
+                    == ["zones/" + ZONE], "batch not in the reservation's "
+                    "zone: %r" % b["allocationPolicy"]["location"], jid)
+        else:
+            ms = b["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]
+            c.check(ms.get("reservationAffinity") == {
+                "reservationAffinityType": "SPECIFIC_RESERVATION",
+                "key": KEY, "values": [path]}, "vertex machineSpec %r" %
+                ms, jid)
+        j = c.wait_state(jid, TERMINAL, scaled(60))
+        c.check(j["state"] == "succeeded", "%s job in the reservation "
+                "ended %s (why %r)" % (prov, j["state"], j.get("why")), jid)

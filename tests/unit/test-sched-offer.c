@@ -383,7 +383,8 @@ test_offer_shape_key(void **state)
  * free VM is rank 1 at $0 and λ 0, ahead of a cheaper Spot offer, in its
  * own zone, standard; a full one, one too small for a gang, one in a
  * region the job leaves out, and every one for spot: require are no
- * offer; a service that takes no reservation gets none.
+ * offer; a service that takes no reservation (this market's vertex)
+ * gets none.
  */
 static void
 test_offer_reserved(void **state)
@@ -443,7 +444,7 @@ test_offer_reserved(void **state)
 		assert_string_equal(sh->offers[k].reservation, "");
 	sched_offer_shape_free(sh);
 
-	/* Only vertex allowed: it takes no reservation here. */
+	/* Only vertex allowed: this market's takes no reservation. */
 	sh = st_shape(&t, T4_STD ",\"providers\":[\"vertex\"]}");
 	for (k = 0; k < (int)sh->n; k++)
 		assert_string_equal(sh->offers[k].reservation, "");
