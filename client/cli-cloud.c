@@ -128,11 +128,12 @@ cli_quotas_reservations(json_t *reply)
 		{ "USED", CLI_LEFT },
 	};
 	struct cli_table	*t;
-	json_t			*a = json_object_get(reply, "reservations"), *r;
+	json_t			*a, *r;
 	const char		*gpu, *warn;
 	char			 gpus[48], vms[48];
 	size_t			 i;
 
+	a = json_object_get(reply, "reservations");
 	if (!json_is_array(a))
 		return;
 	t = cli_table_new(cols, sizeof cols / sizeof cols[0]);

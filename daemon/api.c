@@ -971,6 +971,8 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	jsonw_int(w, at->nodes > 1 ? at->nodes : 1);
 	JSONW_KEY(w, "spot");
 	jsonw_bool(w, at->spot);
+	JSONW_KEY(w, "reservation");
+	jsonw_string(w, at->reservation);
 	JSONW_KEY(w, "hourly_usd");
 	jsonw_double(w, at->hourly_usd);
 	JSONW_KEY(w, "created");

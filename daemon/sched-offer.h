@@ -103,7 +103,7 @@ struct sched_resv {
 	char			 name[SCHED_NAME];
 	char			 zone[SCHED_NAME];
 	char			 region[SCHED_NAME];
-	int64_t			 free_vms;	/* count - in use - held */
+	int64_t			 free_vms;	/* count-in use-held */
 	int64_t			 count;		/* VMs reserved */
 };
 
@@ -123,7 +123,7 @@ struct sched_market {
 	size_t			 nhist;
 	double			 prior;		/* λ with no history, 1/h */
 	double			 restart_overhead; /* s, per interruption */
-	const struct sched_resv	*resv;		/* the shape's reservations */
+	const struct sched_resv	*resv;		/* the shape's */
 	size_t			 nresv;
 };
 

@@ -179,7 +179,7 @@ struct sched {
 	struct sched_item	*items;
 	size_t			 nitems, capitems;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
-	struct sched_resv	*resv;		/* a shape's reservations */
+	struct sched_resv	*resv;		/* a shape's */
 	size_t			 nresv, capresv;
 
 	struct sched_gate	 gate;		/* deps, parallelism: a pass */

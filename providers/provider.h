@@ -56,10 +56,11 @@ struct prov_launch {
 	const char	*disk_type;	/* the job's disk.type; NULL: site's */
 	int		 nodes;		/* machines of a gang; 0 or 1: one
 					 * (doc/DESIGN.md "Gangs") */
-	const char	*reservation;	/* a Compute Engine reservation in
-					 * zone the VMs consume by name
-					 * (spot 0), or NULL; only for a
-					 * provider with reservations set */
+	const char	*reservation;	/* a Compute Engine reservation
+					 * in zone the VMs consume by
+					 * name (spot 0), or NULL; only
+					 * for a provider with
+					 * reservations set */
 };
 
 /* Where a resource is, as the daemon recorded it. */

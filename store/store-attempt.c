@@ -56,13 +56,13 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->exit_code = sqlite3_column_int(s, 18);
 	a->message = store_col_text(s, 19);
 	a->resumed_from = store_col_text(s, 20);
-	a->reservation = NULL;		/* not stored */
 	a->cost_usd = sqlite3_column_double(s, 21);
 	a->billed_start = sqlite3_column_int64(s, 22);
 	a->billed_end = sqlite3_column_int64(s, 23);
 	a->baseline_hourly_usd = sqlite3_column_double(s, 24);
 	a->baseline_usd = sqlite3_column_double(s, 25);
 	a->nodes = sqlite3_column_int(s, 26);
+	a->reservation = store_col_text(s, 27);
 }
 
 /*
@@ -113,6 +113,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	store_bind_text(s, 14, a->resumed_from);
 	sqlite3_bind_double(s, 15, a->baseline_hourly_usd);
 	sqlite3_bind_int(s, 16, a->nodes > 1 ? a->nodes : 1);
+	store_bind_text(s, 17, a->reservation);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;

@@ -35,6 +35,9 @@
  *            jobs by the time they ended, for gpuq history.
  * Version 7: jobs.nodes and attempts.nodes, the machines of a gang
  *            (doc/DESIGN.md "Gangs"), 1 for every job before them.
+ * Version 8: attempts.reservation, the Compute Engine reservation an
+ *            attempt consumes (doc/DESIGN.md "Reservations"), NULL for
+ *            every other attempt, so a re-launch names it again.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -239,6 +242,9 @@ static const char *const store_migrations[] = {
 	 */
 	("ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"
 	"ALTER TABLE attempts ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;"),
+
+	/* 7 → 8: reservations; earlier attempts consumed none. */
+	"ALTER TABLE attempts ADD COLUMN reservation TEXT;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

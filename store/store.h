@@ -178,9 +178,9 @@ struct store_attempt {
 	int64_t		 billed_end;
 	double		 baseline_hourly_usd;
 	double		 baseline_usd;
-	/* The Compute Engine reservation the launch consumes, or NULL
-	 * (doc/DESIGN.md "Reservations"). Carried from the scheduler to
-	 * the launch in memory only: not a column. */
+	/* The Compute Engine reservation the attempt consumes, or NULL
+	 * (doc/DESIGN.md "Reservations"); stored, so a re-launch after a
+	 * restart names it again. */
 	char		*reservation;
 };
 

@@ -158,7 +158,7 @@ struct quota {
 	time_t			 done_at;	/* last round's end */
 	void			(*listener)(void *);
 	void			*listener_arg;
-	struct resv		*resv;		/* borrowed; NULL: none */
+	struct resv		*resv;		/* borrowed, or NULL */
 };
 
 static void	quota_req_send(struct quota_req *, const char *token);

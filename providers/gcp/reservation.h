@@ -32,13 +32,13 @@ struct resv_row {
 	const char	*name;
 	const char	*zone;
 	const char	*region;
-	const char	*machine_type;	/* instanceProperties.machineType */
-	const char	*gpu;		/* acceleratorType; "" none listed */
-	int		 gpus_per_vm;	/* acceleratorCount; 0 none listed */
+	const char	*machine_type;	/* instanceProperties's */
+	const char	*gpu;		/* acceleratorType, or "" */
+	int		 gpus_per_vm;	/* acceleratorCount, or 0 */
 	int64_t		 count;		/* VMs reserved */
 	int64_t		 in_use;	/* inUseCount */
-	int64_t		 held;		/* launched, not yet counted */
-	int64_t		 free_vms;	/* count - in_use - held, >= 0 */
+	int64_t		 held;		/* launched, not counted */
+	int64_t		 free_vms;	/* count-in_use-held, >=0 */
 	int		 specific_required; /* specificReservationRequired */
 	int		 wanted;	/* [gcp] reservations allows it */
 };

@@ -83,6 +83,8 @@ def test_reservation_first_then_elsewhere(cloud):
     a = c.attempts(j)[-1]
     c.check(a.get("hourly_usd") == 0, "reserved attempt priced at %r" %
             a.get("hourly_usd"), rj)
+    c.check(a.get("reservation") == "team-t4", "attempt shows reservation "
+            "%r" % a.get("reservation"), rj)
 
     # gpuq quotas: the reservation is full now.
     rc, out, err = c.gpuq("quotas", "--gpu", "nvidia-tesla-t4")

@@ -862,6 +862,7 @@ test_store_attempt_insert(void **state)
 	assert_true(a.id > 0);
 	fill_attempt(&a, id, 0);
 	a.created = 0;
+	a.reservation = "team-t4";	/* kept for a re-launch */
 	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
 	assert_int_equal(a.number, 2);
 	assert_true(a.created > 1000);
@@ -883,6 +884,8 @@ test_store_attempt_insert(void **state)
 	assert_int_equal(got[0]->end_reason, END_NONE);
 	assert_null(got[1]->resumed_from);
 	assert_null(got[1]->cloud_id);
+	assert_null(got[0]->reservation);
+	assert_string_equal(got[1]->reservation, "team-t4");
 	attempts_free(got);
 
 	fill_attempt(&a, id + 1, 0);
