@@ -418,10 +418,6 @@ sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
 			continue;
 		for (k = 0; k < m->nresv; k++) {
 			r = &m->resv[k];
-			/* A full one is no offer; the next listing may
-			 * free VMs. */
-			if (r->free_vms < SCHED_NODES(sh))
-				continue;
 			for (ri = 0; ri < nregions; ri++)
 				if (strcmp(regions[ri], r->region) == 0)
 					break;
@@ -432,6 +428,10 @@ sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
 			sched_name(o->reservation, r->name);
 			o->resv_free = r->free_vms;
 			o->resv_count = r->count;
+			/* Full (for all the shape's nodes): set aside, so
+			 * a plan says so; the next listing may free VMs. */
+			if (r->free_vms < SCHED_NODES(sh))
+				o->reason = SCHED_X_QUOTA;
 		}
 	}
 }
@@ -530,6 +530,13 @@ sched_offer_why(const struct sched_shape *sh)
 	case SCHED_X_NO_METRIC:
 		why = xprintf("no %squota exists for %s on the allowed "
 		    "providers in %s", kind, sh->gpu->name, where);
+		break;
+	case SCHED_X_QUOTA:
+		/* Only a full reservation is set aside for room here. */
+		why = xprintf("reservation %s in %s has no free VM for "
+		    "%d\xc3\x97%s, and no other offer is usable",
+		    sh->offers[0].reservation, sh->offers[0].zone,
+		    SCHED_GPUS(sh), sh->gpu->name);
 		break;
 	default:
 		why = xprintf("%d\xc3\x97%s %sis not offered in %s", sh->count,

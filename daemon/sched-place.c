@@ -382,6 +382,12 @@ sched_why_offer(const struct sched_ctx *ctx, const struct sched_job *j,
 		return xprintf("expected $%.2f is over max_total_usd %.2f",
 		    o->per_hour * j->hours, j->max_total);
 	case SCHED_X_QUOTA:
+		if (b == NULL && o->reservation[0] != '\0')
+			return xprintf("reservation %s is full: %lld of "
+			    "%lld VMs free, %d needed", o->reservation,
+			    (long long)o->resv_free,
+			    (long long)o->resv_count, SCHED_NODES(sh));
+		/* FALLTHROUGH */
 	case SCHED_X_QUOTA_ALL:
 		return xprintf("no free quota: %s in %s has %.0f of %d free",
 		    b->metric, b->region, floor(b->free > 0 ? b->free : 0),

@@ -3,6 +3,8 @@ gpuqd lists the project's reservations, prices their free VMs at $0,
 launches into one by name before any other offer -- a cheaper Spot one
 included --, sends the next job elsewhere once it is full, ignores it
 with [gcp] reservations = none, and `gpuq quotas` shows its headroom."""
+import json
+import os
 import time
 
 from cloudutil import TERMINAL, cloud, job_spec, scaled
@@ -92,6 +94,12 @@ def test_reservation_first_then_elsewhere(cloud):
     line = [ln for ln in out.splitlines() if ln.startswith("team-t4")]
     c.check(line and ZONE in line[0] and "0/1" in line[0],
             "gpuq quotas does not show team-t4 full:\n%s" % out)
+    # gpuq plan says why the reservation is set aside now.
+    p = c.request({"op": "plan", "job": specs[0]})
+    ex = [e for e in p.get("excluded", []) if e.get("reservation")]
+    c.check(ex and ex[0]["reservation"] == "team-t4" and
+            "reservation team-t4 is full" in ex[0].get("reason", ""),
+            "plan does not say the reservation is full: %r" % (ex,))
 
 
 def test_reservation_refused_to_spot_require_and_none(cloud):
@@ -131,6 +139,14 @@ def test_plan_shows_reserved_offer(cloud):
     c.check(first.get("reservation") == "team-t4" and
             first.get("zone") == ZONE and first.get("hourly_usd") == 0,
             "rank 1 is not the reservation: %r" % first)
+    path = os.path.join(c.dir, "job.json")
+    with open(path, "w") as f:
+        json.dump(job_spec(providers=["gce"], machine_type=MACHINE), f)
+    rc, out, err = c.gpuq("plan", path)
+    rank1 = [ln for ln in out.splitlines() if ln.strip().startswith("1 ")]
+    c.check(rc == 0 and rank1 and "reserved (team-t4)" in rank1[0] and
+            ZONE in rank1[0], "gpuq plan does not rank the reservation "
+            "first:\n%s%s" % (out, err))
 
 
 def _service_body(c, service, jid):

@@ -421,19 +421,39 @@ test_offer_reserved(void **state)
 	assert_float_equal(sh->offers[0].per_hour, 0, 0);
 	assert_float_equal(sh->offers[0].lambda, 0, 0);
 	assert_int_equal(sh->offers[0].resv_free, 1);
-	/* Spot at $0.10/h comes next, and no other reserved offer. */
+	/* Spot at $0.10/h comes next; the full reservation is set aside
+	 * (for a plan to show) and the far one is no offer at all. */
 	assert_int_equal(sh->offers[1].spot, 1);
 	assert_string_equal(sh->offers[1].reservation, "");
-	for (k = 1; k < (int)sh->n; k++)
+	for (k = 1; k < (int)sh->nok; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	k = (int)sh->nok;
+	assert_string_equal(sh->offers[k].reservation, "full");
+	assert_int_equal(sh->offers[k].reason, SCHED_X_QUOTA);
+	for (k++; k < (int)sh->n; k++)
 		assert_string_equal(sh->offers[k].reservation, "");
 	sched_offer_shape_free(sh);
 
-	/* A gang of two needs two free VMs. */
+	/* A gang of two needs two free VMs: no usable reserved offer. */
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
 	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
 	    "\"spot\":\"allow\",\"nodes\":2}");
-	for (k = 0; k < (int)sh->n; k++)
+	for (k = 0; k < (int)sh->nok; k++)
 		assert_string_equal(sh->offers[k].reservation, "");
+	assert_string_equal(sh->offers[sh->nok].reservation, "pool");
+	assert_int_equal(sh->offers[sh->nok].reason, SCHED_X_QUOTA);
+	sched_offer_shape_free(sh);
+
+	/* Only the full reservation usable: the why names it. */
+	st_init(&t, "gce", 0.1);
+	st_zone(&t, "us-central1-b", "us-central1", 4);
+	t.m.resv = &r[1];
+	t.m.nresv = 1;
+	sh = st_shape(&t, T4_STD "}");		/* no price: NO_PRICE */
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "reservation full in us-central1-b has "
+	    "no free VM for 1\xc3\x97nvidia-tesla-t4, and no other offer is "
+	    "usable");
 	sched_offer_shape_free(sh);
 
 	/* spot: require never gets one. */
