@@ -632,6 +632,12 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	for (i = 0; i < sh->n; i++) {
 		o = &sh->offers[i];
 		if (o->reservation[0] != '\0') {
+			/* A service that does not sell the GPU at all (no
+			 * metric: Vertex AI without it) cannot take it. */
+			w = (size_t)o->way < sh->nways ? &sh->ways[o->way] :
+			    NULL;
+			if (w == NULL || !w->metric)
+				o->reason = SCHED_X_NO_METRIC;
 			/* Paid for already: $0 marginal, λ 0. */
 			o->hourly = o->per_hour = o->lambda = 0;
 			continue;

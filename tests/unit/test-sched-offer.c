@@ -444,18 +444,6 @@ test_offer_reserved(void **state)
 	assert_int_equal(sh->offers[sh->nok].reason, SCHED_X_QUOTA);
 	sched_offer_shape_free(sh);
 
-	/* Only the full reservation usable: the why names it. */
-	st_init(&t, "gce", 0.1);
-	st_zone(&t, "us-central1-b", "us-central1", 4);
-	t.m.resv = &r[1];
-	t.m.nresv = 1;
-	sh = st_shape(&t, T4_STD "}");		/* no price: NO_PRICE */
-	assert_int_equal(sh->nok, 0);
-	assert_string_equal(sh->why, "reservation full in us-central1-b has "
-	    "no free VM for 1\xc3\x97nvidia-tesla-t4, and no other offer is "
-	    "usable");
-	sched_offer_shape_free(sh);
-
 	/* spot: require never gets one. */
 	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
 	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
@@ -468,6 +456,28 @@ test_offer_reserved(void **state)
 	sh = st_shape(&t, T4_STD ",\"providers\":[\"vertex\"]}");
 	for (k = 0; k < (int)sh->n; k++)
 		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* Only the full reservation usable: the why names it. */
+	st_init(&t, "gce", 0.1);
+	st_zone(&t, "us-central1-b", "us-central1", 4);
+	t.m.resv = &r[1];
+	t.m.nresv = 1;
+	sh = st_shape(&t, T4_STD "}");		/* no price: NO_PRICE */
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "reservation full in us-central1-b has "
+	    "no free VM for 1\xc3\x97nvidia-tesla-t4, and no other offer is "
+	    "usable");
+	sched_offer_shape_free(sh);
+
+	/* A service without a quota metric for the GPU cannot take it. */
+	st_price(&t, "gce", "us-central1", 0, -1);
+	sh = st_shape(&t, T4_STD "}");
+	for (k = 0; k < (int)sh->n &&
+	    strcmp(sh->offers[k].reservation, "full") != 0; k++)
+		;
+	assert_true(k < (int)sh->n);
+	assert_int_equal(sh->offers[k].reason, SCHED_X_NO_METRIC);
 	sched_offer_shape_free(sh);
 }
 
