@@ -189,3 +189,30 @@ def test_batch_and_vertex_consume_it_by_name(cloud):
         j = c.wait_state(jid, TERMINAL, scaled(60))
         c.check(j["state"] == "succeeded", "%s job in the reservation "
                 "ended %s (why %r)" % (prov, j["state"], j.get("why")), jid)
+
+
+def test_kill9_before_the_create_relaunches_into_it(cloud):
+    """gpuqd killed while the create into the reservation is dropped on
+    its way: the restarted daemon re-launches the attempt, and its create
+    still names the reservation (attempts.reservation is stored), so the
+    VM is the $0 reserved one, not an on-demand VM priced at $0."""
+    from cloudutil import CREATE_METHOD, CREATE_PATH
+    c = cloud(providers=("gce",), fake_config={"reservations": [RESV]})
+    c.fault(method="POST", path=CREATE_PATH["gce"], latency_ms=2000,
+            count=1, drop=True)
+    jid = c.submit(job_spec(providers=["gce"], machine_type=MACHINE,
+                            spot="allow", work=60))
+    deadline = time.monotonic() + scaled(30)
+    while not c.counters().get(CREATE_METHOD["gce"]):
+        c.check(time.monotonic() < deadline, "no create reached the fake",
+                jid)
+        time.sleep(0.02)
+    c.kill9()
+    c.start()
+    j = c.wait_state(jid, TERMINAL, scaled(60))
+    c.check(j["state"] == "succeeded", "ended %s" % j["state"], jid)
+    got = bodies(c, jid)
+    c.check(got and all(affinity(b).get("values") == ["team-t4"]
+                        for b in got),
+            "the re-launch did not name the reservation: %r" % (
+                [affinity(b) for b in got],), jid)
