@@ -9,7 +9,9 @@
  * pick the zone) x Spot or standard --, sets aside those the GPU is not
  * offered in, with no quota metric, no price or in a stockout
  * cool-down, prices the rest with the expected cost of cost.h (λ from
- * the Spot history, the prior without one) and ranks them.
+ * the Spot history, the prior without one) and ranks them. Offers in
+ * the project's reservations (struct sched_resv) are added at $0 and
+ * rank first (doc/DESIGN.md "Reservations").
  *
  * Everything it knows comes in a struct sched_market the caller read
  * (sched.c); the room each offer finds, a job's limits and the whys of
@@ -384,54 +386,63 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 }
 
 /*
+ * Which of three rounds seller SL's reserved offers are made in: at $0
+ * they tie, and the order they are made in is the ranking's tie-break:
+ * Compute Engine first (the reservation's own service), then Batch
+ * (billed as Compute), then Vertex AI.
+ */
+static int
+sched_offer_resv_round(const struct sched_seller *sl)
+{
+	if (!sl->prov->picks_zone)
+		return 0;
+	return sl->qsvc == GCP_SERVICE_GCE ? 1 : 2;
+}
+
+/*
  * The reserved offers of SH on M: one per allowed seller that takes
  * reservations x reservation of the shape (M->resv) in REGIONS, a
  * standard launch at $0 marginal, never preempted (doc/DESIGN.md
- * "Reservations"). Stockout cool-downs do not apply: the capacity is
- * held for the project. WAY is the seller's standard way in the
- * region, for the quota metric's name only.
+ * "Reservations"); one without free VMs for all the shape's nodes is
+ * set aside as full. Stockout cool-downs do not apply: the capacity is
+ * held for the project. The way is the seller's standard way in the
+ * region, for its quota metric: a service that does not sell the GPU
+ * cannot take it.
  */
 static void
 sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
     char *const *regions, size_t nregions)
 {
+	const struct sched_seller *sl;
 	const struct sched_resv	*r;
-	const struct provider	*p;
 	struct sched_offer	*o;
 	size_t			 si, ri, k;
-	int			 pass;
+	int			 round;
 
 	if (sh->spot == SCHED_SPOT_REQUIRE)
 		return;
-	/*
-	 * At $0 they tie: Compute Engine first (the reservation's own
-	 * service), then Batch (billed as Compute), then Vertex AI, which
-	 * the enumeration order below makes the ranking's tie-break.
-	 */
-	for (pass = 0; pass < 3; pass++)
-	for (si = 0; si < m->nsellers; si++) {
-		p = m->sellers[si].prov;
-		if (pass != (!p->picks_zone ? 0 : m->sellers[si].qsvc ==
-		    GCP_SERVICE_GCE ? 1 : 2))
-			continue;
-		if (!p->reservations || !sched_offer_allows(sh, p))
-			continue;
-		for (k = 0; k < m->nresv; k++) {
-			r = &m->resv[k];
-			for (ri = 0; ri < nregions; ri++)
-				if (strcmp(regions[ri], r->region) == 0)
-					break;
-			if (ri == nregions)
+	for (round = 0; round < 3; round++) {
+		for (si = 0; si < m->nsellers; si++) {
+			sl = &m->sellers[si];
+			if (sched_offer_resv_round(sl) != round ||
+			    !sl->prov->reservations ||
+			    !sched_offer_allows(sh, sl->prov))
 				continue;
-			o = sched_offer_add(sh, &m->sellers[si], r->region,
-			    r->zone, 0, sched_offer_way(si, ri, 0, nregions));
-			sched_name(o->reservation, r->name);
-			o->resv_free = r->free_vms;
-			o->resv_count = r->count;
-			/* Full (for all the shape's nodes): set aside, so
-			 * a plan says so; the next listing may free VMs. */
-			if (r->free_vms < SCHED_NODES(sh))
-				o->reason = SCHED_X_QUOTA;
+			for (k = 0; k < m->nresv; k++) {
+				r = &m->resv[k];
+				for (ri = 0; ri < nregions; ri++)
+					if (strcmp(regions[ri], r->region) == 0)
+						break;
+				if (ri == nregions)
+					continue;
+				o = sched_offer_add(sh, sl, r->region, r->zone,
+				    0, sched_offer_way(si, ri, 0, nregions));
+				sched_name(o->reservation, r->name);
+				o->resv_free = r->free_vms;
+				o->resv_count = r->count;
+				if (r->free_vms < SCHED_NODES(sh))
+					o->reason = SCHED_X_QUOTA;
+			}
 		}
 	}
 }

@@ -252,7 +252,8 @@ double		 sched_offer_lambda(const struct sched_market *m,
  * aside those not offered, with no metric, no price or cooling down;
  * price the rest (cost.h) and rank them: cheapest expected cost per
  * hour of work first, then fewer recent interruptions, then the order
- * of enumeration. SH->nok are usable, SH->why says why when none is.
+ * of enumeration. M->resv adds reserved offers at $0 (full ones set
+ * aside). SH->nok are usable, SH->why says why when none is.
  */
 void		 sched_offer_build(struct sched_shape *sh,
 		    const struct sched_market *m, char *const *regions,
