@@ -104,6 +104,59 @@ cli_cloud_usd(struct cli_table *t, json_t *obj, const char *key)
 		cli_table_add(t, NULL);
 }
 
+/*
+ * The reservations' headroom of a quotas REPLY, after the quota table:
+ * free and total GPUs (and VMs) of each, and whether gpuqd may use it.
+ */
+static void
+cli_quotas_reservations(json_t *reply)
+{
+	static const struct cli_col	 cols[] = {
+		{ "RESERVATION", CLI_LEFT }, { "ZONE", CLI_LEFT },
+		{ "GPU", CLI_LEFT }, { "MACHINE", CLI_LEFT },
+		{ "FREE GPUS", CLI_RIGHT }, { "FREE VMS", CLI_RIGHT },
+		{ "USED", CLI_LEFT },
+	};
+	struct cli_table	*t;
+	json_t			*a, *r;
+	const char		*gpu, *warn;
+	char			 gpus[48], vms[48];
+	size_t			 i;
+
+	a = json_object_get(reply, "reservations");
+	if (!json_is_array(a))
+		return;
+	t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+	json_array_foreach(a, i, r) {
+		gpu = cli_json_str(r, "gpu");
+		cli_table_add(t, cli_json_str(r, "name"));
+		cli_table_add(t, cli_json_str(r, "zone"));
+		cli_table_add(t, gpu != NULL && *gpu != '\0' ? gpu :
+		    "(built in)");
+		cli_table_add(t, cli_json_str(r, "machine_type"));
+		(void)snprintf(gpus, sizeof gpus, "%lld/%lld",
+		    (long long)cli_json_int(r, "free_gpus", 0),
+		    (long long)cli_json_int(r, "total_gpus", 0));
+		(void)snprintf(vms, sizeof vms, "%lld/%lld",
+		    (long long)cli_json_int(r, "free_vms", 0),
+		    (long long)cli_json_int(r, "count", 0));
+		cli_table_add(t, gpus);
+		cli_table_add(t, vms);
+		cli_table_add(t, json_is_true(json_object_get(r, "wanted")) ?
+		    "yes" : "no");
+	}
+	printf("\n");
+	if (cli_table_rows(t) == 0)
+		printf("no reservations%s\n", json_object_get(reply,
+		    "quotas") != NULL ? " that match" : "");
+	else
+		cli_table_print(t, stdout, cli_table_width(), 1);
+	if ((warn = cli_json_str(reply, "reservations_unreachable")) != NULL)
+		printf("zones whose reservations could not be read: %s\n",
+		    warn);
+	cli_table_free(t);
+}
+
 int
 cli_quotas_exec(struct cli *cli, int argc, char **argv)
 {
@@ -156,6 +209,7 @@ cli_quotas_exec(struct cli *cli, int argc, char **argv)
 	else
 		cli_table_print(t, stdout, cli_table_width(), 1);
 	cli_table_free(t);
+	cli_quotas_reservations(reply);
 	cli_reply_warnings(reply);
 	json_decref(reply);
 	return GPUQ_EXIT_OK;
@@ -234,9 +288,13 @@ cli_plan_row(struct cli_table *t, json_t *o, int excluded)
 	cli_table_add(t, cli_json_str(o, "provider"));
 	cli_table_add(t, cli_fmt_where_s(NULL, cli_json_str(o, "zone"),
 	    cli_json_str(o, "region"), buf, sizeof buf));
-	cli_table_add(t, cli_json_str(o, "capacity") != NULL ?
-	    cli_json_str(o, "capacity") : json_is_true(json_object_get(o,
-	    "spot")) ? "spot" : "standard");
+	if (cli_json_str(o, "reservation") != NULL)
+		cli_table_addf(t, "reserved (%s)", cli_json_str(o,
+		    "reservation"));
+	else
+		cli_table_add(t, cli_json_str(o, "capacity") != NULL ?
+		    cli_json_str(o, "capacity") : json_is_true(
+		    json_object_get(o, "spot")) ? "spot" : "standard");
 	cli_table_add(t, cli_json_str(o, "machine_type"));
 	cli_cloud_usd(t, o, "hourly_usd");
 	if (excluded)

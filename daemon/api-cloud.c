@@ -36,6 +36,7 @@
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/price.h"
 #include "providers/gcp/quota.h"
+#include "providers/gcp/reservation.h"
 
 #define API_CLOUD_STOPPING	"gpuqd is stopping"
 #define API_CLOUD_NONE		"the cloud providers are not running"
@@ -157,6 +158,24 @@ api_cloud_start(struct api_req *r)
 	return w;
 }
 
+/* The reservations' headroom beside the quotas (doc/DESIGN.md
+ * "Reservations"), unless [gcp] reservations = none. */
+static void
+api_cloud_reservations(struct api *a, struct api_cloud *w, json_t *reply)
+{
+	struct resv	*rv = gcp_resv(cloud_gcp(a->cloud));
+	json_t		*v;
+	const char	*warn;
+
+	if (reply == NULL || rv == NULL || !resv_enabled(rv))
+		return;
+	if ((v = resv_to_json(rv, w->region, w->gpu)) != NULL)
+		(void)json_object_set_new(reply, "reservations", v);
+	if ((warn = resv_warning(rv)) != NULL)
+		(void)json_object_set_new(reply, "reservations_unreachable",
+		    json_string(warn));
+}
+
 /*
  * Answer W from what is known now (plan: the scheduler's ranking;
  * quotas: the readings). ERROR < 0: the refresh failed, and the answer
@@ -174,9 +193,11 @@ api_cloud_now(struct api_cloud *w, int error, const char *cause)
 	}
 	if (w->spec != NULL)
 		reply = sched_plan(a->sched, w->spec);
-	else
+	else {
 		reply = quota_to_json(gcp_quota(cloud_gcp(a->cloud)),
 		    w->region, w->gpu);
+		api_cloud_reservations(a, w, reply);
+	}
 	if (error < 0)
 		(void)json_object_set_new(reply, "warning",
 		    json_sprintf("quotas could not be read again: %s; these "

@@ -981,6 +981,8 @@ api_attempt_write(struct jsonw *w, const struct store_attempt *at)
 	JSONW_KEY(w, "capacity");
 	jsonw_string(w, at->capacity != NULL ? at->capacity : at->spot ?
 	    "spot" : "standard");
+	JSONW_KEY(w, "reservation");
+	jsonw_string(w, at->reservation);
 	JSONW_KEY(w, "hourly_usd");
 	jsonw_double(w, at->hourly_usd);
 	JSONW_KEY(w, "created");

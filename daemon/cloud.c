@@ -116,6 +116,8 @@ cloud_gcp_conf_site(const struct conf *conf, struct gcp_conf *c)
 	c->labels = (const char *const *)conf->labels.v;
 	c->nlabels = conf->labels.n;
 	c->kms_key = conf->kms_key;
+	c->reservations = (const char *const *)conf->reservations.v;
+	c->nreservations = conf->reservations.n;
 }
 
 int
@@ -527,6 +529,7 @@ cloud_launch(struct cloud *c, json_t *spec, const struct store_attempt *a,
 	l.capacity = cloud_attempt_capacity(a);
 	l.flex_wait = cloud_flex_wait(spec);
 	l.nodes = a->nodes;
+	l.reservation = a->reservation;
 	l.image = json_string_value(json_object_get(spec, "image"));
 	l.command = json_object_get(spec, "command");
 	l.args = json_object_get(spec, "args");

@@ -166,6 +166,9 @@ static const struct conf_key conf_table[] = {
 	KEYR("gcp", "logs_interval", CONF_DURATION, "10s",
 	    logs_interval, 0, 1, 3600,
 	    "how often one combined Cloud Logging read serves gpuq logs"),
+	KEY("gcp", "reservations", CONF_LIST, "auto",
+	    reservations, CONF_RESTART,
+	    "Compute Engine reservations jobs may use: auto, none or names"),
 
 	KEYR("scheduler", "poll_interval", CONF_DURATION, "15s",
 	    poll_interval, 0, 1, 86400,
@@ -214,7 +217,8 @@ static const struct conf_key conf_table[] = {
 	    "how long the command may run before it is killed"),
 };
 #define CONF_NKEYS	(sizeof conf_table / sizeof conf_table[0])
-_Static_assert(CONF_NKEYS <= 64, "struct conf's given has 64 bits");
+_Static_assert(CONF_NKEYS <= 64 * CONF_GIVEN_WORDS,
+    "struct conf's given has too few bits");
 
 static const char *conf_sections[] = { "daemon", "gcp", "scheduler",
     "notify" };
@@ -616,6 +620,7 @@ conf_region_ok(const char *s)
 }
 
 static int	conf_check_notify(const struct conf *, char **);
+static int	conf_check_reservations(const struct conf *, char **);
 
 /* Rules that span keys. */
 static int
@@ -663,12 +668,57 @@ conf_check(const struct conf *c, char **cause)
 			    c->max_connections_per_uid, c->max_connections);
 		return -EINVAL;
 	}
-	if (conf_check_notify(c, cause) != 0)
+	if (conf_check_notify(c, cause) != 0 ||
+	    conf_check_reservations(c, cause) != 0)
 		return -EINVAL;
 	if (*c->socket == '\0' || *c->state_dir == '\0') {
 		if (cause != NULL)
 			*cause = xprintf("[daemon] %s must not be empty",
 			    *c->socket == '\0' ? "socket" : "state_dir");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * [gcp] reservations: "auto" or "none" alone, or names of Compute Engine
+ * reservations, which are RFC 1035 names (lower-case letter, then
+ * letters, digits and hyphens, at most 63, no trailing hyphen;
+ * https://cloud.google.com/compute/docs/reference/rest/v1/reservations).
+ */
+static int
+conf_check_reservations(const struct conf *c, char **cause)
+{
+	const char	*r;
+	size_t		 i, n;
+
+	for (i = 0; i < c->reservations.n; i++) {
+		r = c->reservations.v[i];
+		if (strcmp(r, "auto") == 0 || strcmp(r, "none") == 0) {
+			if (c->reservations.n == 1)
+				continue;
+			if (cause != NULL)
+				*cause = xprintf("[gcp] reservations: \"%s\" "
+				    "must stand alone; write auto, none, or "
+				    "a list of reservation names", r);
+			return -EINVAL;
+		}
+		n = strlen(r);
+		if (n > 0 && n <= 63 && r[0] >= 'a' && r[0] <= 'z' &&
+		    r[n - 1] != '-' && strspn(r, "abcdefghijklmnopqrstuvwxyz"
+		    "0123456789-") == n)
+			continue;
+		if (cause != NULL)
+			*cause = xprintf("[gcp] reservations: \"%s\" is not a "
+			    "reservation name; names are lower-case letters, "
+			    "digits and hyphens, starting with a letter (as "
+			    "gcloud compute reservations list shows them)", r);
+		return -EINVAL;
+	}
+	if (c->reservations.n == 0) {
+		if (cause != NULL)
+			*cause = xprintf("[gcp] reservations is empty; write "
+			    "auto, none, or reservation names");
 		return -EINVAL;
 	}
 	return 0;
@@ -786,7 +836,7 @@ conf_on_key(void *arg, const char *section, const char *name,
 		conf_parse_error(p, cause);
 		return 0;
 	}
-	p->c->given |= (uint64_t)1 << (r - conf_table);
+	CONF_GIVEN_SET(p->c, (size_t)(r - conf_table));
 	return 1;
 }
 
@@ -997,7 +1047,7 @@ next:
 		    "(systemctl restart gpuqd) and keep their running values "
 		    "until then", restart);
 	free(restart);
-	cur->given = next->given;
+	memcpy(cur->given, next->given, sizeof cur->given);
 	cur->from_file = next->from_file;
 	conf_done(next);
 	return changed;
@@ -1025,8 +1075,7 @@ conf_reload_check(const struct conf *cur, const struct conf *next,
 		return -EINVAL;
 	}
 	for (i = 0; i < CONF_NKEYS; i++) {
-		if (!(cur->given & ((uint64_t)1 << i)) ||
-		    (next->given & ((uint64_t)1 << i)))
+		if (!CONF_GIVEN(cur, i) || CONF_GIVEN(next, i))
 			continue;
 		t = xprintf("%s%s[%s] %s", missing ? missing : "",
 		    missing ? ", " : "", conf_table[i].section,

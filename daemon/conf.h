@@ -26,6 +26,12 @@ struct conf_list {
 	size_t	  n;
 };
 
+/* Words of struct conf's given: 64 table keys each. */
+#define CONF_GIVEN_WORDS	2
+#define CONF_GIVEN(c, i)	(((c)->given[(i) / 64] >> ((i) % 64)) & 1)
+#define CONF_GIVEN_SET(c, i)	((c)->given[(i) / 64] |= (uint64_t)1 << \
+				    ((i) % 64))
+
 struct conf {
 	/* [daemon] */
 	char	*socket;		/* control socket path */
@@ -67,6 +73,7 @@ struct conf {
 	struct conf_list labels;	/* key=value, on every resource */
 	char	*kms_key;		/* Cloud KMS key; empty: Google's */
 	int64_t	 logs_interval;		/* s between Cloud Logging reads */
+	struct conf_list reservations;	/* auto, none, or names */
 
 	/* [scheduler] */
 	int64_t	 poll_interval;		/* s between reconciler polls */
@@ -92,7 +99,7 @@ struct conf {
 	char	*notify_command;	/* absolute path; "": none */
 	int64_t	 notify_command_timeout; /* s before it is killed */
 	/* What conf_load saw of the file, for conf_reload_check. */
-	uint64_t given;			/* bit i: table key i was set */
+	uint64_t given[CONF_GIVEN_WORDS]; /* bit i: table key i was set */
 	int	 open_line;		/* last line if unterminated */
 	int	 from_file;		/* the file existed */
 };

@@ -9,7 +9,9 @@
  * pick the zone) x Spot or standard --, sets aside those the GPU is not
  * offered in, with no quota metric, no price or in a stockout
  * cool-down, prices the rest with the expected cost of cost.h (λ from
- * the Spot history, the prior without one) and ranks them.
+ * the Spot history, the prior without one) and ranks them. Offers in
+ * the project's reservations (struct sched_resv) are added at $0 and
+ * rank first (doc/DESIGN.md "Reservations").
  *
  * Everything it knows comes in a struct sched_market the caller read
  * (sched.c); the room each offer finds, a job's limits and the whys of
@@ -442,6 +444,69 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 	}
 }
 
+/*
+ * Which of three rounds seller SL's reserved offers are made in: at $0
+ * they tie, and the order they are made in is the ranking's tie-break:
+ * Compute Engine first (the reservation's own service), then Batch
+ * (billed as Compute), then Vertex AI.
+ */
+static int
+sched_offer_resv_round(const struct sched_seller *sl)
+{
+	if (!sl->prov->picks_zone)
+		return 0;
+	return sl->qsvc == GCP_SERVICE_GCE ? 1 : 2;
+}
+
+/*
+ * The reserved offers of SH on M: one per allowed seller that takes
+ * reservations x reservation of the shape (M->resv) in REGIONS, a
+ * standard launch at $0 marginal, never preempted (doc/DESIGN.md
+ * "Reservations"); one without free VMs for all the shape's nodes is
+ * set aside as full. Stockout cool-downs do not apply: the capacity is
+ * held for the project. The way is the seller's standard way in the
+ * region, for its quota metric: a service that does not sell the GPU
+ * cannot take it.
+ */
+static void
+sched_offer_reserved(struct sched_shape *sh, const struct sched_market *m,
+    char *const *regions, size_t nregions)
+{
+	const struct sched_seller *sl;
+	const struct sched_resv	*r;
+	struct sched_offer	*o;
+	size_t			 si, ri, k;
+	int			 round;
+
+	if (!sched_offer_kind_allowed(sh, CAPACITY_RESERVED))
+		return;
+	for (round = 0; round < 3; round++) {
+		for (si = 0; si < m->nsellers; si++) {
+			sl = &m->sellers[si];
+			if (sched_offer_resv_round(sl) != round ||
+			    !sl->prov->reservations ||
+			    !sched_offer_allows(sh, sl->prov))
+				continue;
+			for (k = 0; k < m->nresv; k++) {
+				r = &m->resv[k];
+				for (ri = 0; ri < nregions; ri++)
+					if (strcmp(regions[ri], r->region) == 0)
+						break;
+				if (ri == nregions)
+					continue;
+				o = sched_offer_add(sh, sl, r->region, r->zone,
+				    CAPACITY_RESERVED, sched_offer_way(si, ri,
+				    CAPACITY_STANDARD, nregions));
+				sched_name(o->reservation, r->name);
+				o->resv_free = r->free_vms;
+				o->resv_count = r->count;
+				if (r->free_vms < SCHED_NODES(sh))
+					o->reason = SCHED_X_QUOTA;
+			}
+		}
+	}
+}
+
 int
 sched_offer_cmp(const void *a, const void *b)
 {
@@ -536,6 +601,13 @@ sched_offer_why(const struct sched_shape *sh)
 	case SCHED_X_NO_METRIC:
 		why = xprintf("no %squota exists for %s on the allowed "
 		    "providers in %s", kind, sh->gpu->name, where);
+		break;
+	case SCHED_X_QUOTA:
+		/* Only a full reservation is set aside for room here. */
+		why = xprintf("reservation %s in %s has no free VM for "
+		    "%d\xc3\x97%s, and no other offer is usable",
+		    sh->offers[0].reservation, sh->offers[0].zone,
+		    SCHED_GPUS(sh), sh->gpu->name);
 		break;
 	default:
 		why = xprintf("%d\xc3\x97%s %sis not offered in %s", sh->count,
@@ -635,9 +707,22 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 			}
 	}
 
+	sched_offer_reserved(sh, m, regions, nregions);
+
 	/* Quota metric, then price, for what is still in. */
 	for (i = 0; i < sh->n; i++) {
 		o = &sh->offers[i];
+		if (o->reservation[0] != '\0') {
+			/* A service that does not sell the GPU at all (no
+			 * metric: Vertex AI without it) cannot take it. */
+			w = (size_t)o->way < sh->nways ? &sh->ways[o->way] :
+			    NULL;
+			if (w == NULL || !w->metric)
+				o->reason = SCHED_X_NO_METRIC;
+			/* Paid for already: $0 marginal, λ 0. */
+			o->hourly = o->per_hour = o->lambda = 0;
+			continue;
+		}
 		if (o->reason != SCHED_OK && o->reason != SCHED_X_COOLDOWN)
 			continue;
 		w = (size_t)o->way < sh->nways ? &sh->ways[o->way] : NULL;

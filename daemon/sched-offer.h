@@ -96,6 +96,19 @@ struct sched_way {
 	char			 cpu_metric[QUOTA_METRIC_MAX]; /* "": none */
 };
 
+/*
+ * A Compute Engine reservation whose VMs are the shape's machine with
+ * its GPUs, and how many of them are free (reservation.h): read by the
+ * caller per shape (doc/DESIGN.md "Reservations").
+ */
+struct sched_resv {
+	char			 name[SCHED_NAME];
+	char			 zone[SCHED_NAME];
+	char			 region[SCHED_NAME];
+	int64_t			 free_vms;	/* count-in use-held */
+	int64_t			 count;		/* VMs reserved */
+};
+
 /* The world as the offers see it, read once per pass (or plan). */
 struct sched_market {
 	const struct sched_seller *sellers;	/* enabled, in order */
@@ -112,6 +125,8 @@ struct sched_market {
 	size_t			 nhist;
 	double			 prior;		/* λ with no history, 1/h */
 	double			 restart_overhead; /* s, per interruption */
+	const struct sched_resv	*resv;		/* the shape's */
+	size_t			 nresv;
 };
 
 /* One way to run a shape. */
@@ -133,6 +148,13 @@ struct sched_offer {
 							   (sched-place.c) */
 	int			 reason;	/* enum sched_reason */
 	int64_t			 until;		/* cool-down end */
+	/* A reserved offer: a standard (spot 0) launch that consumes
+	 * this Compute Engine reservation in zone, at $0 marginal, never
+	 * preempted; "" for every other offer (doc/DESIGN.md
+	 * "Reservations"). */
+	char			 reservation[SCHED_NAME];
+	int64_t			 resv_free;	/* its free VMs */
+	int64_t			 resv_count;	/* its VMs */
 };
 
 /* The machines of shape SH, 1 when unset (doc/DESIGN.md "Gangs"). */
@@ -247,7 +269,8 @@ double		 sched_offer_lambda(const struct sched_market *m,
  * aside those not offered, with no metric, no price or cooling down;
  * price the rest (cost.h) and rank them: cheapest expected cost per
  * hour of work first, then fewer recent interruptions, then the order
- * of enumeration. SH->nok are usable, SH->why says why when none is.
+ * of enumeration. M->resv adds reserved offers at $0 (full ones set
+ * aside). SH->nok are usable, SH->why says why when none is.
  */
 void		 sched_offer_build(struct sched_shape *sh,
 		    const struct sched_market *m, char *const *regions,

@@ -120,6 +120,33 @@ sched_bucket_load(struct sched_ctx *ctx, int i)
 	return b;
 }
 
+/*
+ * Reserved offer O of SH draws on no quota (the reservation's VMs hold
+ * theirs) but on one bucket of its own, its reservation, in the shape's
+ * GPUs: free VMs x GPUs per VM, read from the listing when the bucket
+ * is first made this pass, so the pass's launches count it down and a
+ * job that waits for it claims it like quota (doc/DESIGN.md
+ * "Reservations").
+ */
+static void
+sched_place_resv_bucket(struct sched_ctx *ctx, const struct sched_shape *sh,
+    struct sched_offer *o)
+{
+	struct sched_bucket	*b;
+	char			 metric[QUOTA_METRIC_MAX];
+
+	(void)snprintf(metric, sizeof metric, "reservation %s",
+	    o->reservation);
+	o->gpu_b = sched_bucket(ctx, GCP_SERVICE_GCE, o->zone, metric);
+	o->all_b = o->cpu_b = -1;
+	b = &ctx->b[o->gpu_b];
+	if (b->loaded)
+		return;
+	b->loaded = b->known = 1;
+	b->free = (double)o->resv_free * sh->count;
+	b->limit = (double)o->resv_count * sh->count;
+}
+
 void
 sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 {
@@ -129,6 +156,10 @@ sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 
 	for (i = 0; i < sh->nok; i++) {
 		o = &sh->offers[i];
+		if (o->reservation[0] != '\0') {
+			sched_place_resv_bucket(ctx, sh, o);
+			continue;
+		}
 		w = &sh->ways[o->way];
 		o->gpu_b = sched_bucket(ctx, o->qsvc, o->region,
 		    w->gpu_metric);
@@ -362,6 +393,12 @@ sched_why_offer(const struct sched_ctx *ctx, const struct sched_job *j,
 		return xprintf("expected $%.2f is over max_total_usd %.2f",
 		    o->per_hour * j->hours, j->max_total);
 	case SCHED_X_QUOTA:
+		if (b == NULL && o->reservation[0] != '\0')
+			return xprintf("reservation %s is full: %lld of "
+			    "%lld VMs free, %d needed", o->reservation,
+			    (long long)o->resv_free,
+			    (long long)o->resv_count, SCHED_NODES(sh));
+		/* FALLTHROUGH */
 	case SCHED_X_QUOTA_ALL:
 		return xprintf("no free quota: %s in %s has %.0f of %d free",
 		    b->metric, b->region, floor(b->free > 0 ? b->free : 0),
@@ -547,6 +584,9 @@ sched_place_offer_json(const struct sched_offer *o,
 	    capacity_name(o->capacity));
 	if (v == NULL)
 		fatalx("scheduler: out of memory building a plan");
+	if (o->reservation[0] != '\0')
+		(void)json_object_set_new(v, "reservation",
+		    json_string(o->reservation));
 	return v;
 }
 

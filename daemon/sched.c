@@ -93,6 +93,7 @@
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/price.h"
 #include "providers/gcp/quota.h"
+#include "providers/gcp/reservation.h"
 #include "providers/provider.h"
 #include "store/store.h"
 
@@ -179,6 +180,8 @@ struct sched {
 	struct sched_item	*items;
 	size_t			 nitems, capitems;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
+	struct sched_resv	*resv;		/* a shape's */
+	size_t			 nresv, capresv;
 
 	struct sched_gate	 gate;		/* deps, parallelism: a pass */
 
@@ -636,10 +639,18 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 			continue;
 		for (ri = 0; ri < nregions; ri++)
 			for (spot = 0; spot < CAPACITY_NKINDS; spot++) {
-				/* Reserved ways are the reservations'. */
+				/*
+				 * Reserved offers have no way of their own:
+				 * they use the standard one's quota metric,
+				 * read for them even where the job may not
+				 * run standard.
+				 */
 				if (spot == CAPACITY_RESERVED ||
-				    sched_offer_kind_refusal(sh, sl->prov,
-				    spot) != NULL)
+				    (sched_offer_kind_refusal(sh, sl->prov,
+				    spot) != NULL && !(spot ==
+				    CAPACITY_STANDARD &&
+				    sched_offer_kind_allowed(sh,
+				    CAPACITY_RESERVED))))
 					continue;
 				w = &ways[sched_offer_way(si, ri, spot,
 				    nregions)];
@@ -647,6 +658,44 @@ sched_ways_read(struct sched *s, const struct sched_market *m,
 				    spot, w);
 			}
 	}
+}
+
+/*
+ * The reservations [gcp] reservations lets SH use: READY ones whose VMs
+ * are SH's machine type with SH's GPUs (or, for a machine type with
+ * built-in GPUs, list none), with their free VMs, into M
+ * (doc/DESIGN.md "Reservations").
+ */
+static void
+sched_resv_read(struct sched *s, struct sched_market *m,
+    const struct sched_shape *sh)
+{
+	struct resv		*rv = gcp_resv(cloud_gcp(s->cloud));
+	struct resv_row		 row;
+	struct sched_resv	*r;
+	size_t			 it = 0;
+
+	s->nresv = 0;
+	while (rv != NULL && resv_next(rv, &it, &row) == 1) {
+		if (!row.wanted || strcmp(row.machine_type, sh->machine) != 0)
+			continue;
+		if (*row.gpu != '\0' && (strcmp(row.gpu, sh->gpu->name) != 0 ||
+		    row.gpus_per_vm != sh->count))
+			continue;
+		if (s->nresv == s->capresv) {
+			s->capresv = s->capresv ? s->capresv * 2 : 8;
+			s->resv = xreallocarray(s->resv, s->capresv,
+			    sizeof *s->resv);
+		}
+		r = &s->resv[s->nresv++];
+		sched_name(r->name, row.name);
+		sched_name(r->zone, row.zone);
+		sched_name(r->region, row.region);
+		r->free_vms = row.free_vms;
+		r->count = row.count;
+	}
+	m->resv = s->resv;
+	m->nresv = s->nresv;
 }
 
 /*
@@ -666,6 +715,7 @@ sched_shape_build(struct sched *s, struct sched_ctx *ctx,
 	    SCHED_MAX_ZONES);
 	m->zones_error = s->quota_error;
 	regions = sched_offer_regions(sh, m, &nregions);
+	sched_resv_read(s, m, sh);
 	sched_ways_read(s, m, sh, regions, nregions);
 	sched_offer_build(sh, m, regions, nregions);
 	sched_strv_free(regions, nregions);
@@ -788,10 +838,19 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 		hold.cpu_metric = ctx->b[o->cpu_b].metric;
 		hold.vcpus = SCHED_VCPUS(sh);
 	}
-	quota_reserve(q, hold.svc, a.region, hold.metric, SCHED_GPUS(sh));
-	if (hold.cpu_metric != NULL)
-		quota_reserve(q, GCP_SERVICE_GCE, a.region, hold.cpu_metric,
-		    hold.vcpus);
+	if (o->reservation[0] != '\0') {
+		/* The reservation's VMs, not quota: held until a listing
+		 * counts them (reservation.h). */
+		a.reservation = o->reservation;
+		resv_hold(gcp_resv(cloud_gcp(s->cloud)), o->zone,
+		    o->reservation, SCHED_NODES(sh));
+	} else {
+		quota_reserve(q, hold.svc, a.region, hold.metric,
+		    SCHED_GPUS(sh));
+		if (hold.cpu_metric != NULL)
+			quota_reserve(q, GCP_SERVICE_GCE, a.region,
+			    hold.cpu_metric, hold.vcpus);
+	}
 	/* The pass's own view of the buckets, if already read. */
 	b[0] = o->gpu_b;
 	b[1] = o->all_b;
@@ -802,11 +861,13 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 			    SCHED_GPUS(sh);
 
 	place = sched_place_text(&a);
-	msg = xprintf("launching on %s %s $%.2f/h", place,
+	msg = a.reservation != NULL ? xprintf("launching on %s reserved "
+	    "(reservation %s) $0.00/h", place, a.reservation) :
+	    xprintf("launching on %s %s $%.2f/h", place,
 	    capacity_name(o->capacity), a.hourly_usd);
 	s->why_said = 0;
-	rc = attempt_launch(s->att, &a, number, row, spec, &hold, msg,
-	    &cause);
+	rc = attempt_launch(s->att, &a, number, row, spec,
+	    a.reservation != NULL ? NULL : &hold, msg, &cause);
 	free(msg);
 	if (rc < 0) {
 		/* Nothing written; the hold is given back. */
@@ -825,10 +886,12 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	/* Its why goes, unless the answer came at once and gave one. */
 	if (s->why_said != j->id)
 		sched_why_set(s, j->id, it->why_hash, NULL);
-	log_info("job %" PRId64 ": launching attempt %d on %s%s, $%.2f/h, "
-	    "expected $%.2f", j->id, number, place, a.spot ? " (Spot)" :
-	    o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
-	    a.hourly_usd, o->per_hour * j->hours);
+	log_info("job %" PRId64 ": launching attempt %d on %s%s%s%s, "
+	    "$%.2f/h, expected $%.2f", j->id, number, place, a.spot ?
+	    " (Spot)" : o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
+	    a.reservation != NULL ? " in reservation " : "",
+	    a.reservation != NULL ? a.reservation : "", a.hourly_usd,
+	    o->per_hour * j->hours);
 	free(place);
 	s->stats.launches++;
 	json_decref(spec);
@@ -1559,6 +1622,7 @@ sched_unref(struct sched *s)
 	free(s->why_ids);
 	free(s->why_texts);
 	free(s->zones);
+	free(s->resv);
 	free(s->quota_error);
 	free(s->blocked);
 	free(s);

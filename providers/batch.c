@@ -134,6 +134,23 @@ batch_container(const struct prov_launch *l)
 }
 
 /*
+ * instances[].policy.reservation (DESIGN L.2; batch.v1 InstancePolicy):
+ * the reservation a launch consumes, by resource name; every other
+ * launch says NO_RESERVATION, as on Compute Engine, since unset would
+ * let Batch consume any matching reservation gpuq priced as on-demand.
+ */
+static void
+batch_reservation(const struct prov_launch *l, json_t *policy)
+{
+	char	*path;
+
+	path = prov_reservation_path(l);
+	prov_set(policy, "reservation", json_string(path != NULL ? path :
+	    "NO_RESERVATION"));
+	free(path);
+}
+
+/*
  * The body of jobs.create; the jobId (our resource name) goes in the
  * URL, which makes a retried create fail with 409 instead of making a
  * second job (DESIGN G0.4).
@@ -216,6 +233,7 @@ batch_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 		    "type", l->gpu->name, "count", s));
 		free(s);
 	}
+	batch_reservation(l, policy);
 	s = l->zone != NULL && *l->zone != '\0' ?
 	    xprintf("zones/%s", l->zone) : xprintf("regions/%s", l->region);
 	alloc = prov_checked(json_pack("{s:{s:[s]}, s:[{s:b, s:o}], s:o}",
@@ -702,6 +720,7 @@ const struct provider prov_batch = {
 	.name = "batch",
 	.quota_metric = batch_quota_metric,
 	.picks_zone = 1,
+	.reservations = 1,
 	.poll_global = 0,
 	.quota_service = GCP_SERVICE_GCE,
 	.price_service = GCP_SERVICE_BATCH,

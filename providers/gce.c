@@ -145,6 +145,28 @@ gce_item(json_t *items, const char *key, const char *value)
 		fatalx("gce: out of memory building a request");
 }
 
+
+/*
+ * A launch into reservation L->reservation names it: SPECIFIC_RESERVATION
+ * with Google's by-name key (DESIGN L.2; https://cloud.google.com/compute/
+ * docs/instances/reservations-consume). Every other launch says
+ * NO_RESERVATION, so an on-demand VM gpuq prices at the on-demand rate
+ * never silently eats a reservation that "any" affinity would match.
+ */
+static void
+gce_reservation_affinity(const struct prov_launch *l, json_t *body)
+{
+	if (l->reservation != NULL && *l->reservation != '\0')
+		prov_set(body, "reservationAffinity", json_pack(
+		    "{s:s, s:s, s:[s]}", "consumeReservationType",
+		    "SPECIFIC_RESERVATION", "key",
+		    "compute.googleapis.com/reservation-name", "values",
+		    l->reservation));
+	else
+		prov_set(body, "reservationAffinity", json_pack("{s:s}",
+		    "consumeReservationType", "NO_RESERVATION"));
+}
+
 /*
  * The body of instances.insert; requestId goes in the URL, so a retried
  * insert is the same insert (DESIGN G0.4).
@@ -182,8 +204,8 @@ gce_flex(const struct prov_launch *l, json_t *body, json_t *sched)
 	s = xprintf("%lld", (long long)prov_flex_run(l, GCE_RUNTIME_GRACE));
 	prov_set(sched, "maxRunDuration", json_pack("{s:s}", "seconds", s));
 	free(s);
-	prov_set(body, "reservationAffinity", json_pack("{s:s}",
-	    "consumeReservationType", "NO_RESERVATION"));
+	/* NO_RESERVATION, as every launch outside a reservation says
+	 * (gce_reservation_affinity()). */
 	s = xprintf("%lld", (long long)prov_flex_queue(l,
 	    CAPACITY_FLEX_MAX_WAIT));
 	prov_set(body, "params", json_pack("{s:{s:s}}",
@@ -233,6 +255,7 @@ gce_instance_body(const struct prov_launch *l, json_t **ret, char **cause)
 	}
 	gce_flex(l, body, sched);
 	prov_set(body, "scheduling", sched);
+	gce_reservation_affinity(l, body);
 
 	prov_set(body, "disks", json_pack("[{s:b, s:b, s:{s:s, s:s}}]",
 	    "boot", 1, "autoDelete", 1, "initializeParams",
@@ -1726,6 +1749,7 @@ const struct provider prov_gce = {
 	.name = "gce",
 	.quota_metric = gce_quota_metric,
 	.picks_zone = 0,
+	.reservations = 1,
 	.poll_global = 1,
 	.quota_service = GCP_SERVICE_GCE,
 	.price_service = GCP_SERVICE_GCE,

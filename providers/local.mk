@@ -12,6 +12,7 @@ GCP_SOURCES = \
 	providers/gcp/http.c providers/gcp/http.h \
 	providers/gcp/auth.c providers/gcp/auth.h \
 	providers/gcp/quota.c providers/gcp/quota.h \
+	providers/gcp/reservation.c providers/gcp/reservation.h \
 	providers/gcp/price.c providers/gcp/price.h \
 	providers/gcp/price-flex.c \
 	providers/gcp/storage.c providers/gcp/storage.h \
@@ -86,3 +87,11 @@ tests_unit_test_logging_LDADD = $(GCP_TEST_LIBS)
 # The providers (vertex, batch, gce, null) and their tests, appended by
 # their authors.
 include $(srcdir)/providers/providers.mk
+
+check_PROGRAMS += tests/unit/test-reservation
+TESTS += tests/unit/test-reservation
+tests_unit_test_reservation_SOURCES = tests/unit/test-reservation.c \
+	tests/unit/gcptest.c tests/unit/gcptest.h
+tests_unit_test_reservation_CFLAGS = $(GCP_TEST_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_reservation_LDADD = $(GCP_TEST_LIBS)

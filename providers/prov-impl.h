@@ -73,6 +73,10 @@ char		*prov_filter_install(const char *install);
 /* Check that L is complete enough to build any body: 0, or -EINVAL
  * and *cause naming the missing or bad field. */
 int		 prov_launch_check(const struct prov_launch *l, char **cause);
+/* The resource name of L's reservation, projects/P/zones/Z/reservations/N
+ * (DESIGN L.2), or its bare name without a project or zone; NULL when
+ * L consumes none. New. */
+char		*prov_reservation_path(const struct prov_launch *l);
 /* pypkg.c: a python_package job (L->python_package set) as the command
  * and args (new arrays) the executor image runs on Batch and Compute
  * Engine: /bin/sh -c SCRIPT gpuq-python-package MODULE COUNT URI...

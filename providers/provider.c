@@ -916,3 +916,15 @@ prov_poll_list(struct gcp *g, const struct prov_listing *how, char *url,
 		prov_poller_free(pp);
 	return rc;
 }
+
+char *
+prov_reservation_path(const struct prov_launch *l)
+{
+	if (l->reservation == NULL || *l->reservation == '\0')
+		return NULL;
+	if (l->site == NULL || l->site->project == NULL ||
+	    *l->site->project == '\0' || l->zone == NULL || *l->zone == '\0')
+		return xstrdup(l->reservation);
+	return xprintf("projects/%s/zones/%s/reservations/%s",
+	    l->site->project, l->zone, l->reservation);
+}

@@ -96,6 +96,11 @@ struct prov_launch {
 	const char	*disk_type;	/* the job's disk.type; NULL: site's */
 	int		 nodes;		/* machines of a gang; 0 or 1: one
 					 * (doc/DESIGN.md "Gangs") */
+	const char	*reservation;	/* a Compute Engine reservation
+					 * in zone the VMs consume by
+					 * name (spot 0), or NULL; only
+					 * for a provider with
+					 * reservations set */
 };
 
 /* Where a resource is, as the daemon recorded it. */
@@ -196,6 +201,9 @@ struct provider {
 	 * the GPUs its live attempts hold and tells quota.c
 	 * (quota_set_usage()). */
 	int		  quota_usage_ours;
+	/* Can a launch consume a named reservation (prov_launch
+	 * reservation; doc/DESIGN.md "Reservations")? */
+	int		  reservations;
 	int		(*launch)(struct gcp *, const struct prov_launch *,
 			    prov_launch_cb, void *);
 	/* One list call (plus pages) for every resource of ours in REGION.

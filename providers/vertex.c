@@ -71,6 +71,24 @@ vertex_no_retries(json_t *sched)
 }
 
 /*
+ * A launch into a reservation names it in machineSpec.reservationAffinity
+ * with the by-name key and the reservation's resource name (DESIGN L.2;
+ * https://cloud.google.com/vertex-ai/docs/reference/rest/v1/MachineSpec).
+ */
+static void
+vertex_reservation(const struct prov_launch *l, json_t *machine)
+{
+	char	*path;
+
+	if ((path = prov_reservation_path(l)) == NULL)
+		return;
+	prov_set(machine, "reservationAffinity", json_pack("{s:s, s:s, s:[s]}",
+	    "reservationAffinityType", "SPECIFIC_RESERVATION", "key",
+	    "compute.googleapis.com/reservation-name", "values", path));
+	free(path);
+}
+
+/*
  * The body of customJobs.create. Vertex has no request id and picks the
  * job's id itself, so the deterministic resource name travels twice: as
  * displayName for people, and as the label gpuq-resource, which a retry
@@ -126,6 +144,8 @@ vertex_job_body(const struct prov_launch *l, json_t **ret, char **cause)
 		prov_set(machine, "acceleratorCount",
 		    json_integer(l->gpu_count));
 	}
+
+	vertex_reservation(l, machine);
 
 	container = prov_checked(json_pack("{s:s}", "imageUri", l->image));
 	if (l->command != NULL && json_array_size(l->command) > 0)
@@ -829,6 +849,7 @@ const struct provider prov_vertex = {
 	.name = "vertex",
 	.quota_metric = vertex_quota_metric,
 	.picks_zone = 1,
+	.reservations = 1,
 	.names_itself = 1,
 	.poll_global = 0,
 	.quota_service = GCP_SERVICE_VERTEX,

@@ -63,6 +63,7 @@ store_attempt_row(sqlite3_stmt *s, struct store_attempt *a)
 	a->baseline_usd = sqlite3_column_double(s, 25);
 	a->nodes = sqlite3_column_int(s, 26);
 	a->capacity = store_col_text(s, 27);
+	a->reservation = store_col_text(s, 28);
 }
 
 /*
@@ -114,6 +115,7 @@ store_attempt_write(struct store *st, const struct store_attempt *a,
 	sqlite3_bind_double(s, 15, a->baseline_hourly_usd);
 	sqlite3_bind_int(s, 16, a->nodes > 1 ? a->nodes : 1);
 	store_bind_text(s, 17, a->capacity);
+	store_bind_text(s, 18, a->reservation);
 	if ((rc = store_step_done(st, s, cause, "insert attempt")) != 0)
 		return rc;
 	*ret_number = number;
@@ -466,6 +468,7 @@ store_attempt_free(struct store_attempt *a)
 	free(a->message);
 	free(a->resumed_from);
 	free(a->capacity);
+	free(a->reservation);
 	free(a);
 }
 
@@ -487,6 +490,7 @@ store_attempt_copy(const struct store_attempt *b)
 	a->message = store_strdup(b->message);
 	a->resumed_from = store_strdup(b->resumed_from);
 	a->capacity = store_strdup(b->capacity);
+	a->reservation = store_strdup(b->reservation);
 	return a;
 }
 

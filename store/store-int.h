@@ -62,7 +62,7 @@
 	"machine_type, gpu, gpu_count, resource, cloud_id, spot, "	\
 	"hourly_usd, created, started, ended, end_reason, exit_code, "	\
 	"message, resumed_from, cost_usd, billed_start, billed_end, "	\
-	"baseline_hourly_usd, baseline_usd, nodes, capacity"
+	"baseline_hourly_usd, baseline_usd, nodes, capacity, reservation"
 
 /* Every fixed statement; the SQL for each is store_sql[] in store.c. */
 enum store_stmt {

@@ -53,6 +53,9 @@
  *            standard. spot keeps meaning preemptible Spot. The
  *            cooldowns' spot column holds the kind's number (0
  *            standard, 1 Spot as ever, 2 flex, 3 reserved).
+ * Version 11: attempts.reservation, the Compute Engine reservation an
+ *            attempt consumes (doc/DESIGN.md "Reservations"), NULL for
+ *            every other attempt, so a re-launch names it again.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -281,6 +284,9 @@ static const char *const store_migrations[] = {
 
 	/* 9 → 10: capacity kinds; NULL for the attempts before them. */
 	"ALTER TABLE attempts ADD COLUMN capacity TEXT;",
+
+	/* 10 → 11: reservations; earlier attempts consumed none. */
+	"ALTER TABLE attempts ADD COLUMN reservation TEXT;",
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

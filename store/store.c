@@ -100,8 +100,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (job_id, number, state,"
 	    " provider, region, zone, machine_type, gpu, gpu_count, resource,"
 	    " cloud_id, spot, hourly_usd, created, resumed_from,"
-	    " baseline_hourly_usd, nodes, capacity) VALUES (?1, ?2, 0, ?3, ?4,"
-	    " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	    " baseline_hourly_usd, nodes, capacity, reservation) VALUES (?1,"
+	    " ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	    " ?15, ?16, ?17, ?18)",
 	[STMT_ATTEMPT_GET_STATE] = "SELECT state FROM attempts WHERE id = ?1",
 	/* 2 is ATTEMPT_RUNNING: the first time it is seen running. */
 	[STMT_ATTEMPT_SET_STATE] = "UPDATE attempts SET state = ?2,"

@@ -186,6 +186,10 @@ struct store_attempt {
 	int64_t		 billed_end;
 	double		 baseline_hourly_usd;
 	double		 baseline_usd;
+	/* The Compute Engine reservation the attempt consumes, or NULL
+	 * (doc/DESIGN.md "Reservations"); stored, so a re-launch after a
+	 * restart names it again. */
+	char		*reservation;
 };
 
 struct store_event {

@@ -352,6 +352,9 @@ gcp_conf_dup_site(struct gcp_conf *c, const struct gcp_conf *src)
 	c->labels = gcp_dup_list(src->labels, src->nlabels);
 	c->nlabels = c->labels != NULL ? src->nlabels : 0;
 	c->kms_key = gcp_dup_str(src->kms_key);
+	c->reservations = gcp_dup_list(src->reservations,
+	    src->nreservations);
+	c->nreservations = c->reservations != NULL ? src->nreservations : 0;
 }
 
 struct gcp_conf *
@@ -436,6 +439,7 @@ gcp_conf_free(struct gcp_conf *c)
 	free((char *)c->boot_disk_type);
 	gcp_free_list(c->labels, c->nlabels);
 	free((char *)c->kms_key);
+	gcp_free_list(c->reservations, c->nreservations);
 	free(c);
 }
 

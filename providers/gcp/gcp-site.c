@@ -401,6 +401,7 @@ static const char *const gcp_needs_common_apis[] = {
 	NULL };
 static const char *const gcp_needs_common_perms[] = {
 	"compute.regions.get", "compute.acceleratorTypes.list",
+	"compute.reservations.list",	/* DESIGN L.1 */
 	"resourcemanager.projects.get", "serviceusage.services.get", NULL };
 
 static const struct gcp_needs gcp_needs_table[] = {

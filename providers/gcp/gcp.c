@@ -19,6 +19,7 @@
 #include "providers/gcp/auth.h"
 #include "providers/gcp/quota.h"
 #include "providers/gcp/price.h"
+#include "providers/gcp/reservation.h"
 
 struct gcp {
 	uv_loop_t		*loop;
@@ -26,6 +27,7 @@ struct gcp {
 	struct http		*http;
 	struct auth		*auth;
 	struct quota		*quota;
+	struct resv		*resv;
 	struct price		*price;
 };
 
@@ -51,6 +53,9 @@ gcp_new(uv_loop_t *loop, const struct gcp_conf *conf, struct gcp **ret,
 		goto fail;
 	if ((rc = quota_new(g->http, g->conf, &g->quota, cause)) < 0)
 		goto fail;
+	(void)resv_new(g->http, g->conf, &g->resv);
+	/* The pass waits for the quota round; reservations join it. */
+	quota_set_resv(g->quota, g->resv);
 	*ret = g;
 	return 0;
 
@@ -74,6 +79,7 @@ gcp_free(struct gcp *g)
 	if (g->http != NULL)
 		http_cancel_all(g->http);
 	quota_free(g->quota);
+	resv_free(g->resv);
 	price_free(g->price);
 	if (g->http != NULL)
 		http_set_token_source(g->http, NULL);
@@ -99,6 +105,12 @@ struct quota *
 gcp_quota(struct gcp *g)
 {
 	return g->quota;
+}
+
+struct resv *
+gcp_resv(struct gcp *g)
+{
+	return g->resv;
 }
 
 struct price *

@@ -21,6 +21,7 @@ struct uv_loop_s;
 struct http;
 struct auth;
 struct quota;
+struct resv;
 struct price;
 
 /* The APIs gpuq calls; each has its own base URL and request budget. */
@@ -133,6 +134,12 @@ struct gcp_conf {
 	size_t		  nlabels;
 	const char	 *kms_key;		/* projects/P/locations/L/
 						   keyRings/K/cryptoKeys/C */
+
+	/* [gcp] reservations (reservation.h): {"auto"}, {"none"} or the
+	 * names of the Compute Engine reservations jobs may use; NULL is
+	 * "auto". */
+	const char *const *reservations;
+	size_t		  nreservations;
 };
 
 /* The OAuth scope of every token gpuq asks for, and of its VMs. */
@@ -269,6 +276,9 @@ void		 gcp_free(struct gcp *);
 struct http	*gcp_http(struct gcp *);
 struct auth	*gcp_auth(struct gcp *);
 struct quota	*gcp_quota(struct gcp *);
+/* The project's reservations (reservation.h), refreshed with the
+ * quotas. */
+struct resv	*gcp_resv(struct gcp *);
 struct price	*gcp_price(struct gcp *);
 /* The copied configuration, with strings owned by G. */
 const struct gcp_conf *gcp_conf(struct gcp *);

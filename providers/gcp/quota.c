@@ -36,6 +36,7 @@
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
 #include "providers/gcp/quota.h"
+#include "providers/gcp/reservation.h"
 
 #define QUOTA_ZONES_TTL		3600	/* s; zones and GPUs change slowly */
 #define QUOTA_COMPUTE_PAGE	500	/* maxResults maximum (0.2) */
@@ -157,6 +158,7 @@ struct quota {
 	time_t			 done_at;	/* last round's end */
 	void			(*listener)(void *);
 	void			*listener_arg;
+	struct resv		*resv;		/* borrowed, or NULL */
 };
 
 static void	quota_req_send(struct quota_req *, const char *token);
@@ -1020,6 +1022,46 @@ quota_chain_start(struct quota *q, enum quota_req_kind kind,
 	quota_req_send(rq, NULL);
 }
 
+void
+quota_set_resv(struct quota *q, struct resv *rv)
+{
+	q->resv = rv;
+}
+
+/* The reservations chain of a round ended. */
+static void
+quota_on_resv(int error, const char *cause, void *arg)
+{
+	struct quota	*q = arg;
+
+	q->inflight--;
+	if (q->dead) {
+		quota_maybe_free(q);
+		return;
+	}
+	if (error < 0 && q->error == NULL)
+		q->error = xstrdup(cause != NULL ? cause : "reading "
+		    "reservations failed");
+	if (--q->round == 0)
+		quota_round_done(q);
+}
+
+/* Start the reservations chain when its reading is due. */
+static void
+quota_resv_start(struct quota *q, int force)
+{
+	if (q->resv == NULL || !resv_enabled(q->resv))
+		return;
+	q->round++;
+	q->inflight++;
+	if (resv_refresh(q->resv, force, (uint64_t)q->conf->quota_ttl * 1000,
+	    quota_on_resv, q) != 0) {
+		/* Fresh (or busy, or cannot start): nothing to wait for. */
+		q->round--;
+		q->inflight--;
+	}
+}
+
 int
 quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 {
@@ -1101,6 +1143,7 @@ quota_refresh(struct quota *q, int force, quota_cb cb, void *arg)
 				quota_chain_start(q, QR_VERTEX_JOBS,
 				    q->conf->regions[i]);
 		}
+		quota_resv_start(q, force);
 		if (q->round == 1) {
 			/* Nothing was due, or nothing could start. */
 			q->round = 0;

@@ -83,6 +83,12 @@ void	 quota_free(struct quota *);
 int	 quota_refresh(struct quota *, int force, quota_cb cb, void *arg);
 /* Read REGION again at the next refresh (NULL: everything). */
 void	 quota_invalidate(struct quota *, const char *region);
+/*
+ * Refresh RV (reservation.h; borrowed, outlives Q's round) in every
+ * round, as one more chain, when its reading is older than quota_ttl.
+ */
+struct resv;
+void	 quota_set_resv(struct quota *, struct resv *rv);
 /* CB(ARG) after every refresh (the scheduler's wake-up). */
 void	 quota_set_listener(struct quota *, void (*cb)(void *), void *arg);
 

@@ -38,6 +38,7 @@ WANTED = {
         "compute.resourcePolicies.insert", "compute.resourcePolicies.get",
         "compute.resourcePolicies.delete",
         "compute.regionOperations.get", "compute.regionOperations.wait",
+        "compute.reservations.aggregatedList",
     ]),
     "batch": ("batch.v1.json", [
         "batch.projects.locations.jobs.create",

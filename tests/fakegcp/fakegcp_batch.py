@@ -111,7 +111,7 @@ class BatchJob(Resource):
     def quota_use(self):
         """(vCPUs per VM, VMs) the job's VMs hold against Compute quotas
         (fakegcp_quota.py): none while QUEUED."""
-        if self.jstate == "QUEUED":
+        if self.jstate == "QUEUED" or getattr(self, "resv_key", None):
             return None
         return (cat.machine_info(self.machine) or (2, 8))[0], \
             self.task_count
@@ -209,6 +209,11 @@ class BatchJob(Resource):
                 self._hold(t, why)
                 return
         self._job_state(t, "SCHEDULED")
+        if getattr(self, "resv_key", None):
+            # its reservation holds the VMs and their quota
+            self.zone = self.resv_key[0]
+            f.at(t + f.cfg["provision_seconds"], self._start_task)
+            return
         zones = self.candidate_zones()
         if not zones:
             self._resource_error(t, "CODE_GCE_INVALID_VALUE",
@@ -488,6 +493,8 @@ class Batch:
         job = BatchJob(f, p, r, jid, json.loads(json.dumps(b)), now)
         if job.flex:
             flexmod.check_batch(job.machine, job.max_run)
+        import fakegcp_reservation
+        job.resv_key = fakegcp_reservation.check_batch(f, p, r, pol, job)
         f.batch[(p, r, jid)] = job
         if rid:
             f.batch_request_ids[(p, rid)] = job

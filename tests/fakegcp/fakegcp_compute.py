@@ -152,7 +152,9 @@ class Instance(Resource):
 
     def quota_use(self):
         """(vCPUs, VMs) this VM holds against Compute quotas
-        (fakegcp_quota.py)."""
+        (fakegcp_quota.py); None in a reservation, which holds them."""
+        if getattr(self, "resv_key", None):
+            return None
         return self.vcpus, 1
 
     def machine_name(self):
@@ -655,13 +657,19 @@ class Compute:
             raise ApiError(409, "The resource 'projects/%s/zones/%s/"
                            "instances/%s' already exists" % (p, z, name),
                            "alreadyExists")
+        import fakegcp_reservation      # it imports this module
+        resv = fakegcp_reservation.check_insert(
+            f, p, z, b, mt.rsplit("/", 1)[-1], gpu, count, spot)
         link = COMPUTE_LINK + "projects/%s/zones/%s/instances/%s" % (p, z,
                                                                      name)
         opsec = f.cfg["op_seconds"]
         op = Operation(f, p, z, "insert", link, now, now + opsec * 0.25,
                        now + opsec, request_id=rid)
-        quota = f.compute_quota_check(p, region, gpu, count, info[0],
-                                      spot or flex, mt.rsplit("/", 1)[-1])
+        # a reserved VM draws on its reservation, not on quota or on the
+        # zone's free capacity
+        quota = None if resv else f.compute_quota_check(
+            p, region, gpu, count, info[0], spot or flex,
+            mt.rsplit("/", 1)[-1])
         if quota and f.cfg["compute_quota_error"] != "operation":
             msg, metric, lim, qreg = quota
             raise ApiError(403, msg, "quotaExceeded")
@@ -681,7 +689,7 @@ class Compute:
                                     "errorDetails": [{"quotaInfo": qi}]}]}
             op.http_status = 403
             return op.to_json(now)
-        so = f.stocked_out(z, gpu, spot) if gpu else None
+        so = f.stocked_out(z, gpu, spot) if gpu and not resv else None
         if so:
             code = "ZONE_RESOURCE_POOL_EXHAUSTED"
             msg = ("The zone 'projects/%s/zones/%s' does not have enough "
@@ -719,6 +727,7 @@ class Compute:
             return op.to_json(now)
         body = json.loads(json.dumps(b))
         inst = Instance(f, p, z, body, now, info[0], gpu, count, spot)
+        inst.resv_key = resv
         op.target_id = inst.id
         f.instances[(p, z, name)] = inst
         prov = f.cfg["provision_seconds"]

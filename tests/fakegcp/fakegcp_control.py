@@ -129,6 +129,9 @@ class Control:
                             any(z not in cat.ZONE_REGION for z in v)):
                         raise ApiError(400, "unreachable_zones: give a list "
                                        "of known zones (not %r)" % (v,))
+                    if k == "reservations":
+                        import fakegcp_reservation
+                        fakegcp_reservation.check_cfg(v)
                     if k == "boot_image" and v not in (
                             "ready", "deprecated", "missing"):
                         raise ApiError(400, "boot_image: give \"ready\", "

@@ -102,6 +102,8 @@ class QuotaBook:
         for (p, reg, m), v in self.base_usage.items():
             if p == project:
                 add((reg, m), v)
+        import fakegcp_reservation      # it imports fakegcp_compute
+        fakegcp_reservation.usage(self, project, add)
         return use
 
     def compute_quota_check(self, project, region, gpu, count, vcpus, spot,

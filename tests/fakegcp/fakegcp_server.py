@@ -19,6 +19,7 @@ import fakegcp_billing
 import fakegcp_cloudquotas
 import fakegcp_compute
 import fakegcp_policy
+import fakegcp_reservation
 import fakegcp_fields as fields
 import fakegcp_iam
 import fakegcp_project
@@ -32,7 +33,8 @@ import fakegcp_vertex
 from fakegcp_errors import HTML_404, LEGACY_APIS, ApiError, OAuthError
 
 # the API modules whose routes() make the route table, in matching order
-API_MODULES = (fakegcp_compute, fakegcp_policy, fakegcp_cloudquotas,
+API_MODULES = (fakegcp_compute, fakegcp_reservation, fakegcp_policy,
+               fakegcp_cloudquotas,
                fakegcp_batch, fakegcp_vertex, fakegcp_billing,
                fakegcp_storage, fakegcp_iam, fakegcp_serviceusage,
                fakegcp_logging, fakegcp_sts)

@@ -41,6 +41,10 @@ DEFAULT_CFG = {
     # zones aggregated lists cannot reach: listed in `unreachables` with
     # returnPartialSuccess=true, else the list fails with 503
     "unreachable_zones": [],
+    # the project's Compute Engine reservations (fakegcp_reservation.py):
+    # [{name, zone, machine_type, gpu, gpu_count, count,
+    #   specific_reservation_required, status}]
+    "reservations": [],
     # Batch with too little capacity or quota: "fail" the job at once with
     # the CODE_GCE_* error, or "queue": keep it QUEUED, saying why in a
     # status event, and look again every batch_queue_recheck simulated s

@@ -341,7 +341,9 @@ class Vertex:
         if job.flex:
             job.flex_valid = flexmod.check_vertex(
                 job.gpu, spec.get("scheduling") or {})
-        if job.vq:
+        import fakegcp_reservation
+        job.resv_key = fakegcp_reservation.check_vertex(f, p, r, ms, job)
+        if job.vq and not job.resv_key:
             qspot = job.spot or job.flex
             metric = f.vertex_metric(job.vq, qspot)
             use = sum(j.gpu_count * j.replicas for j in f.vertex.values()

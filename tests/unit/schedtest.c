@@ -19,7 +19,8 @@
 #include "providers/provider.h"
 #include "tests/unit/schedtest.h"
 
-static const struct provider st_gce = { .name = "gce", .picks_zone = 0 };
+static const struct provider st_gce = { .name = "gce", .picks_zone = 0,
+    .reservations = 1 };
 static const struct provider st_batch = { .name = "batch", .picks_zone = 1 };
 static const struct provider st_vertex = { .name = "vertex",
     .picks_zone = 1 };

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "providers/gcp/gcp.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "tests/unit/provtest.h"
@@ -666,6 +667,40 @@ test_batch_gang_wrapper_ranks(void **state)
 	json_decref(b);
 }
 
+/*
+ * policy.reservation (DESIGN L.2): the reservation's resource name for a
+ * launch into it, in its zone; NO_RESERVATION for every other launch.
+ */
+static void
+test_batch_body_reservation(void **state)
+{
+	struct provtest	*f = *state;
+	struct gcp_conf	 site;
+	json_t		*b = NULL;
+
+	memset(&site, 0, sizeof site);
+	site.project = "proj";
+	f->l.site = &site;
+	f->l.spot = 0;
+	f->l.zone = "us-central1-b";
+	f->l.reservation = "team-t4";
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "allocationPolicy.instances.0.policy.reservation"),
+	    "projects/proj/zones/us-central1-b/reservations/team-t4");
+	assert_string_equal(provtest_str(b,
+	    "allocationPolicy.location.allowedLocations.0"),
+	    "zones/us-central1-b");
+	json_decref(b);
+	b = NULL;
+	f->l.reservation = NULL;
+	assert_int_equal(batch_job_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "allocationPolicy.instances.0.policy.reservation"),
+	    "NO_RESERVATION");
+	json_decref(b);
+	f->l.site = NULL;
+}
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
 /* Flex-start (API-NOTES K.3): provisioningModel FLEX_START in the
@@ -700,6 +735,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		BODY(test_batch_body_fields),
 		BODY(test_batch_body_flex),
+		BODY(test_batch_body_reservation),
 		BODY(test_batch_body_zone_standard_implicit_gpu),
 		BODY(test_batch_body_secret_env),
 		BODY(test_batch_body_invalid),

@@ -433,6 +433,40 @@ test_conf_cross_checks(void **state)
 	free(cause);
 }
 
+/* [gcp] reservations: auto or none alone, or reservation names. */
+static void
+test_conf_reservations(void **state)
+{
+	struct fixture	*fx = *state;
+	struct conf	 c;
+	char		*cause = NULL;
+
+	write_conf(fx, "[gcp]\nreservations = team-a100, b2\n");
+	assert_int_equal(conf_load(&c, fx->path, 1, &cause), 0);
+	assert_int_equal(c.reservations.n, 2);
+	assert_string_equal(c.reservations.v[1], "b2");
+	conf_done(&c);
+	write_conf(fx, "[daemon]\n");
+	assert_int_equal(conf_load(&c, fx->path, 1, &cause), 0);
+	assert_int_equal(c.reservations.n, 1);
+	assert_string_equal(c.reservations.v[0], "auto");
+	conf_done(&c);
+	cause = load_fails(fx, "[gcp]\nreservations = auto, team-a\n",
+	    -EINVAL, 0);
+	assert_non_null(strstr(cause, "[gcp] reservations: \"auto\" must "
+	    "stand alone"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nreservations = Team_A\n", -EINVAL, 0);
+	assert_non_null(strstr(cause, "[gcp] reservations: \"Team_A\" is not "
+	    "a reservation name"));
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nreservations = ../x\n", -EINVAL, 0);
+	free(cause);
+	cause = load_fails(fx, "[gcp]\nreservations =\n", -EINVAL, 0);
+	assert_non_null(strstr(cause, "[gcp] reservations is empty"));
+	free(cause);
+}
+
 static void
 test_conf_set_unknown(void **state)
 {
@@ -829,6 +863,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_conf_long_line, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_conf_reservations,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conf_cross_checks, setup,
 		    teardown),
 		cmocka_unit_test(test_conf_set_unknown),

@@ -242,8 +242,8 @@ test_convert_refusals(void **state)
 	assert_refused("vertex", POOL "containerSpec: {imageUri: a/b:1}}]\n"
 	    "scheduling: {timeout: 1.5s}", "scheduling.timeout:");
 	assert_refused("vertex", POOL "containerSpec: {imageUri: a/b:1}}]\n"
-	    "scheduling: {strategy: FLEX_START}", "scheduling.strategy: "
-	    "\"FLEX_START\" is not offered");
+	    "scheduling: {strategy: LOW_COST}", "scheduling.strategy: "
+	    "\"LOW_COST\" is not offered");
 	/* Both kinds of code in one pool. */
 	assert_refused("vertex", POOL "containerSpec: {imageUri: a/b:1}, "
 	    "pythonPackageSpec: {executorImageUri: a/b:1}}]",

@@ -154,7 +154,6 @@ test_gce_body_standard_a2(void **state)
 	assert_null(provtest_at(b, "guestAccelerators"));
 	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
 	    "STANDARD");
-	assert_null(provtest_at(b, "scheduling.maxRunDuration"));
 	job = json_loads(metadata(b, "gpuq-job"), 0, NULL);
 	assert_int_equal(json_array_size(json_object_get(job, "command")), 0);
 	assert_int_equal(json_object_size(json_object_get(job, "env")), 0);
@@ -207,11 +206,48 @@ test_gce_body_flex(void **state)
 	    "scheduling.maxRunDuration.seconds")), 3600 + 3600);
 	json_decref(b);
 
-	/* Standard and Spot bodies carry none of it. */
+	/* Standard and Spot bodies carry none of it (and, like every
+	 * launch outside a reservation, NO_RESERVATION). */
 	f->l.capacity = CAPACITY_STANDARD;
 	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
 	assert_null(provtest_at(b, "params"));
-	assert_null(provtest_at(b, "reservationAffinity"));
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"), "NO_RESERVATION");
+	json_decref(b);
+}
+
+/*
+ * A launch into a reservation names it with SPECIFIC_RESERVATION and
+ * Google's by-name key (DESIGN L.2), standard; any other launch says
+ * NO_RESERVATION, so it never eats a reservation unpriced.
+ */
+static void
+test_gce_body_reservation(void **state)
+{
+	struct provtest	*f = *state;
+	json_t		*b = NULL;
+
+	f->l.spot = 0;
+	f->l.reservation = "team-t4";
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"),
+	    "SPECIFIC_RESERVATION");
+	assert_string_equal(provtest_str(b, "reservationAffinity.key"),
+	    "compute.googleapis.com/reservation-name");
+	assert_int_equal(json_array_size(provtest_at(b,
+	    "reservationAffinity.values")), 1);
+	assert_string_equal(json_string_value(json_array_get(provtest_at(b,
+	    "reservationAffinity.values"), 0)), "team-t4");
+	assert_string_equal(provtest_str(b, "scheduling.provisioningModel"),
+	    "STANDARD");
+	json_decref(b);
+	b = NULL;
+	f->l.reservation = NULL;
+	assert_int_equal(gce_instance_body(&f->l, &b, NULL), 0);
+	assert_string_equal(provtest_str(b,
+	    "reservationAffinity.consumeReservationType"), "NO_RESERVATION");
+	assert_null(provtest_at(b, "reservationAffinity.values"));
 	json_decref(b);
 }
 
@@ -680,6 +716,7 @@ main(void)
 		BODY(test_gce_body_fields),
 		BODY(test_gce_body_python_package),
 		BODY(test_gce_body_standard_a2),
+		BODY(test_gce_body_reservation),
 		BODY(test_gce_body_needs_zone),
 		BODY(test_gce_body_gang_node),
 		BODY(test_gce_gang_placement_policy),

@@ -470,10 +470,114 @@ test_offer_shape_key(void **state)
 	json_decref(a);
 }
 
+/*
+ * Reserved offers (doc/DESIGN.md "Reservations"): a reservation with a
+ * free VM is rank 1 at $0 and λ 0, ahead of a cheaper Spot offer, in its
+ * own zone, standard; a full one, one too small for a gang, one in a
+ * region the job leaves out, and every one for spot: require are no
+ * offer; a service that takes no reservation (this market's vertex)
+ * gets none.
+ */
+static void
+test_offer_reserved(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	struct sched_resv	 r[3];
+	int			 k;
+
+	(void)state;
+	two_regions(&t, "gce,vertex");
+	st_price(&t, "gce", "us-central1", 1, 0.10);
+	memset(r, 0, sizeof r);
+	sched_name(r[0].name, "pool");
+	sched_name(r[0].zone, "us-central1-b");
+	sched_name(r[0].region, "us-central1");
+	r[0].free_vms = 1;
+	r[0].count = 2;
+	r[1] = r[0];
+	sched_name(r[1].name, "full");
+	r[1].free_vms = 0;
+	r[2] = r[0];
+	sched_name(r[2].name, "far");
+	sched_name(r[2].zone, "europe-west4-a");
+	sched_name(r[2].region, "europe-west4");
+	t.m.resv = r;
+	t.m.nresv = 3;
+	sh = st_shape(&t, T4_ANY "}");
+	assert_string_equal(sh->offers[0].reservation, "pool");
+	assert_string_equal(sh->offers[0].prov->name, "gce");
+	assert_string_equal(sh->offers[0].zone, "us-central1-b");
+	assert_int_equal(sh->offers[0].spot, 0);
+	assert_float_equal(sh->offers[0].hourly, 0, 0);
+	assert_float_equal(sh->offers[0].per_hour, 0, 0);
+	assert_float_equal(sh->offers[0].lambda, 0, 0);
+	assert_int_equal(sh->offers[0].resv_free, 1);
+	/* Spot at $0.10/h comes next; the full reservation is set aside
+	 * (for a plan to show) and the far one is no offer at all. */
+	assert_int_equal(sh->offers[1].spot, 1);
+	assert_string_equal(sh->offers[1].reservation, "");
+	for (k = 1; k < (int)sh->nok; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	k = (int)sh->nok;
+	assert_string_equal(sh->offers[k].reservation, "full");
+	assert_int_equal(sh->offers[k].reason, SCHED_X_QUOTA);
+	for (k++; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* A gang of two needs two free VMs: no usable reserved offer. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"allow\",\"nodes\":2}");
+	for (k = 0; k < (int)sh->nok; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	assert_string_equal(sh->offers[sh->nok].reservation, "pool");
+	assert_int_equal(sh->offers[sh->nok].reason, SCHED_X_QUOTA);
+	sched_offer_shape_free(sh);
+
+	/* spot: require never gets one. */
+	sh = st_shape(&t, "{\"accelerator\":{\"type\":\"nvidia-tesla-t4\","
+	    "\"count\":1},\"machine_type\":\"n1-standard-8\","
+	    "\"spot\":\"require\"}");
+	for (k = 0; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* Only vertex allowed: this market's takes no reservation. */
+	sh = st_shape(&t, T4_STD ",\"providers\":[\"vertex\"]}");
+	for (k = 0; k < (int)sh->n; k++)
+		assert_string_equal(sh->offers[k].reservation, "");
+	sched_offer_shape_free(sh);
+
+	/* Only the full reservation usable: the why names it. */
+	st_init(&t, "gce", 0.1);
+	st_zone(&t, "us-central1-b", "us-central1", 4);
+	t.m.resv = &r[1];
+	t.m.nresv = 1;
+	sh = st_shape(&t, T4_STD "}");		/* no price: NO_PRICE */
+	assert_int_equal(sh->nok, 0);
+	assert_string_equal(sh->why, "reservation full in us-central1-b has "
+	    "no free VM for 1\xc3\x97nvidia-tesla-t4, and no other offer is "
+	    "usable");
+	sched_offer_shape_free(sh);
+
+	/* A service without a quota metric for the GPU cannot take it. */
+	st_price(&t, "gce", "us-central1", 0, -1);
+	sh = st_shape(&t, T4_STD "}");
+	for (k = 0; k < (int)sh->n &&
+	    strcmp(sh->offers[k].reservation, "full") != 0; k++)
+		;
+	assert_true(k < (int)sh->n);
+	assert_int_equal(sh->offers[k].reason, SCHED_X_NO_METRIC);
+	sched_offer_shape_free(sh);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(test_offer_reserved),
 		cmocka_unit_test(test_offer_rank_order),
 		cmocka_unit_test(test_offer_exclusions),
 		cmocka_unit_test(test_offer_cooldown_picks_zone),

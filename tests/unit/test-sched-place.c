@@ -109,6 +109,53 @@ test_place_takes_cheapest(void **state)
 	sched_verdict_done(&v);
 }
 
+/*
+ * A reserved offer draws on its reservation's bucket alone, counted in
+ * GPUs from the free VMs: once a launch takes the last one (sched.c
+ * counts the bucket down), the next job of the pass goes elsewhere,
+ * even with no quota left, which the reservation never needed.
+ */
+static void
+test_place_reservation_claimed_in_pass(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_resv	 r;
+	struct sched_verdict	 v;
+	struct sched_bucket	*b;
+
+	memset(&r, 0, sizeof r);
+	sched_name(r.name, "pool");
+	sched_name(r.zone, "r2-a");
+	sched_name(r.region, "r2");
+	r.free_vms = 1;
+	r.count = 3;
+	f->t.m.resv = &r;
+	f->t.m.nresv = 1;
+	st_build(&f->t, f->sh);
+	sched_place_reset(&f->ctx);
+	sched_place_buckets(&f->ctx, f->sh);
+	bucket(f, "r2", "NVIDIA_T4_GPUS", 0, 4);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_non_null(v.offer);
+	assert_string_equal(v.offer->reservation, "pool");
+	assert_int_equal(v.offer->all_b, -1);
+	assert_int_equal(v.offer->cpu_b, -1);
+	b = &f->ctx.b[v.offer->gpu_b];
+	assert_string_equal(b->metric, "reservation pool");
+	assert_string_equal(b->region, "r2-a");
+	assert_float_equal(b->free, 1, 0);
+	assert_float_equal(b->limit, 3, 0);
+	b->free -= 1;			/* as sched_launch_start() does */
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_string_equal(v.offer->reservation, "");
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+	f->t.m.resv = NULL;
+	f->t.m.nresv = 0;
+}
+
 /* The why of each blocking reason. */
 static void
 test_place_whys(void **state)
@@ -368,6 +415,8 @@ int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_place_reservation_claimed_in_pass, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_takes_cheapest,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_whys, setup,

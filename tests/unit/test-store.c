@@ -863,6 +863,7 @@ test_store_attempt_insert(void **state)
 	fill_attempt(&a, id, 0);
 	a.created = 0;
 	a.capacity = "flex";
+	a.reservation = "team-t4";	/* kept for a re-launch */
 	assert_int_equal(store_attempt_insert(fx->st, &a, &cause), 0);
 	assert_int_equal(a.number, 2);
 	assert_true(a.created > 1000);
@@ -889,6 +890,8 @@ test_store_attempt_insert(void **state)
 	assert_null(got[0]->capacity);
 	assert_string_equal(got[1]->capacity, "flex");
 	assert_int_equal(got[1]->spot, 0);
+	assert_null(got[0]->reservation);
+	assert_string_equal(got[1]->reservation, "team-t4");
 	attempts_free(got);
 
 	fill_attempt(&a, id + 1, 0);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "providers/gcp/gcp.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
 #include "tests/unit/provtest.h"
@@ -544,6 +545,44 @@ test_vertex_gang_wrapper_ranks(void **state)
 	json_decref(b);
 }
 
+/*
+ * machineSpec.reservationAffinity (DESIGN L.2): SPECIFIC_RESERVATION,
+ * the by-name key and the reservation's resource name; none otherwise.
+ */
+static void
+test_vertex_body_reservation(void **state)
+{
+	struct provtest	*f = *state;
+	struct gcp_conf	 site;
+	json_t		*b = NULL, *ra;
+
+	memset(&site, 0, sizeof site);
+	site.project = "proj";
+	f->l.site = &site;
+	f->l.spot = 0;
+	f->l.zone = "us-central1-b";
+	f->l.reservation = "team-t4";
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	ra = provtest_at(b,
+	    "jobSpec.workerPoolSpecs.0.machineSpec.reservationAffinity");
+	assert_non_null(ra);
+	assert_string_equal(json_string_value(json_object_get(ra,
+	    "reservationAffinityType")), "SPECIFIC_RESERVATION");
+	assert_string_equal(json_string_value(json_object_get(ra, "key")),
+	    "compute.googleapis.com/reservation-name");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    ra, "values"), 0)),
+	    "projects/proj/zones/us-central1-b/reservations/team-t4");
+	json_decref(b);
+	b = NULL;
+	f->l.reservation = NULL;
+	assert_int_equal(vertex_job_body(&f->l, &b, NULL), 0);
+	assert_null(provtest_at(b,
+	    "jobSpec.workerPoolSpecs.0.machineSpec.reservationAffinity"));
+	json_decref(b);
+	f->l.site = NULL;
+}
+
 /* A test of a body builder, on a fresh fixture. */
 #define BODY(f)	cmocka_unit_test_setup_teardown(f, setup, provtest_teardown)
 
@@ -582,6 +621,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		BODY(test_vertex_body_fields),
 		BODY(test_vertex_body_flex),
+		BODY(test_vertex_body_reservation),
 		BODY(test_vertex_body_python_package),
 		BODY(test_vertex_body_standard_minimal),
 		BODY(test_vertex_body_output_slashes),
