@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""bench/memory.py: gpuqd's memory per running job, per service.
+
+    /usr/bin/python3 bench/memory.py [--builddir DIR] [--jobs 10000]
+        [--services gce,batch,vertex] [--cycles 5] [--keep]
+
+For each service, a fresh fakegcp and gpuqd (poll_interval 1 s,
+log_level info) with nothing to do (it lists nothing then) are left for
+CYCLES seconds and gpuqd's resident set is read: RSS idle. Then N jobs are submitted held,
+gpuqd is stopped, one running resource per job is made in the fake
+(POST /_fake/instances with the job's labels: a Compute Engine VM, a
+Batch job or a Vertex AI custom job) and the matching attempt rows and
+running states are written into gpuq.db with sqlite3 (as bench/poll.py
+--method direct does; this leans on store/store-schema.c and bypasses
+the scheduler), and gpuqd is started again: it adopts them and polls
+them over the real HTTP API. After CYCLES more complete poll cycles
+(a cycle runs from one first-page list call to the next) it prints:
+  - RSS idle and RSS with N running (VmRSS from /proc, the median of
+    samples taken every 100 ms over the last cycles; the max too);
+  - bytes per running job: (RSS running - RSS idle) / N;
+  - the service's list calls per poll cycle (its pages: Compute Engine
+    500 instances a page, Batch and Vertex AI 100 a page) and every
+    call per cycle, which must not grow with N beyond the pages.
+Target (issue 18): at most 1 KiB per running job above the idle daemon.
+
+At 10,000 jobs per service on a 2-core machine a service takes about
+two to four minutes, most of it the fake making 10,000 resources and
+listing them (at 10,000 the fake takes seconds per poll cycle).
+"""
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP_SRCDIR = os.path.dirname(HERE)
+
+
+def setup_path(builddir):
+    os.environ["top_srcdir"] = TOP_SRCDIR
+    os.environ["top_builddir"] = os.path.abspath(builddir)
+    sys.path.insert(0, os.path.join(TOP_SRCDIR, "tests", "integration"))
+
+
+REGION, ZONE = "us-central1", "us-central1-a"
+LONG = 10 ** 8          # simulated seconds of work: never finishes
+LIST = {
+    "gce": "compute.instances.aggregatedList",
+    "batch": "batch.projects.locations.jobs.list",
+    "vertex": "aiplatform.projects.locations.customJobs.list",
+}
+PAGE = {"gce": 500, "batch": 100, "vertex": 100}
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def counts(c):
+    return c.request({"op": "list", "state": "all", "limit": 1})["counts"]
+
+
+def fill(c, cu, svc, n):
+    """N running attempts of SVC, made directly (see the module
+    comment). Returns the seconds it took."""
+    spec = cu.job_spec(providers=[svc], work=LONG, ckpt=LONG,
+                       spot="never", name="mem")
+    t0 = time.monotonic()
+    ids = c.submit(*[spec] * n, hold=True)
+    ids = ids if isinstance(ids, list) else [ids]
+    install = c.install
+    c.gpuqd.stop()
+    now = int(time.time())
+    rows = []
+    for jid in ids:
+        res = "gpuq-%s-%d-1" % (install, jid)
+        labels = {"gpuq-install": install, "gpuq-job": str(jid),
+                  "gpuq-attempt": "1"}
+        body = {"service": cu.SERVICE[svc], "count": 1,
+                "gpu": "nvidia-tesla-t4", "gpu_count": 1,
+                "labels": labels, "names": [res]}
+        if svc == "gce":
+            body.update(zone=ZONE, machine_type="n1-highmem-4")
+        else:
+            body.update(region=REGION)
+        if svc == "vertex":
+            labels["gpuq-resource"] = res
+        c.ctl("/_fake/instances", body)
+        rows.append((jid, res))
+    db = sqlite3.connect(os.path.join(c.gpuqd.state_dir, "gpuq.db"))
+    with db:
+        for jid, name in rows:
+            db.execute(
+                "INSERT INTO attempts (job_id, number, state, provider,"
+                " region, zone, machine_type, gpu, gpu_count, resource,"
+                " spot, hourly_usd, created, started) VALUES"
+                " (?, 1, 2, ?, ?, ?, 'n1-highmem-4', 'nvidia-tesla-t4',"
+                " 1, ?, 0, ?, ?, ?)",
+                (jid, svc, REGION, ZONE if svc == "gce" else None, name,
+                 cu.t4_hourly(REGION), now, now))
+            db.execute("UPDATE jobs SET state = 4, attempts = 1, why = NULL,"
+                       " updated = ? WHERE id = ?", (now, jid))
+    db.close()
+    c.gpuqd.start()
+    return time.monotonic() - t0
+
+
+def steady(c, svc, cycles, timeout):
+    """Wait for CYCLES + 1 complete poll cycles of SVC; sample VmRSS every
+    100 ms over the last CYCLES. Returns (median KiB, max KiB, calls per
+    cycle by method, cycles counted)."""
+    c.ctl("/_fake/counters/reset", {})
+    pid = c.gpuqd.pid
+    samples = []
+    firsts = []
+    reqs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        samples.append((time.time(), rss_kib(pid)))
+        if len(samples) % 10 == 0:
+            reqs = c.requests()
+            firsts = [r["real_time"] for r in reqs
+                      if r["method_id"] == LIST[svc] and
+                      "pageToken" not in (r.get("query") or "")]
+            if len(firsts) >= cycles + 2:
+                break
+        time.sleep(0.1)
+    if len(firsts) < 3:
+        sys.exit("bench/memory: %s: fewer than 3 poll cycles in %.0f s; "
+                 "gpuqd log %s" % (svc, timeout, c.gpuqd.log))
+    t0, t1 = firsts[1], firsts[-1]
+    n = len(firsts) - 2
+    calls = {}
+    for r in reqs:
+        if t0 <= r["real_time"] < t1:
+            calls[r["method_id"]] = calls.get(r["method_id"], 0) + 1
+    rss = [k for t, k in samples if t0 <= t <= t1] or [samples[-1][1]]
+    return statistics.median(rss), max(rss), \
+        {m: v / n for m, v in sorted(calls.items())}, n
+
+
+def settle(c, seconds):
+    """The idle daemon lists nothing (no live attempt, no poll): its
+    VmRSS, median and max over SECONDS, sampled every 100 ms."""
+    counts(c)
+    rss = []
+    t1 = time.monotonic() + seconds
+    while time.monotonic() < t1:
+        rss.append(rss_kib(c.gpuqd.pid))
+        time.sleep(0.1)
+    return statistics.median(rss), max(rss)
+
+
+def one(cu, svc, n, args):
+    c = cu.Cloud(speed=args.speed, providers=(svc,), regions=(REGION,),
+                 log_level="info")
+    try:
+        idle, idle_max = settle(c, args.cycles)
+        took = fill(c, cu, svc, n)
+        time.sleep(2)
+        k = counts(c)
+        if k.get("running", 0) != n:
+            sys.exit("bench/memory: %s: after the fill gpuqd shows %r, not "
+                     "%d running; gpuqd log %s" % (svc, k, n, c.gpuqd.log))
+        run, run_max, calls, cycles = steady(c, svc, args.cycles, 600)
+        k = counts(c)
+        if k.get("running", 0) != n:
+            sys.exit("bench/memory: %s: %r while measuring, not %d running;"
+                     " gpuqd log %s" % (svc, k, n, c.gpuqd.log))
+        per = (run - idle) * 1024 / n
+        print("%-6s %6d running: RSS idle %6.1f MiB, running %6.1f MiB "
+              "(max %.1f) | %7.0f bytes per running job | %.1f list calls "
+              "per poll (%d a page), %.1f calls in all | fill %.0f s, "
+              "%d cycles" % (
+                  svc, n, idle / 1024, run / 1024, run_max / 1024, per,
+                  calls.get(LIST[svc], 0), PAGE[svc], sum(calls.values()),
+                  took, cycles), flush=True)
+        others = {m: v for m, v in calls.items() if m != LIST[svc]}
+        if others:
+            print("        other calls per poll: %s" % ", ".join(
+                "%s %.2f" % kv for kv in others.items()), flush=True)
+        return per
+    finally:
+        c.close(keep=args.keep)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1],
+                                 formatter_class=argparse.
+                                 RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--builddir", default=os.environ.get("top_builddir",
+                                                         os.getcwd()))
+    ap.add_argument("--jobs", type=int, default=10000)
+    ap.add_argument("--services", default="gce,batch,vertex")
+    ap.add_argument("--cycles", type=int, default=5)
+    ap.add_argument("--speed", type=float, default=10)
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the directories (logs) afterwards")
+    args = ap.parse_args()
+    setup_path(args.builddir)
+    for prog in ("gpuqd", "gpuq"):
+        if not os.access(os.path.join(args.builddir, prog), os.X_OK):
+            sys.exit("bench/memory: %s/%s is not built" % (args.builddir,
+                                                            prog))
+    import cloudutil as cu
+    t0 = time.monotonic()
+    print("bench/memory: %d running jobs per service, poll_interval 1 s; "
+          "target <= 1024 bytes per running job" % args.jobs, flush=True)
+    worst = 0
+    for svc in args.services.split(","):
+        worst = max(worst, one(cu, svc, args.jobs, args))
+    print("worst: %.0f bytes per running job = %.2f x 1 KiB (%.0f s)" % (
+        worst, worst / 1024, time.monotonic() - t0))
+
+
+if __name__ == "__main__":
+    main()
