@@ -2,7 +2,7 @@
 """bench/memory.py: gpuqd's memory per running job, per service.
 
     /usr/bin/python3 bench/memory.py [--builddir DIR] [--jobs 10000]
-        [--services gce,batch,vertex] [--cycles 5] [--keep]
+        [--services gce,batch,vertex] [--cycles 5] [--gdb] [--keep]
 
 For each service, a fresh fakegcp and gpuqd (poll_interval 1 s,
 log_level info) with nothing to do (it lists nothing then) are left for
@@ -32,6 +32,7 @@ import argparse
 import os
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 
@@ -159,11 +160,52 @@ def settle(c, seconds):
     return statistics.median(rss), max(rss)
 
 
+def probe(c, trim=False):
+    """--gdb: where the memory is, from inside gpuqd: SQLite's own
+    allocations (its page cache is bounded by cache_size, not per job),
+    glibc's heap in use and free, and (TRIM) VmRSS after malloc_trim(0).
+    A list [sqlite, in use, free, arena, mmapped, rss after trim] in
+    bytes, or None."""
+    ex = ["print (long)sqlite3_memory_used()",
+          "print (long)mallinfo2().uordblks",
+          "print (long)mallinfo2().fordblks",
+          "print (long)mallinfo2().arena",
+          "print (long)mallinfo2().hblkhd"]
+    if trim:
+        ex.append("print (int)malloc_trim(0)")
+    argv = ["gdb", "-p", str(c.gpuqd.pid), "-batch", "-nx"]
+    for e in ex:
+        argv += ["-ex", e]
+    out = subprocess.run(argv, capture_output=True, text=True,
+                         timeout=120).stdout
+    v = [int(line.split("=")[1]) for line in out.splitlines()
+         if line.startswith("$")]
+    if len(v) < 5:
+        return None
+    return v[:5] + [rss_kib(c.gpuqd.pid) * 1024]
+
+
+def show_probe(idle, run, n):
+    if idle is None or run is None:
+        print("        (gdb could not read gpuqd)")
+        return
+    mib = 2 ** 20
+    print("        inside gpuqd: SQLite %.1f -> %.1f MiB (%.0f B/job) | "
+          "malloc in use %.1f -> %.1f MiB (%.0f B/job beyond SQLite) | "
+          "free in the heap %.1f -> %.1f MiB | VmRSS after malloc_trim(0) "
+          "%.1f MiB" % (
+              idle[0] / mib, run[0] / mib, (run[0] - idle[0]) / n,
+              idle[1] / mib, run[1] / mib,
+              ((run[1] - run[0]) - (idle[1] - idle[0])) / n,
+              idle[2] / mib, run[2] / mib, run[5] / mib), flush=True)
+
+
 def one(cu, svc, n, args):
     c = cu.Cloud(speed=args.speed, providers=(svc,), regions=(REGION,),
                  log_level="info")
     try:
         idle, idle_max = settle(c, args.cycles)
+        inside = probe(c) if args.gdb else None
         took = fill(c, cu, svc, n)
         time.sleep(2)
         k = counts(c)
@@ -183,6 +225,8 @@ def one(cu, svc, n, args):
                   svc, n, idle / 1024, run / 1024, run_max / 1024, per,
                   calls.get(LIST[svc], 0), PAGE[svc], sum(calls.values()),
                   took, cycles), flush=True)
+        if args.gdb:
+            show_probe(inside, probe(c, trim=True), n)
         others = {m: v for m, v in calls.items() if m != LIST[svc]}
         if others:
             print("        other calls per poll: %s" % ", ".join(
@@ -202,6 +246,9 @@ def main():
     ap.add_argument("--services", default="gce,batch,vertex")
     ap.add_argument("--cycles", type=int, default=5)
     ap.add_argument("--speed", type=float, default=10)
+    ap.add_argument("--gdb", action="store_true",
+                    help="also read SQLite's and malloc's figures from "
+                    "inside gpuqd with gdb")
     ap.add_argument("--keep", action="store_true",
                     help="keep the directories (logs) afterwards")
     args = ap.parse_args()

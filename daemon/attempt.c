@@ -177,7 +177,8 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 /* One live attempt. */
 struct attempt {
 	struct attempts		*at;
-	struct store_attempt	*a;		/* owned copy, kept current */
+	struct store_attempt	*a;		/* copy, kept current, in the
+						   same block (att_entry_new) */
 	const struct provider	*prov;		/* NULL: not enabled */
 	int			 refs;		/* table + calls in flight */
 	int			 dead;		/* out of the table */
@@ -370,6 +371,61 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	    job->state == JOB_FAILED || job->state == JOB_CANCELLED;
 }
 
+/* Copy string S to *P in a packed block, or NULL. */
+static char *
+att_pack_str(char **p, const char *s)
+{
+	char	*d = *p;
+	size_t	 n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s) + 1;
+	memcpy(d, s, n);
+	*p = d + n;
+	return d;
+}
+
+/*
+ * A new entry and its copy of A in one allocation: the struct attempt,
+ * then the struct store_attempt, then its strings. The copy's strings are
+ * never changed in place (only its state, started and billed_start
+ * are), so they can share the block; a daemon with 10,000 running
+ * attempts then pays one malloc chunk per attempt instead of ten, its
+ * header and rounding included (bench/memory.py; doc/DESIGN.md
+ * "Memory"). Freed with free(e) alone.
+ */
+static struct attempt *
+att_entry_new(const struct store_attempt *a)
+{
+	const char		*strs[] = { a->provider, a->region, a->zone,
+				    a->machine_type, a->gpu, a->resource,
+				    a->cloud_id, a->message, a->resumed_from };
+	struct attempt		*e;
+	struct store_attempt	*c;
+	size_t			 len = 0, i;
+	char			*p;
+
+	for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		if (strs[i] != NULL)
+			len += strlen(strs[i]) + 1;
+	e = xcalloc(1, sizeof *e + sizeof *c + len);
+	c = (struct store_attempt *)(e + 1);
+	*c = *a;
+	p = (char *)(c + 1);
+	c->provider = att_pack_str(&p, a->provider);
+	c->region = att_pack_str(&p, a->region);
+	c->zone = att_pack_str(&p, a->zone);
+	c->machine_type = att_pack_str(&p, a->machine_type);
+	c->gpu = att_pack_str(&p, a->gpu);
+	c->resource = att_pack_str(&p, a->resource);
+	c->cloud_id = att_pack_str(&p, a->cloud_id);
+	c->message = att_pack_str(&p, a->message);
+	c->resumed_from = att_pack_str(&p, a->resumed_from);
+	e->a = c;
+	return e;
+}
+
 /* Put a copy of attempt A in the table. */
 static struct attempt *
 att_add(struct attempts *at, const struct store_attempt *a,
@@ -379,10 +435,9 @@ att_add(struct attempts *at, const struct store_attempt *a,
 
 	if ((e = att_find_id(at, a->id)) != NULL)
 		return e;
-	e = xcalloc(1, sizeof *e);
+	e = att_entry_new(a);
 	e->at = at;
 	e->refs = 1;
-	e->a = store_attempt_copy(a);
 	e->prov = cloud_provider(at->cloud, a->provider);
 	e->since_gen = at->gen;
 	e->ckpt_cycle = at->cycle;
@@ -451,7 +506,7 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	store_attempt_free(e->a);
+	/* e->a and its strings are part of E (att_entry_new()). */
 	free(e->ckpt_dir);
 	free(e->ckpt_last);
 	free(e->zone);
