@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/memory.py [--builddir DIR] [--jobs 10000]
         [--services gce,batch,vertex] [--cycles 5] [--gdb] [--keep]
+        [--method direct|launch]
 
 For each service, a fresh fakegcp and gpuqd (poll_interval 1 s,
 log_level info) with nothing to do (it lists nothing then) are left for
@@ -23,9 +24,19 @@ them over the real HTTP API. After CYCLES more complete poll cycles
     call per cycle, which must not grow with N beyond the pages.
 Target (issue 18): at most 1 KiB per running job above the idle daemon.
 
-At 10,000 jobs per service on a 2-core machine a service takes about
-two to four minutes, most of it the fake making 10,000 resources and
-listing them (at 10,000 the fake takes seconds per poll cycle).
+--method launch (Compute Engine only: it sets Compute's quotas) has
+gpuqd launch the N jobs itself through the scheduler instead, which is
+what users do but takes N / 300 minutes (gpuqd spends at most 600
+Compute calls a minute, two per launch). --gdb reads, from inside gpuqd
+at idle and at N running, SQLite's own memory (sqlite3_memory_used:
+its page cache is bounded by cache_size, not per job), malloc's bytes in
+use and free (mallinfo2), and VmRSS after malloc_trim(0).
+
+At 10,000 jobs per service on a 2-core machine (shared) the three
+services take about three and a half minutes: some 30 s for Compute
+Engine and a minute or more for Batch and Vertex AI, most of it the
+fake making 10,000 resources and listing them (100 a page: seconds per
+poll cycle).
 """
 
 import argparse
@@ -111,6 +122,37 @@ def fill(c, cu, svc, n):
                        " updated = ? WHERE id = ?", (now, jid))
     db.close()
     c.gpuqd.start()
+    return time.monotonic() - t0
+
+
+def quotas(n):
+    """Compute Engine quota for N one-T4 VMs (--method launch)."""
+    big = max(4 * n + 100, 1000)
+
+    def setup(c):
+        for region, metric in ((REGION, "NVIDIA_T4_GPUS"),
+                               (REGION, "PREEMPTIBLE_NVIDIA_T4_GPUS"),
+                               (REGION, "CPUS"), (REGION, "INSTANCES"),
+                               ("global", "GPUS_ALL_REGIONS"),
+                               ("global", "CPUS_ALL_REGIONS")):
+            c.quota(metric, big * (8 if "CPUS" in metric else 1),
+                    region=region)
+    return setup
+
+
+def launch(c, cu, svc, n, timeout):
+    """N jobs launched by gpuqd itself (--method launch): the scheduler
+    and the provider's create calls. Returns the seconds it took."""
+    spec = cu.job_spec(providers=[svc], work=LONG, ckpt=LONG,
+                       spot="never", name="mem")
+    t0 = time.monotonic()
+    c.submit(*[spec] * n)
+    while counts(c).get("running", 0) < n:
+        if time.monotonic() - t0 > timeout:
+            sys.exit("bench/memory: %s: %r after %.0f s, not %d running; "
+                     "gpuqd log %s" % (svc, counts(c), timeout, n,
+                                        c.gpuqd.log))
+        time.sleep(1)
     return time.monotonic() - t0
 
 
@@ -202,11 +244,15 @@ def show_probe(idle, run, n):
 
 def one(cu, svc, n, args):
     c = cu.Cloud(speed=args.speed, providers=(svc,), regions=(REGION,),
-                 log_level="info")
+                 log_level="info", setup=quotas(n) if
+                 args.method == "launch" else None)
     try:
         idle, idle_max = settle(c, args.cycles)
         inside = probe(c) if args.gdb else None
-        took = fill(c, cu, svc, n)
+        if args.method == "launch":
+            took = launch(c, cu, svc, n, args.launch_timeout)
+        else:
+            took = fill(c, cu, svc, n)
         time.sleep(2)
         k = counts(c)
         if k.get("running", 0) != n:
@@ -246,6 +292,9 @@ def main():
     ap.add_argument("--services", default="gce,batch,vertex")
     ap.add_argument("--cycles", type=int, default=5)
     ap.add_argument("--speed", type=float, default=10)
+    ap.add_argument("--method", choices=("direct", "launch"),
+                    default="direct")
+    ap.add_argument("--launch-timeout", type=float, default=3600)
     ap.add_argument("--gdb", action="store_true",
                     help="also read SQLite's and malloc's figures from "
                     "inside gpuqd with gdb")
