@@ -7,7 +7,7 @@
 
 For each service, a fresh fakegcp and gpuqd (poll_interval 1 s,
 log_level info) with nothing to do (it lists nothing then) are left for
-CYCLES seconds and gpuqd's resident set is read: RSS idle. Then N jobs are submitted held,
+15 s and gpuqd's resident set is read: RSS idle. Then N jobs are submitted held,
 gpuqd is stopped, one running resource per job is made in the fake
 (POST /_fake/instances with the job's labels: a Compute Engine VM, a
 Batch job or a Vertex AI custom job) and the matching attempt rows and
@@ -66,6 +66,9 @@ LIST = {
     "vertex": "aiplatform.projects.locations.customJobs.list",
 }
 PAGE = {"gce": 500, "batch": 100, "vertex": 100}
+# gpuqd gives free heap pages back at most every 10 s (reconcile.c
+# rec_trim()): steady state is read after at least this long.
+MIN_STEADY = 15
 
 
 def rss_kib(pid):
@@ -157,15 +160,16 @@ def launch(c, cu, svc, n, timeout):
 
 
 def steady(c, svc, cycles, timeout):
-    """Wait for CYCLES + 1 complete poll cycles of SVC; sample VmRSS every
-    100 ms over the last CYCLES. Returns (median KiB, max KiB, calls per
-    cycle by method, cycles counted)."""
+    """Wait for CYCLES + 1 complete poll cycles of SVC and MIN_STEADY
+    seconds; sample VmRSS every 100 ms. Returns (median KiB over the last
+    3 s, max KiB, calls per cycle by method, cycles counted)."""
     c.ctl("/_fake/counters/reset", {})
     pid = c.gpuqd.pid
     samples = []
     firsts = []
     reqs = []
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = start + timeout
     while time.monotonic() < deadline:
         samples.append((time.time(), rss_kib(pid)))
         if len(samples) % 10 == 0:
@@ -173,7 +177,8 @@ def steady(c, svc, cycles, timeout):
             firsts = [r["real_time"] for r in reqs
                       if r["method_id"] == LIST[svc] and
                       "pageToken" not in (r.get("query") or "")]
-            if len(firsts) >= cycles + 2:
+            if len(firsts) >= cycles + 2 and \
+                    time.monotonic() - start >= MIN_STEADY:
                 break
         time.sleep(0.1)
     if len(firsts) < 3:
@@ -185,21 +190,23 @@ def steady(c, svc, cycles, timeout):
     for r in reqs:
         if t0 <= r["real_time"] < t1:
             calls[r["method_id"]] = calls.get(r["method_id"], 0) + 1
-    rss = [k for t, k in samples if t0 <= t <= t1] or [samples[-1][1]]
-    return statistics.median(rss), max(rss), \
+    last = samples[-1][0]
+    rss = [k for t, k in samples if t >= last - 3]
+    return statistics.median(rss), max(k for t, k in samples), \
         {m: v / n for m, v in sorted(calls.items())}, n
 
 
 def settle(c, seconds):
     """The idle daemon lists nothing (no live attempt, no poll): its
-    VmRSS, median and max over SECONDS, sampled every 100 ms."""
+    VmRSS over SECONDS, sampled every 100 ms: the median of the last 3 s
+    and the max."""
     counts(c)
     rss = []
     t1 = time.monotonic() + seconds
     while time.monotonic() < t1:
         rss.append(rss_kib(c.gpuqd.pid))
         time.sleep(0.1)
-    return statistics.median(rss), max(rss)
+    return statistics.median(rss[-30:]), max(rss)
 
 
 def probe(c, trim=False):
@@ -247,7 +254,7 @@ def one(cu, svc, n, args):
                  log_level="info", setup=quotas(n) if
                  args.method == "launch" else None)
     try:
-        idle, idle_max = settle(c, args.cycles)
+        idle, idle_max = settle(c, MIN_STEADY)
         inside = probe(c) if args.gdb else None
         if args.method == "launch":
             took = launch(c, cu, svc, n, args.launch_timeout)

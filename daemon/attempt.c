@@ -189,7 +189,8 @@ struct attempt {
 	int64_t			 pending_timeout; /* s; 0: the conf's */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
-	char			*ckpt_dir;	/* gs://.../checkpoints/ */
+	char			*ckpt_dir;	/* gs://.../checkpoints/, in
+						   the block (att_entry_new) */
 	char			*ckpt_last;	/* newest one stored */
 	int			 job_terminal;	/* job ended: only cancel */
 
@@ -365,8 +366,6 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	free(e->ckpt_last);
 	e->ckpt_last = job->checkpoint != NULL ? xstrdup(job->checkpoint) :
 	    NULL;
-	free(e->ckpt_dir);
-	e->ckpt_dir = cloud_checkpoint_dir(e->at->cloud, spec, job->id);
 	e->job_terminal = job->state == JOB_SUCCEEDED ||
 	    job->state == JOB_FAILED || job->state == JOB_CANCELLED;
 }
@@ -388,19 +387,20 @@ att_pack_str(char **p, const char *s)
 
 /*
  * A new entry and its copy of A in one allocation: the struct attempt,
- * then the struct store_attempt, then its strings. The copy's strings are
- * never changed in place (only its state, started and billed_start
- * are), so they can share the block; a daemon with 10,000 running
- * attempts then pays one malloc chunk per attempt instead of ten, its
- * header and rounding included (bench/memory.py; doc/DESIGN.md
- * "Memory"). Freed with free(e) alone.
+ * then the struct store_attempt, then its strings and CKPT_DIR (or
+ * NULL). The copy's strings are never changed in place (only its state,
+ * started and billed_start are), nor is the checkpoint place, so they
+ * can share the block; a daemon with 10,000 running attempts then pays
+ * one malloc chunk per attempt instead of eleven, each chunk's header
+ * and rounding included (bench/memory.py; doc/DESIGN.md "Memory").
  */
 static struct attempt *
-att_entry_new(const struct store_attempt *a)
+att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
 {
 	const char		*strs[] = { a->provider, a->region, a->zone,
 				    a->machine_type, a->gpu, a->resource,
-				    a->cloud_id, a->message, a->resumed_from };
+				    a->cloud_id, a->message, a->resumed_from,
+				    ckpt_dir };
 	struct attempt		*e;
 	struct store_attempt	*c;
 	size_t			 len = 0, i;
@@ -422,6 +422,7 @@ att_entry_new(const struct store_attempt *a)
 	c->cloud_id = att_pack_str(&p, a->cloud_id);
 	c->message = att_pack_str(&p, a->message);
 	c->resumed_from = att_pack_str(&p, a->resumed_from);
+	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
 	e->a = c;
 	return e;
 }
@@ -432,10 +433,13 @@ att_add(struct attempts *at, const struct store_attempt *a,
     const struct store_job *job, json_t *spec)
 {
 	struct attempt	*e;
+	char		*ckpt_dir;
 
 	if ((e = att_find_id(at, a->id)) != NULL)
 		return e;
-	e = att_entry_new(a);
+	ckpt_dir = cloud_checkpoint_dir(at->cloud, spec, job->id);
+	e = att_entry_new(a, ckpt_dir);
+	free(ckpt_dir);
 	e->at = at;
 	e->refs = 1;
 	e->prov = cloud_provider(at->cloud, a->provider);
@@ -506,8 +510,8 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	/* e->a and its strings are part of E (att_entry_new()). */
-	free(e->ckpt_dir);
+	/* e->a, its strings and e->ckpt_dir are part of E
+	 * (att_entry_new()). */
 	free(e->ckpt_last);
 	free(e->zone);
 	free(e->cloud_id);
