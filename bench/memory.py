@@ -66,7 +66,7 @@ LIST = {
     "vertex": "aiplatform.projects.locations.customJobs.list",
 }
 PAGE = {"gce": 500, "batch": 100, "vertex": 100}
-# gpuqd gives free heap pages back at most every 10 s (reconcile.c
+# gpuqd gives free heap pages back from its poll timer (reconcile.c
 # rec_trim()): steady state is read after at least this long.
 MIN_STEADY = 15
 
@@ -251,7 +251,7 @@ def show_probe(idle, run, n):
 
 def one(cu, svc, n, args):
     c = cu.Cloud(speed=args.speed, providers=(svc,), regions=(REGION,),
-                 log_level="info", setup=quotas(n) if
+                 log_level=args.log_level, setup=quotas(n) if
                  args.method == "launch" else None)
     try:
         idle, idle_max = settle(c, MIN_STEADY)
@@ -302,6 +302,8 @@ def main():
     ap.add_argument("--method", choices=("direct", "launch"),
                     default="direct")
     ap.add_argument("--launch-timeout", type=float, default=3600)
+    ap.add_argument("--log-level", default="info",
+                    help="gpuqd's (debug logs each malloc_trim's time)")
     ap.add_argument("--gdb", action="store_true",
                     help="also read SQLite's and malloc's figures from "
                     "inside gpuqd with gdb")

@@ -2175,7 +2175,6 @@ attempt_load(struct attempts *at, char **cause)
 			    l.v[i]->number, l.v[i]->job_id, why);
 			free(why);
 			why = NULL;
-			store_attempt_free(l.v[i]);
 			continue;
 		}
 		spec = json_loads(j->spec != NULL ? j->spec : "", 0, NULL);
@@ -2206,8 +2205,17 @@ attempt_load(struct attempts *at, char **cause)
 		}
 		json_decref(spec);
 		store_job_free(j);
-		store_attempt_free(l.v[i]);
 	}
+	/*
+	 * The row copies go only now that every entry is made: freed one by
+	 * one in the loop, their chunks would take the entries' small
+	 * allocations (tree nodes) all over the copies' pages, which then
+	 * stay resident; freed together, below the entries, they are one
+	 * free stretch that malloc_trim() gives back (doc/DESIGN.md
+	 * "Memory").
+	 */
+	for (i = 0; i < l.n; i++)
+		store_attempt_free(l.v[i]);
 	free(l.v);
 	if ((rc = att_repair_jobs(at, cause)) < 0)
 		return rc;

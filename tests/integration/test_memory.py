@@ -1,6 +1,6 @@
 """gpuqd gives its heap's free pages back while jobs run (doc/DESIGN.md
 "Memory"; reconcile.c rec_trim()): the poll timer calls malloc_trim(0)
-at most every 10 s, and says so at log level debug. What it saves is
+at most once a second, and says so at log level debug. What it saves is
 measured by bench/memory.py --method launch, not here.
 """
 
