@@ -179,7 +179,8 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 /* One live attempt. */
 struct attempt {
 	struct attempts		*at;
-	struct store_attempt	*a;		/* owned copy, kept current */
+	struct store_attempt	*a;		/* copy, kept current, in the
+						   same block (att_entry_new) */
 	const struct provider	*prov;		/* NULL: not enabled */
 	int			 refs;		/* table + calls in flight */
 	int			 dead;		/* out of the table */
@@ -191,7 +192,8 @@ struct attempt {
 	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
-	char			*ckpt_dir;	/* gs://.../checkpoints/ */
+	char			*ckpt_dir;	/* gs://.../checkpoints/, in
+						   the block (att_entry_new) */
 	char			*ckpt_last;	/* newest one stored */
 	int			 job_terminal;	/* job ended: only cancel */
 
@@ -369,10 +371,65 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	free(e->ckpt_last);
 	e->ckpt_last = job->checkpoint != NULL ? xstrdup(job->checkpoint) :
 	    NULL;
-	free(e->ckpt_dir);
-	e->ckpt_dir = cloud_checkpoint_dir(e->at->cloud, spec, job->id);
 	e->job_terminal = job->state == JOB_SUCCEEDED ||
 	    job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+/* Copy string S to *P in a packed block, or NULL. */
+static char *
+att_pack_str(char **p, const char *s)
+{
+	char	*d = *p;
+	size_t	 n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s) + 1;
+	memcpy(d, s, n);
+	*p = d + n;
+	return d;
+}
+
+/*
+ * A new entry and its copy of A in one allocation: the struct attempt,
+ * then the struct store_attempt, then its strings and CKPT_DIR (or
+ * NULL). The copy's strings are never changed in place (only its state,
+ * started and billed_start are), nor is the checkpoint place, so they
+ * can share the block; a daemon with 10,000 running attempts then pays
+ * one malloc chunk per attempt instead of eleven, each chunk's header
+ * and rounding included (bench/memory.py; doc/DESIGN.md "Memory").
+ */
+static struct attempt *
+att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
+{
+	const char		*strs[] = { a->provider, a->region, a->zone,
+				    a->machine_type, a->gpu, a->resource,
+				    a->cloud_id, a->message, a->resumed_from,
+				    ckpt_dir };
+	struct attempt		*e;
+	struct store_attempt	*c;
+	size_t			 len = 0, i;
+	char			*p;
+
+	for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		if (strs[i] != NULL)
+			len += strlen(strs[i]) + 1;
+	e = xcalloc(1, sizeof *e + sizeof *c + len);
+	c = (struct store_attempt *)(e + 1);
+	*c = *a;
+	p = (char *)(c + 1);
+	c->provider = att_pack_str(&p, a->provider);
+	c->region = att_pack_str(&p, a->region);
+	c->zone = att_pack_str(&p, a->zone);
+	c->machine_type = att_pack_str(&p, a->machine_type);
+	c->gpu = att_pack_str(&p, a->gpu);
+	c->resource = att_pack_str(&p, a->resource);
+	c->cloud_id = att_pack_str(&p, a->cloud_id);
+	c->message = att_pack_str(&p, a->message);
+	c->resumed_from = att_pack_str(&p, a->resumed_from);
+	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
+	e->a = c;
+	return e;
 }
 
 /* Put a copy of attempt A in the table. */
@@ -381,13 +438,15 @@ att_add(struct attempts *at, const struct store_attempt *a,
     const struct store_job *job, json_t *spec)
 {
 	struct attempt	*e;
+	char		*ckpt_dir;
 
 	if ((e = att_find_id(at, a->id)) != NULL)
 		return e;
-	e = xcalloc(1, sizeof *e);
+	ckpt_dir = cloud_checkpoint_dir(at->cloud, spec, job->id);
+	e = att_entry_new(a, ckpt_dir);
+	free(ckpt_dir);
 	e->at = at;
 	e->refs = 1;
-	e->a = store_attempt_copy(a);
 	e->prov = cloud_provider(at->cloud, a->provider);
 	e->since_gen = at->gen;
 	e->ckpt_cycle = at->cycle;
@@ -456,8 +515,8 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	store_attempt_free(e->a);
-	free(e->ckpt_dir);
+	/* e->a, its strings and e->ckpt_dir are part of E
+	 * (att_entry_new()). */
 	free(e->ckpt_last);
 	free(e->zone);
 	free(e->cloud_id);
@@ -2181,7 +2240,6 @@ attempt_load(struct attempts *at, char **cause)
 			    l.v[i]->number, l.v[i]->job_id, why);
 			free(why);
 			why = NULL;
-			store_attempt_free(l.v[i]);
 			continue;
 		}
 		spec = json_loads(j->spec != NULL ? j->spec : "", 0, NULL);
@@ -2212,8 +2270,17 @@ attempt_load(struct attempts *at, char **cause)
 		}
 		json_decref(spec);
 		store_job_free(j);
-		store_attempt_free(l.v[i]);
 	}
+	/*
+	 * The row copies go only now that every entry is made: freed one by
+	 * one in the loop, their chunks would take the entries' small
+	 * allocations (tree nodes) all over the copies' pages, which then
+	 * stay resident; freed together, below the entries, they are one
+	 * free stretch that malloc_trim() gives back (doc/DESIGN.md
+	 * "Memory").
+	 */
+	for (i = 0; i < l.n; i++)
+		store_attempt_free(l.v[i]);
 	free(l.v);
 	if ((rc = att_repair_jobs(at, cause)) < 0)
 		return rc;

@@ -429,12 +429,39 @@ gce_stopped_map(json_t *guest, const char *op_type, struct prov_observed *o,
 	o->exit_code = code;
 }
 
+/* Instance.status STOPPING: the VM is on its way down (C.2). */
+int
+gce_instance_stopping(json_t *inst)
+{
+	const char	*st;
+
+	st = json_string_value(json_object_get(inst, "status"));
+	return st != NULL && strcmp(st, "STOPPING") == 0;
+}
+
+/*
+ * A STOPPING VM the system is taking away: Google records the
+ * compute.instances.preempted (or host) operation when it starts the
+ * stop (C.4), and the VM then takes up to ~30 s to reach TERMINATED.
+ * The job is over at the operation -- its exit code would be the
+ * shutdown's anyway (gce_system_stop()) -- so it is ended then, not at
+ * TERMINATED, and the next attempt does not wait for the stop
+ * (DESIGN GC.4; gpuqd(8) "Preemption").
+ */
+static int
+gce_stopping_system(json_t *inst, const char *op_type)
+{
+	return gce_instance_stopping(inst) && gce_system_stop(op_type);
+}
+
 /*
  * Instance.status (C.2) onto prov_state:
  *
  *   PENDING (flex-start, waiting for capacity),
  *   PROVISIONING, STAGING                    PENDING
  *   RUNNING, REPAIRING                       RUNNING
+ *   STOPPING with a system operation         see gce_stopped_map():
+ *     (preempted, host maintenance/error)    PREEMPTED or MAINTENANCE now
  *   STOPPING, SUSPENDING, DEPROVISIONING     RUNNING until it has stopped:
  *                                            the exit code and the system
  *                                            operation are read once, then
@@ -482,7 +509,9 @@ gce_instance_map(json_t *inst, json_t *guest, const char *op_type,
 	else if (gce_instance_stopped(inst)) {
 		o->ended = prov_json_time(inst, "lastStopTimestamp");
 		gce_stopped_map(guest, op_type, o, t);
-	} else {
+	} else if (gce_stopping_system(inst, op_type))
+		gce_stopped_map(NULL, op_type, o, t);
+	else {
 		o->state = PROV_RUNNING;
 		if (strcmp(status, "RUNNING") != 0)
 			o->message = json_string_value(json_object_get(inst,
@@ -1619,6 +1648,40 @@ gce_poll_stopped(struct gce_poll *gp, json_t *inst, const char *zone,
 }
 
 /*
+ * A STOPPING VM: is the system taking it (DESIGN GC.4)? Its zone
+ * operations are read once per stop -- one zoneOperations.list, cached
+ * like a stopped VM's under zone/name@STOPPING -- and a preemption ends
+ * the attempt now rather than when the VM reaches TERMINATED, up to
+ * ~30 s later. No guest attributes: a system stop wins over any exit
+ * code (gce_system_stop()). A VM stopping for another reason (the job
+ * is done, gpuq's own delete) stays RUNNING until it has stopped.
+ */
+static void
+gce_poll_stopping(struct gce_poll *gp, json_t *inst, const char *zone,
+    const char *name)
+{
+	struct gce_ended	*ge;
+	struct gce_follow	*gf;
+	char			*key;
+
+	key = xprintf("%s/%s@STOPPING", zone, name);
+	if ((ge = gce_ended_find(key)) != NULL) {
+		free(key);
+		ge->seen = gp->gen;
+		gce_poll_report(gp, inst, zone, NULL, ge->op_type);
+		return;
+	}
+	gf = xcalloc(1, sizeof *gf);
+	gf->gp = gp;
+	gf->inst = json_incref(inst);
+	gf->key = key;
+	gf->zone = xstrdup(zone);
+	gf->name = xstrdup(name);
+	gp->pending++;
+	gce_follow_ops(gf);
+}
+
+/*
  * One page of instances.aggregatedList: a map from scope ("zones/Z") to
  * {instances[]} or {warning}. Running VMs are mapped and reported at
  * once; stopped ones need the follow-ups. Scopes Compute could not reach
@@ -1648,11 +1711,14 @@ gce_poll_on_page(json_t *page, void *arg)
 			    "name"));
 			if (name == NULL)
 				continue;
-			if (strncmp(name, gp->prefix, gp->prefix_len) != 0 ||
-			    !gce_instance_stopped(inst))
+			if (strncmp(name, gp->prefix, gp->prefix_len) != 0)
 				gce_poll_report(gp, inst, zone, NULL, NULL);
-			else
+			else if (gce_instance_stopped(inst))
 				gce_poll_stopped(gp, inst, zone, name);
+			else if (gce_instance_stopping(inst))
+				gce_poll_stopping(gp, inst, zone, name);
+			else
+				gce_poll_report(gp, inst, zone, NULL, NULL);
 		}
 	}
 	json_array_foreach(json_object_get(page, "unreachables"), i, u) {

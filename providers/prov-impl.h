@@ -224,12 +224,17 @@ int		 gce_instance_body(const struct prov_launch *l, json_t **ret,
 /* Has INST stopped, so that the exit code or the reason must be looked
  * up (guest attributes, zone operations) before mapping it? */
 int		 gce_instance_stopped(json_t *inst);
+/* Is INST STOPPING, so that the zone operation may already say the
+ * system is taking it (a preemption) before it has stopped? */
+int		 gce_instance_stopping(json_t *inst);
 /*
  * Map one Instance (borrowed) onto *O. GUEST is the instance's
  * getGuestAttributes answer for queryPath "gpuq/" (or NULL), OP_TYPE the
  * operationType of the system operation that stopped it
  * ("compute.instances.preempted", ...) or NULL; both matter only once
- * gce_instance_stopped(). 0, or -EINVAL if INST is not an instance.
+ * gce_instance_stopped(), and OP_TYPE also while gce_instance_stopping()
+ * (a system operation ends the job then). 0, or -EINVAL if INST is not
+ * an instance.
  */
 int		 gce_instance_map(json_t *inst, json_t *guest,
 		    const char *op_type, struct prov_observed *o,

@@ -308,8 +308,12 @@ class Control:
         now = f.now()
         names = []
         start = next(f.seq)
+        given = body.get("names") or []
         for i in range(n):
-            name = "%s-%d-%d" % (prefix, start, i)
+            # "names": the resources' own names (bench/memory.py gives
+            # gpuq's gpuq-<install>-<job>-<attempt>); else numbered.
+            name = given[i] if i < len(given) else \
+                "%s-%d-%d" % (prefix, start, i)
             if svc == "compute":
                 z = body.get("zone", "us-central1-a")
                 gpu = body.get("gpu")

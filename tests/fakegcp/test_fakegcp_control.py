@@ -144,3 +144,15 @@ def test_speed_and_resume_after_preemption(gcp):
     assert r3["runs"][0]["resume_missing"] and r3["start_progress"] == 0
     assert gcp.ctl("/_fake/reset", {})["ok"]
     assert gcp.ctl("/_fake/resources")["resources"] == []
+
+
+def test_bulk_names(gcp):
+    """POST /_fake/instances with "names": the first resources get those
+    names (bench/memory.py gives gpuq's own), the rest are numbered."""
+    r = gcp.ctl("/_fake/instances", {"zone": "us-central1-a", "count": 2,
+                                     "names": ["gpuq-i1-7-1"],
+                                     "name_prefix": "x"})
+    assert r["names"][0] == "gpuq-i1-7-1"
+    assert r["names"][1].startswith("x-") and r["names"][1].endswith("-1")
+    st, inst, _ = gcp.get(CP + "/zones/us-central1-a/instances/gpuq-i1-7-1")
+    assert st == 200 and inst["status"] == "RUNNING"

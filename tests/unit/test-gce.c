@@ -375,6 +375,60 @@ test_gce_map_live(void **state)
 	assert_int_equal(o.state, PROV_RUNNING);
 	assert_string_equal(o.message, "STOPPING");
 	assert_false(gce_instance_stopped(i));
+	assert_true(gce_instance_stopping(i));
+	json_decref(i);
+}
+
+/*
+ * A STOPPING VM with a preemption operation is preempted at once, not
+ * when it reaches TERMINATED (DESIGN GC.4): whatever the guest says, and
+ * so for host events; stopping for any other reason is still running.
+ */
+static void
+test_gce_map_stopping_preempted(void **state)
+{
+	struct prov_observed	 o;
+	struct prov_text	 t;
+	json_t			*i, *g;
+
+	(void)state;
+	assert_int_equal(map(INST("STOPPING", STARTED), NULL,
+	    "compute.instances.preempted", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	assert_string_equal(o.message, "the Spot VM was preempted");
+	assert_int_equal(o.exit_code, -1);
+	assert_int_equal(o.job_id, 42);
+	assert_int_equal(o.attempt, 2);
+	json_decref(i);
+
+	assert_int_equal(map(INST("STOPPING", STARTED),
+	    GUEST(ITEM("exit-code", "0")), "compute.instances.preempted", &i,
+	    &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_PREEMPTED);
+	json_decref(i);
+	json_decref(g);
+
+	assert_int_equal(map(INST("STOPPING", STARTED), NULL,
+	    "compute.instances.hostError", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_MAINTENANCE);
+	json_decref(i);
+
+	assert_int_equal(map(INST("STOPPING", STARTED), NULL,
+	    "compute.instances.guestTerminate", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_string_equal(o.message, "STOPPING");
+	json_decref(i);
+
+	assert_int_equal(map(INST("STOPPING", STARTED), NULL, "delete", &i,
+	    &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	json_decref(i);
+
+	/* A running VM with an old preemption on record is running. */
+	assert_int_equal(map(INST("RUNNING", STARTED), NULL,
+	    "compute.instances.preempted", &i, &g, &o, &t), 0);
+	assert_int_equal(o.state, PROV_RUNNING);
+	assert_false(gce_instance_stopping(i));
 	json_decref(i);
 }
 
@@ -725,6 +779,7 @@ main(void)
 		BODY(test_gce_body_flex),
 		cmocka_unit_test(test_gce_startup_script_embedded),
 		cmocka_unit_test(test_gce_map_live),
+		cmocka_unit_test(test_gce_map_stopping_preempted),
 		cmocka_unit_test(test_gce_map_exit_codes),
 		cmocka_unit_test(test_gce_map_system_events),
 		cmocka_unit_test(test_gce_map_preemption_wins),
