@@ -149,12 +149,16 @@ class Control:
             return {"bodies": [b for b in f.create_bodies
                                if svc is None or b["service"] == svc]}
         if ep == "speed" and method == "POST":
+            if f.clock.locked:
+                raise ApiError(400, "the clock is shared with gpuqd "
+                               "(--clock-origin): its speed cannot change; "
+                               "start the fake with the speed wanted")
             f.tick()
             f.clock.set_speed(float(body["factor"]))
             return {"ok": True, "speed": f.clock.speed}
         if ep == "time":
             return {"now": f.now(), "now_rfc3339": rfc3339(f.now()),
-                    "speed": f.clock.speed}
+                    "speed": f.clock.speed, "shared": f.clock.locked}
         if ep == "quota":
             if method == "POST":
                 reg = body.get("region", "global")

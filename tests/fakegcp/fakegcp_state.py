@@ -88,11 +88,12 @@ DEFAULT_CFG = {
 
 
 class Fake(QuotaBook):
-    def __init__(self, state_dir, speed=1.0, project="gpuq-demo"):
+    def __init__(self, state_dir, speed=1.0, project="gpuq-demo",
+                 origin=None):
         self.state_dir = state_dir
         self.default_project = project
         self.lock = threading.RLock()
-        self.clock = Clock(speed)
+        self.clock = Clock(speed, origin)
         self.log_lock = threading.Lock()
         self.logf = open(os.path.join(state_dir, "fakegcp.log"), "a",
                          buffering=1)
