@@ -51,6 +51,7 @@ class Clock:
         self.lock = threading.Lock()
         self.real_base = time.time() if origin is None else float(origin)
         self.sim_base = self.real_base
+        self.origin = self.sim_base         # simulated time at the start
         self.speed = float(speed)
         self.locked = origin is not None    # shared with gpuqd
 

@@ -136,6 +136,7 @@ class Fake(QuotaBook):
             self.vertex_limits = {}        # (project, region, metric)
             self.prices = []               # overrides
             self.stockouts = []
+            self.trace = None              # fakegcp_trace.Trace
             self.faults = []
             self.counters = {}
             self.reqlog = deque(maxlen=20000)
@@ -161,6 +162,8 @@ class Fake(QuotaBook):
                 fn(t)
             for r in list(self.active_runs):
                 r.advance(now)
+            if self.trace is not None:
+                self.trace.check(now)   # capacity gone: preempt the excess
             return now
 
     def project_number(self, project):
@@ -212,6 +215,10 @@ class Fake(QuotaBook):
             prov = (s.get("provisioning") or "ANY").upper()
             if prov == "ANY" or (prov == "SPOT") == bool(spot):
                 return s
+        if self.trace is not None and self.trace.full(zone, gpu, spot,
+                                                      self.now()):
+            return {"zone": zone, "gpu": gpu, "provisioning": "SPOT",
+                    "trace": True}
         return None
 
     def sku_list(self):

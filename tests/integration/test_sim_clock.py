@@ -114,11 +114,6 @@ def test_lifecycle_at_2000x(cloud):
     ran = sum(a["ended"] - a["started"] for a in atts)
     c.check(8 * 3600 <= ran <= 8 * 3600 + 1800 + 1800,
             "ran %d simulated s in all" % ran, jid)
-    for a in atts:
-        print("attempt: created %d started %d ended %d %s" % (
-            a["created"] - f0, a["started"] - f0, a["ended"] - f0,
-            a["end_reason"]))
-    print("job submitted..ended", [(e.get("at", 0) - f0, e.get("to"), e.get("message")) for e in job["events"]])
     print("\nsim clock 2000x: %.0f simulated s in %.1f real s (%.0fx); "
           "gpuqd used %.2f CPU s" % (sim, real, sim / real, gcpu))
     # No busy loop: gpuqd idles between its (15 ms real) polls.
