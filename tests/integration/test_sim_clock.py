@@ -119,3 +119,20 @@ def test_lifecycle_at_2000x(cloud):
     # No busy loop: gpuqd idles between its (15 ms real) polls.
     c.check(gcpu < 0.5 * real, "gpuqd used %.1f CPU s in %.1f s" % (
         gcpu, real), jid)
+
+
+def test_backoff_is_simulated(cloud):
+    """A failed run is retried after backoff_base (10 simulated minutes,
+    less up to a quarter of jitter), not 10 real minutes."""
+    c = cloud(speed=1000, sim_clock=True, providers=("gce",),
+              scheduler=dict(SIM_SCHEDULER, backoff_base="10m",
+                             backoff_max="10m"))
+    jid = c.submit(job_spec(providers=["gce"], work=60, exit_code=3,
+                            spot="never", max_failures=1))
+    job = c.wait_state(jid, TERMINAL, 60)
+    c.check(job["state"] == "failed", "ended %s" % job["state"], jid)
+    atts = c.attempts(job)
+    c.check(len(atts) == 2, "%d attempts" % len(atts), jid)
+    gap = atts[1]["created"] - atts[0]["ended"]
+    c.check(450 <= gap <= 600 + 60, "retried %d simulated s after the "
+            "failure (want 450..660)" % gap, jid)
