@@ -45,11 +45,12 @@ def test_poll_interval_is_simulated(cloud):
     c.check(len(times) >= 100, "%d list calls" % len(times), jid)
     gaps = [b - a for a, b in zip(times, times[1:])]
     med = statistics.median(gaps)
-    # 15 simulated seconds, plus the loop's real latency x 1000.
-    c.check(14.5 <= med <= 20, "median gap between polls %.1f simulated s "
+    # 15 simulated seconds, plus the list's real latency x 1000 (a few
+    # ms on a loaded machine); on the real clock it would be 15,000.
+    c.check(14.5 <= med <= 25, "median gap between polls %.1f simulated s "
             "(want 15)" % med, jid)
     span = times[-1] - times[0]
-    c.check(span / 20 <= len(times) <= span / 14.5 + 10,
+    c.check(span / 25 <= len(times) <= span / 14.5 + 10,
             "%d polls over %.0f simulated s" % (len(times), span), jid)
     # The queue's times are simulated: the attempt ran its 2 hours.
     att = c.attempts(job)[-1]
