@@ -46,6 +46,7 @@
 
 #include "common/frame.h"
 #include "common/jsonw.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/when.h"
@@ -1027,7 +1028,7 @@ api_deadline_figures(const struct api *a, const struct store_job *j,
 {
 	struct store_job	*full = NULL;
 	char			*cause = NULL;
-	int64_t			 now = time(NULL);
+	int64_t			 now = clock_now();
 
 	*has_slack = 0;
 	*slack = *late = 0;

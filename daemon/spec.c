@@ -34,6 +34,7 @@
 
 #include "common/duration.h"
 #include "common/gpu.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/strdist.h"
 #include "common/webhook.h"
@@ -1043,7 +1044,7 @@ spec_check_deadline(struct spec_ctx *c, const char *field, json_t *v)
 	const char	*s;
 	char		 at[WHEN_TEXT_MAX], need[WHEN_TEXT_MAX], left[32];
 	char		 work[32], *q;
-	int64_t		 t, sec, now = time(NULL);
+	int64_t		 t, sec, now = clock_now();
 	double		 hours;
 	int		 r;
 

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "common/xmalloc.h"
+#include "common/clock.h"
 #include "store/store-int.h"
 
 int
@@ -42,7 +43,7 @@ store_job_set_deadline_safe(struct store *st, int64_t id,
 	}
 	s = st->stmt[STMT_EVENT_ADD];
 	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int64(s, 2, time(NULL));
+	sqlite3_bind_int64(s, 2, clock_now());
 	store_bind_text(s, 3, message);
 	s = NULL;
 	if ((rc = store_step_done(st, st->stmt[STMT_EVENT_ADD], cause,

@@ -133,7 +133,10 @@ class Cloud:
     def __init__(self, speed=100, regions=("us-central1",),
                  providers=PROVIDERS, scheduler=None, gcp=None,
                  fake_config=None, setup=None, start=True, log_level="debug",
-                 daemon=None, notify=None, env=None):
+                 daemon=None, notify=None, env=None, sim_clock=False):
+        # sim_clock: gpuqd lives on the fake's clock ([daemon]
+        # clock_scale, clock_origin; doc/DESIGN.md "Simulated time"), so
+        # its intervals are simulated time too.
         self.dir = tempfile.mkdtemp(prefix="gpuq-cl-", dir="/tmp")
         os.chmod(self.dir, 0o755)
         self.speed = speed
@@ -148,8 +151,13 @@ class Cloud:
         self.notify = dict(notify or {})
         self.gpuqd = None
         self._install = None
+        self.origin = None
+        if sim_clock:
+            self.origin = int(time.time())
+            self.daemon.setdefault("clock_scale", "%r" % float(speed))
+            self.daemon.setdefault("clock_origin", str(self.origin))
         self.fake = FakeGCP.start(os.path.join(self.dir, "fake"), speed=speed,
-                                  project=PROJECT)
+                                  project=PROJECT, origin=self.origin)
         self.fake_log = os.path.join(self.dir, "fake", "fakegcp.log")
         try:
             self.key = make_service_account_key(
@@ -362,6 +370,19 @@ class Cloud:
 
     def price(self, **body):
         return self.ctl("/_fake/price", body)
+
+    def trace(self, path, start=None, **body):
+        """Trace mode (tests/fakegcp/README.md "Trace mode"): PATH's
+        trace time 0 is simulated time START, by default now (gpuqd's
+        start has already spent simulated time)."""
+        body = dict(body, file=path)
+        body["start"] = self.ctl("/_fake/time")["now"] if start is None \
+            else start
+        return self.ctl("/_fake/trace", body)
+
+    def ledger(self):
+        """The fake's bill: per resource, per gpuq-job label, in all."""
+        return self.ctl("/_fake/ledger")
 
     # -- reading jobs ----------------------------------------------------------
 
