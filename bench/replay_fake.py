@@ -1,0 +1,368 @@
+"""replay_fake.py: bench/replay's policies that run through the fake
+cloud in trace mode (tests/fakegcp: Spot capacity per zone per round
+from the trace, preemptions and stockouts from it, a billing ledger on
+the control API), on one simulated clock shared with gpuqd.
+
+  gpuq      (1) gpuqd as configured (every service, every region of the
+            trace), each job sent with the real `gpuq submit` when its
+            arrival comes in simulated time;
+  vertex    (2) gpuqd configured the seeds' way: providers = vertex,
+            one region (us-central1), `spot: never`;
+  skypilot  (3) a small driver that is a Compute Engine client, as
+            SkyPilot's managed jobs are: at arrival it creates a Spot
+            a3-highgpu-1g in the cheapest zone (the same prices as the
+            oracle's), taking the next cheapest on a stockout; when the
+            VM is preempted it relaunches in the cheapest zone other
+            than the one that preempted it, resuming from the newest
+            checkpoint; it never uses on-demand.
+
+What each job cost is the fake's ledger (billed seconds x price at the
+time, per job), not our own arithmetic.  Restart overhead: the fake's
+provision_seconds (10 simulated minutes) between a create and the VM
+running, billed as Google bills a booting VM.
+"""
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import replaylib as rl
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP_SRCDIR = os.path.dirname(HERE)
+REAL_SECONDS_14_DAYS = 480.0
+
+
+def _setup(builddir):
+    if builddir:
+        os.environ["top_builddir"] = os.path.abspath(builddir)
+    os.environ.setdefault("top_srcdir", TOP_SRCDIR)
+    for d in ("tests/integration", "tests/fakegcp", "tests"):
+        p = os.path.join(TOP_SRCDIR, d)
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def speed_for(trace, args):
+    if args.speed:
+        return args.speed
+    secs = trace.rounds * trace.round_s
+    return max(100.0, secs / (REAL_SECONDS_14_DAYS * secs / (14 * 86400)))
+
+
+# -- the fake's trace mode and ledger (tests/fakegcp README "Trace mode")
+
+def fake_trace_config(trace):
+    """fake_config entries that put the fake in trace mode on `trace`
+    (its file, cut to the replayed rounds)."""
+    return {"trace": os.path.abspath(trace.source),
+            "trace_rounds": trace.rounds}
+
+
+def trace_t0(c):
+    """Simulated epoch seconds of the trace's first round."""
+    return float(c.ctl("/_fake/trace")["start"])
+
+
+def sim_now(c):
+    return float(c.ctl("/_fake/clock")["now"])
+
+
+def ledger(c):
+    """{job label: (dollars, billed seconds)} from the fake's ledger."""
+    out = {}
+    for e in c.ctl("/_fake/ledger")["entries"]:
+        k = (e.get("labels") or {}).get("gpuq-job") or e.get("job")
+        d, s = out.get(k, (0.0, 0.0))
+        out[k] = (d + float(e["dollars"]), s + float(e["seconds"]))
+    return out
+
+
+# -- job files ----------------------------------------------------------
+
+def job_file(j, deadline_ok, spot=None):
+    """The gpuq job (gpuq-job(5)) for workload job j."""
+    w = j["work_minutes"] * 60
+    spec = {"name": j["name"],
+            "image": "us-docker.pkg.dev/gpuq-test/replay/train:1",
+            "accelerator": {"type": "nvidia-h100-80gb", "count": 1},
+            "machine_type": rl.MACHINE,
+            "estimated_hours": round(j["work_minutes"] / 60.0, 3),
+            "checkpoint": {"interval": "%dm" % j["checkpoint_minutes"]},
+            "env": {"FAKEGCP_WORK_SECONDS": str(w),
+                    "FAKEGCP_CKPT_EVERY": str(j["checkpoint_minutes"] * 60)}}
+    if spot:
+        spec["spot"] = spot
+    if deadline_ok and j.get("deadline_minutes") is not None:
+        spec["deadline"] = "%dm" % j["deadline_minutes"]
+    return spec
+
+
+def deadline_supported(c):
+    """Whether this gpuqd takes `deadline:` (issue 16): ask `gpuq plan`
+    about a job that has one."""
+    path = os.path.join(c.dir, "probe-deadline.json")
+    with open(path, "w") as f:
+        json.dump(dict(job_file({"name": "probe", "work_minutes": 60,
+                                 "checkpoint_minutes": 30,
+                                 "deadline_minutes": 120}, True)), f)
+    rc, out, err = c.gpuq("plan", path, timeout=60)
+    return not ("deadline" in err and ("unknown" in err or
+                                       "not a" in err))
+
+
+# -- policies (1) and (2): gpuqd ------------------------------------------
+
+def run_gpuqd(policy, trace, prices, jobs, args):
+    import cloudutil as cu
+    speed = speed_for(trace, args)
+    regions = sorted({trace.region(z) for z in trace.zones})
+    if policy == "vertex":
+        providers, regions, spot = ("vertex",), ["us-central1"], "never"
+    else:
+        providers, spot = cu.PROVIDERS, None
+    c = cu.Cloud(speed=speed, regions=regions, providers=providers,
+                 scheduler={"poll_interval": "15s"},
+                 fake_config=fake_trace_config(trace), log_level="info",
+                 env={"GPUQ_TEST_CLOCK_SCALE": str(speed)})
+    try:
+        dl = deadline_supported(c)
+        print("%s: deadline: %s" % (policy, "passed to gpuq" if dl else
+                                    "not known to this gpuq; the jobs go "
+                                    "without it"), flush=True)
+        t0 = trace_t0(c)
+        end = t0 + trace.rounds * trace.round_s
+        todo = sorted(jobs, key=lambda j: j["arrival_minutes"])
+        ids = {}
+        while True:
+            now = sim_now(c)
+            due = [j for j in todo if t0 + j["arrival_minutes"] * 60 <= now]
+            if due:
+                todo = todo[len(due):]
+                got = c.submit(*[job_file(j, dl, spot) for j in due])
+                got = got if isinstance(got, list) else [got]
+                for j, i in zip(due, got):
+                    ids[j["name"]] = i
+            if not todo and all(
+                    c.show(i)["state"] in ("succeeded", "failed",
+                                           "cancelled")
+                    for i in ids.values()):
+                break
+            if now >= end:
+                break
+            time.sleep(0.2)
+        return outcomes_gpuqd(c, trace, jobs, ids, t0)
+    finally:
+        c.close()
+
+
+def outcomes_gpuqd(c, trace, jobs, ids, t0):
+    led = ledger(c)
+    out = {}
+    for j in jobs:
+        o = rl.Outcome(j["name"])
+        jid = ids.get(j["name"])
+        if jid is not None:
+            job = c.show(jid)
+            d, s = led.get(str(jid), (0.0, 0.0))
+            o.dollars = d
+            o.billed_rounds = s / trace.round_s
+            o.restarts = max(0, len(c.attempts(job)) - 1)
+            if job["state"] == "succeeded":
+                o.finish_round = (float(job["ended"]) - t0) / trace.round_s
+        dl = j.get("deadline_minutes")
+        o.missed = dl is not None and (
+            o.finish_round is None or
+            o.finish_round * trace.round_s >
+            (j["arrival_minutes"] + dl) * 60)
+        out[j["name"]] = o
+    return out
+
+
+# -- policy (3): a Compute Engine client ---------------------------------
+
+class Api:
+    """Just enough of a Google client: a token (renewed before it ends in
+    simulated time) and JSON calls."""
+
+    def __init__(self, c):
+        from fakeclient import get_token
+        self.c = c
+        self.url = c.fake.url
+        self._get_token = get_token
+        self.token = None
+        self.expires = 0.0
+
+    def call(self, method, path, body=None):
+        if self.token is None or time.monotonic() > self.expires:
+            t = self._get_token(self.c.fake, self.c.key)
+            self.token = t["access_token"]
+            # expires_in is simulated seconds: renew at half of it.
+            self.expires = time.monotonic() + \
+                float(t.get("expires_in", 3600)) / self.c.speed / 2
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data,
+                                     method=method)
+        req.add_header("Authorization", "Bearer " + self.token)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            try:
+                return e.code, json.loads(e.read() or b"{}")
+            except ValueError:
+                return e.code, {}
+
+
+def instance_body(name, zone, job, attempt, env):
+    return {
+        "name": name,
+        "machineType": "zones/%s/machineTypes/%s" % (zone, rl.MACHINE),
+        "scheduling": {"provisioningModel": "SPOT",
+                       "instanceTerminationAction": "DELETE",
+                       "onHostMaintenance": "TERMINATE",
+                       "automaticRestart": False},
+        "disks": [{"boot": True, "autoDelete": True, "initializeParams": {
+            "sourceImage": "projects/debian-cloud/global/images/family/"
+                           "debian-12", "diskSizeGb": "100"}}],
+        "networkInterfaces": [{"network": "global/networks/default",
+                               "accessConfigs": [{
+                                   "type": "ONE_TO_ONE_NAT",
+                                   "name": "External NAT"}]}],
+        "labels": {"gpuq-install": "replay-skypilot", "gpuq-job": job},
+        "metadata": {"items": [{"key": "gpuq-job", "value": json.dumps(
+            {"image": "img", "command": ["train"], "args": [],
+             "env": env})}]}}
+
+
+def run_skypilot(trace, prices, jobs, args):
+    import cloudutil as cu
+    speed = speed_for(trace, args)
+    c = cu.Cloud(speed=speed, regions=sorted({trace.region(z)
+                                              for z in trace.zones}),
+                 fake_config=fake_trace_config(trace), start=False)
+    api = Api(c)
+    P = "/compute/v1/projects/%s" % cu.PROJECT
+    bucket = cu.CKPT_ROOT[len("gs://"):].split("/", 1)[0]
+    try:
+        t0 = trace_t0(c)
+        end = t0 + trace.rounds * trace.round_s
+        st = {}
+        for n, j in enumerate(sorted(jobs,
+                                     key=lambda j: j["arrival_minutes"])):
+            st[j["name"]] = dict(j=j, id=str(n + 1), state="waiting",
+                                 zone=None, vm=None, attempt=0, bad=None,
+                                 restarts=0, finish=None)
+
+        def newest_ckpt(s):
+            code, r = api.call("GET", "/storage/v1/b/%s/o?prefix=replay/"
+                               "%s/" % (bucket, s["id"]))
+            names = sorted(o["name"] for o in r.get("items", []))
+            return names[-1] if names else None
+
+        def launch(s, now):
+            r = int((now - t0) // trace.round_s)
+            zones = sorted(trace.zones,
+                           key=lambda z: (prices.spot(z, min(
+                               r, trace.rounds - 1)), z))
+            zones = [z for z in zones if z != s["bad"]] + \
+                [z for z in zones if z == s["bad"]]
+            ck = newest_ckpt(s)
+            for z in zones:
+                s["attempt"] += 1
+                name = "replay-%s-%d" % (s["id"], s["attempt"])
+                env = {"FAKEGCP_WORK_SECONDS":
+                       str(s["j"]["work_minutes"] * 60),
+                       "FAKEGCP_CKPT_EVERY":
+                       str(s["j"]["checkpoint_minutes"] * 60),
+                       "GPUQ_JOB_ID": s["id"],
+                       "GPUQ_ATTEMPT": str(s["attempt"]),
+                       "GPUQ_CHECKPOINT_DIR": "gs://%s/replay/%s/" % (
+                           bucket, s["id"])}
+                if ck:
+                    env["GPUQ_RESUME_FROM"] = "gs://%s/%s" % (bucket, ck)
+                code, op = api.call(
+                    "POST", "%s/zones/%s/instances" % (P, z),
+                    instance_body(name, z, s["id"], s["attempt"], env))
+                if code >= 300:
+                    continue
+                while op.get("status") != "DONE":
+                    code, op = api.call(
+                        "POST", "%s/zones/%s/operations/%s/wait" % (
+                            P, z, op["name"]))
+                if op.get("error"):
+                    continue          # stockout (or quota): next zone
+                s.update(state="running", zone=z, vm=name)
+                return True
+            return False
+
+        while True:
+            now = sim_now(c)
+            if now >= end:
+                break
+            code, agg = api.call("GET", "%s/aggregated/instances?filter="
+                                 "labels.gpuq-install%%3Dreplay-skypilot"
+                                 % P)
+            live = {}
+            for scope in (agg.get("items") or {}).values():
+                for i in scope.get("instances", []):
+                    live[i["name"]] = i["status"]
+            busy = False
+            for s in st.values():
+                if s["state"] == "done":
+                    continue
+                busy = True
+                if s["state"] == "waiting":
+                    if now >= t0 + s["j"]["arrival_minutes"] * 60:
+                        s["state"] = "launch"
+                if s["state"] == "running":
+                    stv = live.get(s["vm"])
+                    if stv in ("RUNNING", "PROVISIONING", "STAGING"):
+                        continue
+                    ck = newest_ckpt(s)
+                    prog = int(ck.rsplit("-", 1)[1]) if ck else 0
+                    if stv is not None:
+                        api.call("DELETE", "%s/zones/%s/instances/%s" % (
+                            P, s["zone"], s["vm"]))
+                    if prog >= s["j"]["work_minutes"] * 60:
+                        s.update(state="done", finish=now)
+                        continue
+                    s.update(state="launch", bad=s["zone"])
+                    s["restarts"] += 1
+                if s["state"] == "launch":
+                    launch(s, now)
+            if not busy:
+                break
+        led = ledger(c)
+        out = {}
+        for s in st.values():
+            j = s["j"]
+            o = rl.Outcome(j["name"])
+            d, secs = led.get(s["id"], (0.0, 0.0))
+            o.dollars, o.billed_rounds = d, secs / trace.round_s
+            o.restarts = s["restarts"]
+            if s["finish"] is not None:
+                o.finish_round = (s["finish"] - t0) / trace.round_s
+            dl = j.get("deadline_minutes")
+            o.missed = dl is not None and (
+                o.finish_round is None or o.finish_round * trace.round_s >
+                (j["arrival_minutes"] + dl) * 60)
+            out[j["name"]] = o
+        return out
+    finally:
+        c.close()
+
+
+def run(policy, trace, prices, jobs, args):
+    _setup(args.builddir)
+    if policy in ("gpuq", "vertex"):
+        return run_gpuqd(policy, trace, prices, jobs, args)
+    if policy == "skypilot":
+        return run_skypilot(trace, prices, jobs, args)
+    raise SystemExit("bench/replay: unknown policy %r (gpuq, vertex, "
+                     "skypilot)" % policy)
