@@ -571,8 +571,9 @@ def simulate(trace, prices, jobs, policy, region="us-central1"):
 
 # --------------------------------------------------------------- report
 
-def summarise(trace, jobs, outcomes, oracle_total=None):
-    """The report's figures for one policy from {name: Outcome}."""
+def summarise(trace, jobs, outcomes, oracle_per_job=None):
+    """The report's figures for one policy from {name: Outcome}; its
+    ratio is dollars per finished job over the oracle's per job."""
     h = trace.round_s / 3600.0
     js = {j["name"]: j for j in jobs}
     total = sum(o.dollars for o in outcomes.values())
@@ -593,12 +594,14 @@ def summarise(trace, jobs, outcomes, oracle_total=None):
         restarts=sum(o.restarts for o in outcomes.values()),
         missed=sum(1 for o in outcomes.values() if o.missed),
         unfinished=len(outcomes) - len(fin),
-        ratio=(total / oracle_total) if oracle_total else None)
+        ratio=(total / len(fin) / oracle_per_job
+               if oracle_per_job and fin else None))
 
 
 HEADER = ("%-22s %11s %10s %8s %8s %9s %8s %6s %6s %7s" % (
     "policy", "dollars", "$/finished", "mean h", "max h", "lost GPUh",
     "restarts", "missed", "unfin", "x oracle"))
+# x oracle: dollars per finished job / the oracle's dollars per job.
 
 
 def row(name, s):

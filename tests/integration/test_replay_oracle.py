@@ -195,7 +195,7 @@ def test_skypilot_model_relaunches_in_the_next_cheapest_zone():
     o = out["j"]
     assert o.dollars == pytest.approx(9.0)
     assert (o.finish_round, o.restarts, o.missed) == (6, 1, False)
-    s = rl.summarise(t, jobs, out, oracle_total=7.0)
+    s = rl.summarise(t, jobs, out, oracle_per_job=7.0)
     assert s["lost_gpu_hours"] == pytest.approx(1.0)
     assert s["ratio"] == pytest.approx(9.0 / 7.0)
     # The oracle on the same trace (capacity 1 everywhere it is open):
