@@ -34,6 +34,11 @@ import replaylib as rl
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.path.dirname(HERE)
 REAL_SECONDS_14_DAYS = 480.0
+# gpuqd's own defaults (gpuqd.conf(5)), in simulated time: cloudutil
+# shortens them for real-time tests, which a replay must not.
+GPUQD_DEFAULTS = {"poll_interval": "15s", "quota_ttl": "60s",
+                  "backoff_base": "30s", "backoff_max": "30m",
+                  "stockout_cooldown": "10m"}
 
 
 def _setup(builddir):
@@ -125,7 +130,7 @@ def run_gpuqd(policy, trace, prices, jobs, args):
     else:
         providers, spot = cu.PROVIDERS, None
     c = cu.Cloud(speed=speed, regions=regions, providers=providers,
-                 scheduler={"poll_interval": "15s"},
+                 scheduler=dict(GPUQD_DEFAULTS),
                  fake_config=fake_trace_config(trace), log_level="info",
                  env={"GPUQ_TEST_CLOCK_SCALE": str(speed)})
     try:
