@@ -8,8 +8,8 @@ Each job: one H100 (a3-highgpu-1g), arrival_minutes (after the trace's
 first round; uniform over the first 72 h), work_minutes (uniform
 4-48 h), checkpoint_minutes (30), restart_overhead_minutes (10),
 deadline_minutes (after arrival, 1.1-1.6 x the work; null with
---no-deadline).  Times are whole 10-minute rounds.  The same seed gives the same jobs with and
-without deadlines.  bench/data/replay-deadline.json and
+--no-deadline).  Times are whole 10-minute rounds.  The same seed
+gives the same jobs with and without deadlines.  bench/data/replay-deadline.json and
 replay-nodeadline.json are this with the defaults.
 """
 import argparse
