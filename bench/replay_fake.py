@@ -176,8 +176,11 @@ def outcomes_gpuqd(c, trace, jobs, ids, t0):
             o.dollars = d
             o.billed_rounds = s / trace.round_s
             o.restarts = max(0, len(c.attempts(job)) - 1)
-            if job["state"] == "succeeded":
-                o.finish_round = (float(job["ended"]) - t0) / trace.round_s
+            att = c.attempts(job)
+            if job["state"] == "succeeded" and att:
+                # gpuqd's times are the simulated clock's.
+                o.finish_round = (float(att[-1]["ended"]) - t0) / \
+                    trace.round_s
         dl = j.get("deadline_minutes")
         o.missed = dl is not None and (
             o.finish_round is None or
