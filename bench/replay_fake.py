@@ -73,7 +73,7 @@ def trace_t0(c):
 
 
 def sim_now(c):
-    return float(c.ctl("/_fake/clock")["now"])
+    return float(c.ctl("/_fake/time")["now"])
 
 
 def ledger(c):
@@ -132,7 +132,7 @@ def run_gpuqd(policy, trace, prices, jobs, args):
     c = cu.Cloud(speed=speed, regions=regions, providers=providers,
                  scheduler=dict(GPUQD_DEFAULTS),
                  fake_config=fake_trace_config(trace), log_level="info",
-                 env={"GPUQ_TEST_CLOCK_SCALE": str(speed)})
+                 sim_clock=True)
     try:
         dl = deadline_supported(c)
         print("%s: deadline: %s" % (policy, "passed to gpuq" if dl else
@@ -193,8 +193,9 @@ def outcomes_gpuqd(c, trace, jobs, ids, t0):
 # -- policy (3): a Compute Engine client ---------------------------------
 
 class Api:
-    """Just enough of a Google client: a token (renewed before it ends in
-    simulated time) and JSON calls."""
+    """Just enough of a Google client: a token (renewed half way through
+    its life, which is real time: the fake's token endpoint is no part
+    of the simulation) and JSON calls."""
 
     def __init__(self, c):
         from fakeclient import get_token
@@ -208,9 +209,8 @@ class Api:
         if self.token is None or time.monotonic() > self.expires:
             t = self._get_token(self.c.fake, self.c.key)
             self.token = t["access_token"]
-            # expires_in is simulated seconds: renew at half of it.
             self.expires = time.monotonic() + \
-                float(t.get("expires_in", 3600)) / self.c.speed / 2
+                float(t.get("expires_in", 3600)) / 2
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data,
                                      method=method)
@@ -253,7 +253,8 @@ def run_skypilot(trace, prices, jobs, args):
     speed = speed_for(trace, args)
     c = cu.Cloud(speed=speed, regions=sorted({trace.region(z)
                                               for z in trace.zones}),
-                 fake_config=fake_trace_config(trace), start=False)
+                 fake_config=fake_trace_config(trace), start=False,
+                 sim_clock=True)
     api = Api(c)
     P = "/compute/v1/projects/%s" % cu.PROJECT
     bucket = cu.CKPT_ROOT[len("gs://"):].split("/", 1)[0]
