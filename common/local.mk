@@ -1,6 +1,7 @@
 # common/: what gpuq and gpuqd share.
 noinst_LIBRARIES += common/libcommon.a
 common_libcommon_a_SOURCES = \
+	common/clock.c common/clock.h \
 	common/log.c common/log.h \
 	common/xmalloc.c common/xmalloc.h \
 	common/frame.c common/frame.h \

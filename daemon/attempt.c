@@ -81,6 +81,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/attempt.h"
@@ -388,7 +389,7 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	e->ckpt_cycle = at->cycle;
 	e->cancel_reason = END_CANCELLED;
 	if (a->state == ATTEMPT_RUNNING)
-		e->running_seen = a->started > 0 ? a->started : time(NULL);
+		e->running_seen = a->started > 0 ? a->started : clock_now();
 	att_entry_job(e, job, spec);
 	if (tsearch(e, &at->by_id, att_id_cmp) == NULL ||
 	    tsearch(e, &at->by_res, att_res_cmp) == NULL ||
@@ -691,7 +692,7 @@ att_settle(struct attempts *at, const struct store_attempt *a,
 		if (rc == 0) {
 			if (at->l.why != NULL)
 				at->l.why(at->l.arg, a->job_id, why);
-			if (not_before > time(NULL))
+			if (not_before > clock_now())
 				att_wake_at(at, not_before);
 			return 0;
 		}
@@ -765,7 +766,7 @@ att_accepted(struct attempt *e, const struct prov_result *r)
 	att_settle_hold(e, 1);
 	place = att_place(e);
 	if (store_attempt_set_state(at->store, a->id, ATTEMPT_PENDING,
-	    time(NULL), r->cloud_id, &cause) < 0)
+	    clock_now(), r->cloud_id, &cause) < 0)
 		log_warnx("job %" PRId64 ": attempt %d: %s", a->job_id,
 		    a->number, cause);
 	free(cause);
@@ -807,7 +808,7 @@ att_refused(struct attempt *e, int out, const struct prov_result *r)
 	struct store_end	 end;
 	char			*place, *why = NULL, *msg = NULL, buf[32];
 	const char		*words;
-	int64_t			 now = time(NULL), until, delay = 0;
+	int64_t			 now = clock_now(), until, delay = 0;
 	int			 n;
 
 	att_settle_hold(e, 0);
@@ -1022,7 +1023,7 @@ att_adopt(struct attempt *e, const struct prov_observed *o)
 	char			*cause = NULL, *place, *msg;
 
 	if (store_attempt_set_state(at->store, e->a->id, ATTEMPT_PENDING,
-	    time(NULL), o->cloud_id, &cause) < 0) {
+	    clock_now(), o->cloud_id, &cause) < 0) {
 		log_warnx("job %" PRId64 ": attempt %d: %s", e->a->job_id,
 		    e->a->number, cause);
 		free(cause);
@@ -1158,7 +1159,7 @@ att_running(struct attempt *e, const struct prov_observed *o)
 {
 	const struct attempt_rule *rule = &attempt_rules[ATTEMPT_OUT_RUNNING];
 	struct attempts		*at = e->at;
-	int64_t			 now = time(NULL), started;
+	int64_t			 now = clock_now(), started;
 	char			*cause = NULL, *place, *msg;
 
 	started = att_plausible(o->started, now);
@@ -1424,7 +1425,7 @@ attempt_seen(struct attempts *at, unsigned gen, const struct prov_observed *o)
 static int
 att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 {
-	int64_t		 now = time(NULL), ended;
+	int64_t		 now = clock_now(), ended;
 	const char	*msg;
 	int		 out;
 
@@ -1489,7 +1490,7 @@ att_missing(struct attempt *e)
 	if (e->a->state == ATTEMPT_LAUNCHING) {
 		if (e->cancel_wanted || e->job_terminal) {
 			att_end(e, ATTEMPT_OUT_CANCELLED, -1, "cancelled "
-			    "before the cloud had it", time(NULL));
+			    "before the cloud had it", clock_now());
 			return;
 		}
 		/*
@@ -1504,7 +1505,7 @@ att_missing(struct attempt *e)
 		 */
 		if (e->prov != NULL && e->prov->names_itself &&
 		    (++e->missed < ATT_MISSES ||
-		    time(NULL) - e->a->created < ATT_RELAUNCH_SETTLE))
+		    clock_now() - e->a->created < ATT_RELAUNCH_SETTLE))
 			return;
 		e->missed = 0;
 		att_relaunch(e);
@@ -1514,13 +1515,13 @@ att_missing(struct attempt *e)
 		return;
 	if (e->cancel_wanted) {
 		att_end(e, att_cancel_outcome(e), -1, e->cancel_msg,
-		    time(NULL));
+		    clock_now());
 		return;
 	}
 	log_info("job %" PRId64 ": %s is no longer listed by %s; counting it "
 	    "as lost", e->a->job_id, e->a->resource, e->a->provider);
 	att_end(e, ATTEMPT_OUT_LOST, -1, "the cloud no longer lists it",
-	    time(NULL));
+	    clock_now());
 }
 
 void
@@ -1709,7 +1710,7 @@ att_finish(struct attempt *e)
 	}
 	if (j->spec != NULL)
 		spec = json_loads(j->spec, 0, NULL);
-	now = time(NULL);
+	now = clock_now();
 	started = a->started;
 	if (ended < started)
 		ended = started;
@@ -1840,7 +1841,7 @@ att_on_cancelled(const struct prov_result *res, void *arg)
 			/* Accepted, or nothing there to cancel any more. */
 			att_end(e, att_cancel_outcome(e), -1,
 			    e->cancel_reason != END_CANCELLED ?
-			    e->cancel_msg : "cancelled by gpuq", time(NULL));
+			    e->cancel_msg : "cancelled by gpuq", clock_now());
 		} else
 			log_warnx("job %" PRId64 ": cancel of %s failed: %s; "
 			    "trying again at the next poll", e->a->job_id,
@@ -1863,7 +1864,7 @@ att_cancel_start(struct attempt *e)
 		return;
 	if (e->prov == NULL) {
 		att_end(e, att_cancel_outcome(e), -1, "its provider is no "
-		    "longer enabled", time(NULL));
+		    "longer enabled", clock_now());
 		return;
 	}
 	e->cancel_in_flight = 1;

@@ -79,6 +79,12 @@ static const struct conf_key conf_table[] = {
 	KEYR("daemon", "metrics_interval", CONF_DURATION, "15s",
 	    metrics_interval, 0, 1, 86400,
 	    "how often metrics_file is rewritten"),
+	KEYR("daemon", "clock_scale", CONF_DOUBLE, "1",
+	    clock_scale, CONF_RESTART, 1, 1000000,
+	    "for tests only: simulated seconds per real second"),
+	KEYR("daemon", "clock_origin", CONF_DOUBLE, "0",
+	    clock_origin, CONF_RESTART, 0, 1e11,
+	    "for tests only: real epoch seconds where simulated time begins"),
 
 	KEY("gcp", "project", CONF_STRING, "",
 	    project, CONF_RESTART,

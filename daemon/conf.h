@@ -82,6 +82,8 @@ struct conf {
 	/* [daemon] metrics (metrics.c) */
 	char	*metrics_file;		/* textfile collector; "": none */
 	int64_t	 metrics_interval;	/* s between writes of it */
+	double	 clock_scale;		/* tests: simulated s per real s */
+	double	 clock_origin;		/* tests: real epoch of the anchor */
 
 	/* [notify] (notify.c) */
 	struct conf_list notify_on;	/* failed, succeeded, ... */

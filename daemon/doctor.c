@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/cloud.h"
@@ -952,7 +953,7 @@ doctor_prices(struct doctor *d)
 	/* Read once already: no need to read thousands of SKUs again. */
 	if ((at = price_fetched_at(gcp_price(d->gcp))) > 0) {
 		doctor_set(d, line, 1, xprintf("Cloud Billing catalog read "
-		    "%lld s ago", (long long)(time(NULL) - at)), NULL);
+		    "%lld s ago", (long long)(clock_now() - at)), NULL);
 		return;
 	}
 	w = xcalloc(1, sizeof *w);

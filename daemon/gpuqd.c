@@ -33,6 +33,7 @@
 #include <systemd/sd-journal.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -828,6 +829,12 @@ main(int argc, char **argv)
 	    " (absent: defaults)");
 	conf_log(&g.conf);
 	gpuqd_regions(&g);
+	/* Tests only: the fake cloud's clock (doc/DESIGN.md "Simulated
+	 * time"); set before anything reads the time. */
+	clock_configure(g.conf.clock_scale, g.conf.clock_origin);
+	if (clock_scale() != 1.0)
+		log_warnx("simulated clock: %g x real time from %.3f, for "
+		    "tests only", clock_scale(), g.conf.clock_origin);
 
 	dbpath = xprintf("%s/gpuq.db", g.conf.state_dir);
 	gpuqd_lock(&g);

@@ -31,6 +31,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/webhook.h"
 #include "common/xmalloc.h"
@@ -522,7 +523,7 @@ notify_on_move(const struct store_move *m, void *arg)
 		goto out;
 	n->stats.events++;
 	ev = notify_event_json(event, j, m, store_install_id(n->store),
-	    time(NULL));
+	    clock_now());
 	if (daemon && *c->notify_webhook != '\0') {
 		body = notify_body(ev, c->notify_webhook_format);
 		notify_post(n, c->notify_webhook, body, j->id, event);

@@ -33,6 +33,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/attempt.h"
@@ -225,7 +226,7 @@ rec_cycle(struct reconcile *r)
 	r->stats.seen = 0;
 
 	/* Cancels that failed, limits, checkpoints: the attempts' own. */
-	gen = attempt_cycle(r->att, time(NULL));
+	gen = attempt_cycle(r->att, clock_now());
 
 	/* Who is live where, and the GPUs our Vertex attempts hold. */
 	LIST_FOREACH(g, &r->groups, link)
@@ -288,9 +289,10 @@ rec_on_timer(uv_timer_t *t)
 	if (r->closing)
 		return;
 	rec_cycle(r);
-	(void)uv_timer_start(&r->timer, rec_on_timer,
+	/* The interval is simulated time (doc/DESIGN.md "Simulated time"). */
+	(void)uv_timer_start(&r->timer, rec_on_timer, clock_real_ms(
 	    (uint64_t)(conf->poll_interval > 0 ? conf->poll_interval : 15) *
-	    1000, 0);
+	    1000), 0);
 }
 
 void

@@ -78,6 +78,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -434,7 +435,7 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	char			*cause = NULL;
 	size_t			 i, np = cloud_nproviders(s->cloud);
 
-	ctx->now = time(NULL);
+	ctx->now = clock_now();
 	ctx->quota = gcp_quota(cloud_gcp(s->cloud));
 	sched_place_reset(ctx);
 	ctx->ncool = 0;
@@ -1102,7 +1103,7 @@ sched_on_quota(int error, const char *cause, void *arg)
 		if (error < 0) {
 			log_warnx("scheduler: quota refresh failed: %s; using "
 			    "what is known", s->quota_error);
-			s->quota_retry_at = time(NULL) + SCHED_QUOTA_BACKOFF;
+			s->quota_retry_at = clock_now() + SCHED_QUOTA_BACKOFF;
 		}
 		(void)uv_timer_stop(&s->timer);	/* the wait's deadline */
 		sched_pass_run(s);
@@ -1187,7 +1188,7 @@ sched_pass(struct sched *s)
 		sched_pass_run(s);
 		return;
 	}
-	if (time(NULL) < s->quota_retry_at) {
+	if (clock_now() < s->quota_retry_at) {
 		sched_pass_run(s);
 		return;
 	}
@@ -1258,7 +1259,7 @@ sched_wake(struct sched *s)
 void
 sched_wake_at(struct sched *s, int64_t when)
 {
-	int64_t	now = time(NULL);
+	int64_t	now = clock_now();
 
 	if (s->state == SCHED_S_CLOSED)
 		return;
@@ -1269,7 +1270,8 @@ sched_wake_at(struct sched *s, int64_t when)
 	if (s->wake_at == 0 || when < s->wake_at)
 		s->wake_at = when;
 	if (!sched_in_pass(s))
-		sched_arm(s, (when - now) * 1000);
+		sched_arm(s, (int64_t)clock_real_ms((uint64_t)(when - now) *
+		    1000));
 }
 
 void

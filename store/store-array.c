@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "store/store-int.h"
 
@@ -178,7 +179,7 @@ store_array_transition(struct store *st, int64_t array_id,
 	sqlite3_stmt		*s, *w = st->stmt[STMT_JOB_SET_WHY];
 	struct store_task_move	*v = NULL;
 	size_t			 n = 0, cap = 0, i;
-	int64_t			 now = time(NULL);
+	int64_t			 now = clock_now();
 	int			 rc, state, cur;
 
 	if ((rc = store_array_prepare(st, "SELECT id, state FROM jobs"

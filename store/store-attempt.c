@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "store/store-int.h"
 
@@ -141,7 +142,7 @@ store_attempt_insert(struct store *st, struct store_attempt *a, char **cause)
 
 	if ((rc = store_attempt_check(a, cause)) != 0)
 		return rc;
-	created = a->created != 0 ? a->created : time(NULL);
+	created = a->created != 0 ? a->created : clock_now();
 	if ((rc = store_tx_begin(st, cause, "insert attempt: begin")) != 0)
 		return rc;
 	if ((rc = store_attempt_write(st, a, created, &number, cause)) != 0 ||
@@ -174,7 +175,7 @@ store_attempt_launch(struct store *st, struct store_attempt *a, int number,
 
 	if ((rc = store_attempt_check(a, cause)) != 0)
 		return rc;
-	created = a->created != 0 ? a->created : time(NULL);
+	created = a->created != 0 ? a->created : clock_now();
 	if ((rc = store_tx_begin(st, cause, "launch attempt: begin")) != 0)
 		return rc;
 	if ((rc = store_job_move(st, a->job_id, JOB_MASK(JOB_QUEUED),

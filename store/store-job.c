@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "store/store-int.h"
 
@@ -100,7 +101,7 @@ store_jobs_insert(struct store *st, const struct store_job_new *jobs,
 	}
 	if (n == 0)
 		return 0;
-	now = time(NULL);
+	now = clock_now();
 	if ((rc = store_tx_begin(st, cause, "insert jobs: begin")) != 0)
 		return rc;
 	for (i = 0; i < n; i++) {
@@ -350,7 +351,7 @@ store_job_transition(struct store *st, int64_t id, unsigned from_mask,
 	if (to < 0 || to >= JOB_NSTATES)
 		return store_invalid(cause, "job %lld: bad state %d",
 		    (long long)id, to);
-	now = time(NULL);
+	now = clock_now();
 	if ((rc = store_tx_begin(st, cause, "change job state: begin")) != 0)
 		return rc;
 	if ((rc = store_job_move(st, id, from_mask, to, now, message, &cur,
@@ -490,7 +491,7 @@ store_job_requeue(struct store *st, int64_t id, unsigned from_mask,
     const char *why, int *ret_state, char **cause)
 {
 	sqlite3_stmt	*s;
-	int64_t		 job_id = 0, now = time(NULL);
+	int64_t		 job_id = 0, now = clock_now();
 	char		*why_not = NULL;
 	int		 rc, cur = -1;
 
@@ -680,7 +681,7 @@ store_event_add(struct store *st, int64_t job_id, const char *message,
 	sqlite3_stmt	*s = st->stmt[STMT_EVENT_ADD];
 
 	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int64(s, 2, time(NULL));
+	sqlite3_bind_int64(s, 2, clock_now());
 	store_bind_text(s, 3, message);
 	return store_job_update(st, s, job_id, cause, "add event");
 }

@@ -37,6 +37,7 @@
 
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -538,7 +539,7 @@ price_fetch_done(struct price *p)
 		price_table_clear(&p->catalog);
 		p->catalog = p->next;
 		price_table_sort(&p->catalog);
-		p->fetched = time(NULL);
+		p->fetched = clock_now();
 		p->nskus = p->next_skus;
 		localtime_r(&p->fetched, &tm);
 		snprintf(p->source, sizeof p->source, "catalog (fetched "
@@ -555,7 +556,8 @@ price_fetch_done(struct price *p)
 	}
 	memset(&p->next, 0, sizeof p->next);
 	if (p->started && !p->dead)
-		uv_timer_start(&p->timer, price_on_timer, next, 0);
+		uv_timer_start(&p->timer, price_on_timer, clock_real_ms(next),
+		    0);
 	list = p->waiters;
 	p->waiters = NULL;
 	while ((w = list) != NULL) {

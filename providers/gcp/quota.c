@@ -30,6 +30,7 @@
 
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -165,7 +166,8 @@ static void	quota_maybe_free(struct quota *);
 static uint64_t
 quota_now(struct quota *q)
 {
-	return uv_now(http_loop(q->http));
+	/* Simulated ms: quota_ttl is simulated time (clock.h). */
+	return clock_sim_ms(uv_now(http_loop(q->http)));
 }
 
 /* -- entries ------------------------------------------------------------- */
@@ -290,7 +292,7 @@ quota_apply_region(struct quota *q, const char *name, json_t *obj,
 	struct quota_entry	*e;
 	json_t			*quotas, *x, *w;
 	const char		*m, *s;
-	time_t			 now = time(NULL);
+	time_t			 now = clock_now();
 	size_t			 i;
 
 	r->fetched = quota_now(q);
@@ -359,7 +361,7 @@ quota_set_vertex_limit(struct quota *q, const char *region,
 		e->usage = 0;		/* until the daemon says otherwise */
 	e->known = 1;
 	e->limit = (double)value;
-	e->fetched_at = time(NULL);
+	e->fetched_at = clock_now();
 }
 
 /* The region a DimensionsInfo names, or NULL ("all other values"). */
@@ -556,7 +558,7 @@ quota_round_done(struct quota *q)
 	char			*cause = q->error;
 
 	q->error = NULL;
-	q->done_at = time(NULL);
+	q->done_at = clock_now();
 	list = q->waiters;
 	q->waiters = NULL;
 	if (cause != NULL)
@@ -670,7 +672,7 @@ quota_set_family_limit(struct quota *q, const char *region,
 	e->committed = 0;	/* the books (quota_set_usage()) count them */
 	e->family = explicit ? 2 : 1;
 	e->limit = (double)value;
-	e->fetched_at = time(NULL);
+	e->fetched_at = clock_now();
 }
 
 /* One family QuotaInfo: per-region values first, then the defaults. */
@@ -1463,7 +1465,7 @@ quota_to_json(struct quota *q, const char *region, const char *gpu)
 	const struct gpu_type	*g = NULL;
 	struct quota_row	 r;
 	json_t			*out, *rows, *zones, *warn, *o;
-	time_t			 now = time(NULL);
+	time_t			 now = clock_now();
 	size_t			 i;
 
 	if (gpu != NULL && (g = gpu_lookup(gpu)) == NULL)

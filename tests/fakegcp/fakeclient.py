@@ -29,8 +29,14 @@ class FakeGCP:
         self.state_dir = state_dir
 
     @classmethod
-    def start(cls, state_dir, speed=1.0, project="gpuq-demo", extra=()):
+    def start(cls, state_dir, speed=1.0, project="gpuq-demo", extra=(),
+              origin=None):
+        """ORIGIN (real epoch seconds): share the clock with a gpuqd whose
+        [daemon] clock_origin is the same (doc/DESIGN.md "Simulated
+        time")."""
         os.makedirs(state_dir, exist_ok=True)
+        if origin is not None:
+            extra = ["--clock-origin", repr(float(origin))] + list(extra)
         proc = subprocess.Popen(
             [PYTHON, os.path.join(HERE, "fakegcp.py"), "--port", "0",
              "--state-dir", state_dir, "--speed", str(speed),

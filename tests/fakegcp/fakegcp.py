@@ -48,11 +48,14 @@ def main(argv=None):
     ap.add_argument("--state-dir", required=True)
     ap.add_argument("--speed", type=float, default=1.0)
     ap.add_argument("--project", default="gpuq-demo")
+    # Real epoch seconds where simulated time equals real time, shared
+    # with gpuqd's [daemon] clock_origin (doc/DESIGN.md "Simulated time").
+    ap.add_argument("--clock-origin", type=float, default=None)
     ap.add_argument("--service-account-pubkey", action="append", default=[],
                     metavar="EMAIL=PATH")
     args = ap.parse_args(argv)
     os.makedirs(args.state_dir, exist_ok=True)
-    fake = Fake(args.state_dir, args.speed, args.project)
+    fake = Fake(args.state_dir, args.speed, args.project, args.clock_origin)
     for spec in args.service_account_pubkey:
         email, _, pth = spec.partition("=")
         with open(pth) as fh:
@@ -64,8 +67,12 @@ def main(argv=None):
     srv.control = Control(fake, srv)
     stop = threading.Event()
 
+    # A tick every 0.1 s, faster when the clock is fast: at most 10
+    # simulated seconds a tick, at most 200 ticks a second.
+    period = max(0.005, min(0.1, 10.0 / max(args.speed, 1.0)))
+
     def ticker():
-        while not stop.wait(0.1):
+        while not stop.wait(period):
             try:
                 fake.tick()
             except Exception:   # never let the clock thread die silently

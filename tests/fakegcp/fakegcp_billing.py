@@ -24,8 +24,16 @@ class Billing:
             out["nextPageToken"] = nxt
         return out
 
-    def price_for(self, which, entry):
+    def price_for(self, which, entry, t=None):
         price = entry["price"]
+        tr = self.f.trace
+        if tr is not None and which == "compute":
+            # Trace mode: the region's Spot GPU SKU at time T (now).
+            kind, key, region, usage = entry["key"]
+            if kind == "gpu" and key == tr.gpu and usage == "Preemptible":
+                p = tr.gpu_price(region, self.f.now() if t is None else t)
+                if p is not None:
+                    price = p
         for o in self.f.prices:
             if o.get("service", "compute") != which:
                 continue

@@ -9,7 +9,9 @@ import re
 import fakegcp_catalog as cat
 import fakegcp_jwt as jwt
 import fakegcp_sts
+import fakegcp_trace as trace
 from fakegcp_batch import BatchJob
+from fakegcp_billing import Billing
 from fakegcp_compute import Instance
 from fakegcp_errors import ApiError
 from fakegcp_quota import DEFAULT_LIMITS
@@ -24,6 +26,7 @@ class Control:
     def __init__(self, fake, server):
         self.f = fake
         self.server = server
+        self.billing = Billing(fake)
 
     def find(self, name):
         """A live resource by instance name, Batch jobId, Vertex displayName,
@@ -149,12 +152,16 @@ class Control:
             return {"bodies": [b for b in f.create_bodies
                                if svc is None or b["service"] == svc]}
         if ep == "speed" and method == "POST":
+            if f.clock.locked:
+                raise ApiError(400, "the clock is shared with gpuqd "
+                               "(--clock-origin): its speed cannot change; "
+                               "start the fake with the speed wanted")
             f.tick()
             f.clock.set_speed(float(body["factor"]))
             return {"ok": True, "speed": f.clock.speed}
         if ep == "time":
             return {"now": f.now(), "now_rfc3339": rfc3339(f.now()),
-                    "speed": f.clock.speed}
+                    "speed": f.clock.speed, "shared": f.clock.locked}
         if ep == "quota":
             if method == "POST":
                 reg = body.get("region", "global")
@@ -272,9 +279,28 @@ class Control:
                 for key, pol in sorted(f.policies.items())]}
         if ep == "instances" and method == "POST":
             return self.bulk(body)
+        if ep == "trace":
+            return self.trace(method, body)
+        if ep == "ledger" and method == "GET":
+            return trace.ledger(f, self.billing)
         if ep == "storage" and method == "GET":
             return {b: sorted(o) for b, o in f.buckets.items()}
         raise ApiError(404, "unknown control endpoint %s %s" % (method, path))
+
+    def trace(self, method, body):
+        """POST: load a trace (fakegcp_trace.py; README "Trace mode");
+        GET: where it is now; DELETE: trace mode off."""
+        f = self.f
+        with f.lock:
+            if method == "POST":
+                f.tick()
+                f.trace = trace.Trace.load(f, body or {})
+            elif method == "DELETE":
+                f.trace = None
+                return {"ok": True}
+            if f.trace is None:
+                raise ApiError(404, "no trace loaded (POST /_fake/trace)")
+            return f.trace.describe(f.now())
 
     def work(self, job):
         runs = [(r, run) for r in sorted(self.f.all_resources(),

@@ -67,6 +67,10 @@ def build_routes(fake):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle the body waits
+    # for the client's delayed ACK of the headers (40 ms), which is 80
+    # simulated seconds at 2000x (doc/DESIGN.md "Simulated time").
+    disable_nagle_algorithm = True
     server_version = "ESF"
     sys_version = ""
 

@@ -40,11 +40,20 @@ import time
 
 
 class Clock:
-    def __init__(self, speed=1.0):
+    """Simulated epoch seconds: sim_base + (real - real_base) x speed.
+
+    ``origin`` (real epoch seconds) anchors the clock where simulated
+    time equals real time, as gpuqd's ``[daemon] clock_origin`` does
+    (doc/DESIGN.md "Simulated time"): the two then read the same time
+    as long as the speed is not changed."""
+
+    def __init__(self, speed=1.0, origin=None):
         self.lock = threading.Lock()
-        self.real_base = time.time()
+        self.real_base = time.time() if origin is None else float(origin)
         self.sim_base = self.real_base
+        self.origin = self.sim_base         # simulated time at the start
         self.speed = float(speed)
+        self.locked = origin is not None    # shared with gpuqd
 
     def now(self):
         with self.lock:

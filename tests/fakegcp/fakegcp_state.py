@@ -88,11 +88,12 @@ DEFAULT_CFG = {
 
 
 class Fake(QuotaBook):
-    def __init__(self, state_dir, speed=1.0, project="gpuq-demo"):
+    def __init__(self, state_dir, speed=1.0, project="gpuq-demo",
+                 origin=None):
         self.state_dir = state_dir
         self.default_project = project
         self.lock = threading.RLock()
-        self.clock = Clock(speed)
+        self.clock = Clock(speed, origin)
         self.log_lock = threading.Lock()
         self.logf = open(os.path.join(state_dir, "fakegcp.log"), "a",
                          buffering=1)
@@ -135,6 +136,7 @@ class Fake(QuotaBook):
             self.vertex_limits = {}        # (project, region, metric)
             self.prices = []               # overrides
             self.stockouts = []
+            self.trace = None              # fakegcp_trace.Trace
             self.faults = []
             self.counters = {}
             self.reqlog = deque(maxlen=20000)
@@ -160,6 +162,8 @@ class Fake(QuotaBook):
                 fn(t)
             for r in list(self.active_runs):
                 r.advance(now)
+            if self.trace is not None:
+                self.trace.check(now)   # capacity gone: preempt the excess
             return now
 
     def project_number(self, project):
@@ -211,6 +215,10 @@ class Fake(QuotaBook):
             prov = (s.get("provisioning") or "ANY").upper()
             if prov == "ANY" or (prov == "SPOT") == bool(spot):
                 return s
+        if self.trace is not None and self.trace.full(zone, gpu, spot,
+                                                      self.now()):
+            return {"zone": zone, "gpu": gpu, "provisioning": "SPOT",
+                    "trace": True}
         return None
 
     def sku_list(self):

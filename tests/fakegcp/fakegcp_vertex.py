@@ -123,7 +123,10 @@ class CustomJob(Resource):
                           "consider using P100 or V100 instead." % self.region}
             self._set(t, "JOB_STATE_FAILED")
             return
-        self.zone = zones[0] if zones else None
+        # The first zone with room (one may be out while others are not).
+        room = [z for z in zones if not self.gpu or
+                not f.stocked_out(z, self.gpu, self.spot)]
+        self.zone = (room or zones)[0] if zones else None
         f.at(t + f.cfg["provision_seconds"], self._run)
 
     def cluster_envs(self):

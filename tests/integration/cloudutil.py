@@ -133,7 +133,10 @@ class Cloud:
     def __init__(self, speed=100, regions=("us-central1",),
                  providers=PROVIDERS, scheduler=None, gcp=None,
                  fake_config=None, setup=None, start=True, log_level="debug",
-                 daemon=None, notify=None, env=None):
+                 daemon=None, notify=None, env=None, sim_clock=False):
+        # sim_clock: gpuqd lives on the fake's clock ([daemon]
+        # clock_scale, clock_origin; doc/DESIGN.md "Simulated time"), so
+        # its intervals are simulated time too.
         self.dir = tempfile.mkdtemp(prefix="gpuq-cl-", dir="/tmp")
         os.chmod(self.dir, 0o755)
         self.speed = speed
@@ -148,8 +151,13 @@ class Cloud:
         self.notify = dict(notify or {})
         self.gpuqd = None
         self._install = None
+        self.origin = None
+        if sim_clock:
+            self.origin = int(time.time())
+            self.daemon.setdefault("clock_scale", "%r" % float(speed))
+            self.daemon.setdefault("clock_origin", str(self.origin))
         self.fake = FakeGCP.start(os.path.join(self.dir, "fake"), speed=speed,
-                                  project=PROJECT)
+                                  project=PROJECT, origin=self.origin)
         self.fake_log = os.path.join(self.dir, "fake", "fakegcp.log")
         try:
             self.key = make_service_account_key(
