@@ -34,6 +34,7 @@ import replaylib as rl
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SRCDIR = os.path.dirname(HERE)
 REAL_SECONDS_14_DAYS = 480.0
+GPU = "nvidia-h100-80gb"
 # gpuqd's own defaults (gpuqd.conf(5)), in simulated time: cloudutil
 # shortens them for real-time tests, which a replay must not.
 GPUQD_DEFAULTS = {"poll_interval": "15s", "quota_ttl": "60s",
@@ -60,16 +61,30 @@ def speed_for(trace, args):
 
 # -- the fake's trace mode and ledger (tests/fakegcp README "Trace mode")
 
-def fake_trace_config(trace):
-    """fake_config entries that put the fake in trace mode on `trace`
-    (its file, cut to the replayed rounds)."""
-    return {"trace": os.path.abspath(trace.source),
-            "trace_rounds": trace.rounds}
-
-
-def trace_t0(c):
-    """Simulated epoch seconds of the trace's first round."""
-    return float(c.ctl("/_fake/trace")["start"])
+def load_into_fake(c, trace):
+    """Put the fake in trace mode on `trace`, its round 0 a simulated
+    minute from now; returns that time.  Zones of the replayed regions
+    the trace did not probe get no Spot capacity of its GPU (a Spot
+    stockout there), so that no policy finds capacity the trace does not
+    show."""
+    import fakegcp_catalog as cat
+    src = os.path.abspath(trace.source)
+    body = {"file": src, "format": "probe"}
+    if src.endswith(".json"):
+        body.update(format="cbl", zone=trace.zones[0])
+    elif os.path.isdir(src) or len(trace.zones) > 1 and \
+            not src.endswith(".csv"):
+        raise SystemExit("bench/replay: the fake replays one probe CSV or "
+                         "one Can't Be Late JSON file, not %s" % src)
+    t0 = sim_now(c) + 60.0
+    body["start"] = t0
+    c.ctl("/_fake/trace", body)
+    regions = {trace.region(z) for z in trace.zones}
+    for z, reg in sorted(cat.ZONE_REGION.items()):
+        if reg in regions and z not in trace.zones:
+            c.ctl("/_fake/stockout", {"zone": z, "gpu": GPU,
+                                      "provisioning": "SPOT"})
+    return t0
 
 
 def sim_now(c):
@@ -77,13 +92,15 @@ def sim_now(c):
 
 
 def ledger(c):
-    """{job label: (dollars, billed seconds)} from the fake's ledger."""
-    out = {}
-    for e in c.ctl("/_fake/ledger")["entries"]:
-        k = (e.get("labels") or {}).get("gpuq-job") or e.get("job")
-        d, s = out.get(k, (0.0, 0.0))
-        out[k] = (d + float(e["dollars"]), s + float(e["seconds"]))
-    return out
+    """{gpuq-job label: (dollars, billed seconds)}: the fake's bill."""
+    led = c.ctl("/_fake/ledger")
+    if os.environ.get("GPUQ_REPLAY_LEDGER"):
+        with open(os.environ["GPUQ_REPLAY_LEDGER"], "a") as f:
+            json.dump(led, f)
+            f.write("\n")
+    jobs = led["jobs"]
+    return {k: (float(v["usd"]), float(v["billed_seconds"]))
+            for k, v in jobs.items()}
 
 
 # -- job files ----------------------------------------------------------
@@ -93,12 +110,14 @@ def job_file(j, deadline_ok, spot=None):
     w = j["work_minutes"] * 60
     spec = {"name": j["name"],
             "image": "us-docker.pkg.dev/gpuq-test/replay/train:1",
-            "accelerator": {"type": "nvidia-h100-80gb", "count": 1},
+            "accelerator": {"type": GPU, "count": 1},
             "machine_type": rl.MACHINE,
             "estimated_hours": round(j["work_minutes"] / 60.0, 3),
             "checkpoint": {"interval": "%dm" % j["checkpoint_minutes"]},
             "env": {"FAKEGCP_WORK_SECONDS": str(w),
-                    "FAKEGCP_CKPT_EVERY": str(j["checkpoint_minutes"] * 60)}}
+                    "FAKEGCP_CKPT_EVERY": str(j["checkpoint_minutes"] * 60),
+                    "FAKEGCP_SETUP_SECONDS":
+                    str(j.get("restart_overhead_minutes", 0) * 60)}}
     if spot:
         spec["spot"] = spot
     if deadline_ok and j.get("deadline_minutes") is not None:
@@ -130,15 +149,17 @@ def run_gpuqd(policy, trace, prices, jobs, args):
     else:
         providers, spot = cu.PROVIDERS, None
     c = cu.Cloud(speed=speed, regions=regions, providers=providers,
-                 scheduler=dict(GPUQD_DEFAULTS),
-                 fake_config=fake_trace_config(trace), log_level="info",
-                 sim_clock=True)
+                 scheduler=dict(GPUQD_DEFAULTS), log_level="info",
+                 sim_clock=True, start=False)
     try:
+        # The trace first: gpuqd reads the catalog's (trace) prices at
+        # its start.
+        t0 = load_into_fake(c, trace)
+        c.start()
         dl = deadline_supported(c)
         print("%s: deadline: %s" % (policy, "passed to gpuq" if dl else
                                     "not known to this gpuq; the jobs go "
                                     "without it"), flush=True)
-        t0 = trace_t0(c)
         end = t0 + trace.rounds * trace.round_s
         todo = sorted(jobs, key=lambda j: j["arrival_minutes"])
         ids = {}
@@ -253,13 +274,12 @@ def run_skypilot(trace, prices, jobs, args):
     speed = speed_for(trace, args)
     c = cu.Cloud(speed=speed, regions=sorted({trace.region(z)
                                               for z in trace.zones}),
-                 fake_config=fake_trace_config(trace), start=False,
-                 sim_clock=True)
+                 start=False, sim_clock=True)
     api = Api(c)
     P = "/compute/v1/projects/%s" % cu.PROJECT
     bucket = cu.CKPT_ROOT[len("gs://"):].split("/", 1)[0]
     try:
-        t0 = trace_t0(c)
+        t0 = load_into_fake(c, trace)
         end = t0 + trace.rounds * trace.round_s
         st = {}
         for n, j in enumerate(sorted(jobs,
@@ -289,6 +309,8 @@ def run_skypilot(trace, prices, jobs, args):
                        str(s["j"]["work_minutes"] * 60),
                        "FAKEGCP_CKPT_EVERY":
                        str(s["j"]["checkpoint_minutes"] * 60),
+                       "FAKEGCP_SETUP_SECONDS":
+                       str(s["j"]["restart_overhead_minutes"] * 60),
                        "GPUQ_JOB_ID": s["id"],
                        "GPUQ_ATTEMPT": str(s["attempt"]),
                        "GPUQ_CHECKPOINT_DIR": "gs://%s/replay/%s/" % (
@@ -299,12 +321,19 @@ def run_skypilot(trace, prices, jobs, args):
                     "POST", "%s/zones/%s/instances" % (P, z),
                     instance_body(name, z, s["id"], s["attempt"], env))
                 if code >= 300:
+                    if os.environ.get("GPUQ_REPLAY_DEBUG"):
+                        print("create in %s: %d %s" % (z, code, op),
+                              file=sys.stderr)
                     continue
                 while op.get("status") != "DONE":
                     code, op = api.call(
                         "POST", "%s/zones/%s/operations/%s/wait" % (
                             P, z, op["name"]))
                 if op.get("error"):
+                    if os.environ.get("GPUQ_REPLAY_DEBUG"):
+                        print("create in %s: %s" % (
+                            z, op["error"]["errors"][0]["code"]),
+                            file=sys.stderr)
                     continue          # stockout (or quota): next zone
                 s.update(state="running", zone=z, vm=name)
                 return True
