@@ -77,7 +77,8 @@ def load_into_fake(c, trace):
         raise SystemExit("bench/replay: the fake replays one probe CSV or "
                          "one Can't Be Late JSON file, not %s" % src)
     t0 = sim_now(c) + 60.0
-    body["start"] = t0
+    # A cut trace (bench/replay --from-day) starts trace.first rounds in.
+    body["start"] = t0 - trace.first * trace.round_s
     c.ctl("/_fake/trace", body)
     regions = {trace.region(z) for z in trace.zones}
     for z, reg in sorted(cat.ZONE_REGION.items()):
@@ -196,8 +197,11 @@ def outcomes_gpuqd(c, trace, jobs, ids, t0):
             d, s = led.get(str(jid), (0.0, 0.0))
             o.dollars = d
             o.billed_rounds = s / trace.round_s
-            o.restarts = max(0, len(c.attempts(job)) - 1)
             att = c.attempts(job)
+            # Attempts that ran, less the first: creates refused for a
+            # stockout are no restart.
+            o.restarts = max(0, sum(1 for x in att
+                                    if x.get("started")) - 1)
             if job["state"] == "succeeded" and att:
                 # gpuqd's times are the simulated clock's.
                 o.finish_round = (float(att[-1]["ended"]) - t0) / \

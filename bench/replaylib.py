@@ -72,7 +72,9 @@ class Trace:
     gpu_price[z]: list of $/h per round, or None where the trace has none.
     start: text of the first round (UTC); round_s: seconds per round."""
 
-    def __init__(self, zones, cap, gpu_price, round_s, start, source):
+    def __init__(self, zones, cap, gpu_price, round_s, start, source,
+                 first=0):
+        self.first = first          # rounds cut off the file's start
         self.zones = zones
         self.cap = cap
         self.gpu_price = gpu_price
@@ -84,12 +86,21 @@ class Trace:
     def region(self, zone):
         return zone.rsplit("-", 1)[0]
 
-    def cut(self, rounds, zones=None):
-        """The first `rounds` rounds (and only `zones`): a short replay."""
-        zs = zones or self.zones
-        return Trace(list(zs), {z: self.cap[z][:rounds] for z in zs},
-                     {z: self.gpu_price[z][:rounds] for z in zs},
-                     self.round_s, self.start, self.source)
+    def cut(self, rounds, first=0):
+        """`rounds` rounds from round `first`: a short replay."""
+        zs = self.zones
+        w = slice(first, first + rounds)
+        start = self.start
+        try:
+            import datetime
+            start = datetime.datetime.fromtimestamp(
+                _iso_seconds(self.start) + first * self.round_s,
+                datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            start = "%s + %d rounds" % (self.start, first)
+        return Trace(list(zs), {z: self.cap[z][w] for z in zs},
+                     {z: self.gpu_price[z][w] for z in zs},
+                     self.round_s, start, self.source, self.first + first)
 
 
 def _iso_seconds(text):
@@ -246,6 +257,7 @@ class Prices:
         # A round the probe recorded no price for takes the zone's
         # previous price in the trace (the next one before its first);
         # a zone without any takes the catalog's.
+        self.first = 0
         self._spot = {}
         for z in trace.zones:
             ps = trace.gpu_price[z][:trace.rounds]
@@ -261,11 +273,17 @@ class Prices:
                                     if all(p is None for p in
                                            trace.gpu_price[z])]
 
+    def window(self, first):
+        """Round r is now round first + r of the trace the prices were
+        read from (Trace.cut(..., first))."""
+        self.first = first
+        return self
+
     def spot(self, zone, r):
-        return self._spot[zone][r]
+        return self._spot[zone][self.first + r]
 
     def spot_series(self, zone):
-        return self._spot[zone]
+        return self._spot[zone][self.first:]
 
     def table(self):
         """Lines printed by bench/replay: every price used."""
