@@ -17,9 +17,13 @@ the control API), on one simulated clock shared with gpuqd.
             checkpoint; it never uses on-demand.
 
 What each job cost is the fake's ledger (billed seconds x price at the
-time, per job), not our own arithmetic.  Restart overhead: the fake's
-provision_seconds (10 simulated minutes) between a create and the VM
-running, billed as Google bills a booting VM.
+time, per job), not our own arithmetic.  Restart overhead: every run
+spends the job's restart_overhead_minutes running, and billed, before
+its work progresses (FAKEGCP_SETUP_SECONDS: image pull, checkpoint
+load), as the oracle assumes.  Zones of the replayed regions that the
+trace did not probe are stocked out for Spot H100s, so that no policy
+finds capacity the trace does not show (the fake leaves them
+unlimited).
 """
 
 import json
