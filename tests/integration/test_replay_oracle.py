@@ -263,3 +263,19 @@ def test_prices_are_the_catalogs():
     # No trace price: the catalog's Spot GPU + host Spot.
     assert p.spot("us-central1-a", 0) == pytest.approx(5.3387 + 0.64454)
     assert any("flagged" in line for line in p.table())
+
+
+def test_a_window_of_the_trace_keeps_its_prices_and_capacity():
+    t = rl.Trace(["us-east4-a"], {"us-east4-a": [1, 2, 3, 4, 5]},
+                 {"us-east4-a": [None, None, 1.5, None, 2.5]}, 600,
+                 "2025-10-04T00:10:00Z", "test")
+    p = rl.Prices(t)
+    w = t.cut(2, first=2)
+    p.window(w.first)
+    assert (w.first, w.rounds, w.cap["us-east4-a"]) == (2, 2, [3, 4])
+    assert w.start == "2025-10-04T00:30:00Z"
+    # Prices read from the whole trace: round 0 of the window is round 2.
+    assert p.spot("us-east4-a", 0) == pytest.approx(1.5 + 0.4601)
+    assert p.spot("us-east4-a", 1) == pytest.approx(1.5 + 0.4601)
+    # Before the first recorded price, the first one (as the fake does).
+    assert rl.Prices(t).spot("us-east4-a", 0) == pytest.approx(1.5 + 0.4601)
