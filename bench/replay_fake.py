@@ -177,11 +177,11 @@ def run_gpuqd(policy, trace, prices, jobs, args):
                 got = got if isinstance(got, list) else [got]
                 for j, i in zip(due, got):
                     ids[j["name"]] = i
-            if not todo and all(
-                    c.show(i)["state"] in ("succeeded", "failed",
-                                           "cancelled")
-                    for i in ids.values()):
-                break
+            if not todo:
+                st = {j["id"]: j["state"] for j in c.list_jobs()}
+                if all(st.get(i) in ("succeeded", "failed", "cancelled")
+                       for i in ids.values()):
+                    break
             if now >= end:
                 break
             time.sleep(0.2)
