@@ -6,8 +6,10 @@ the control API), on one simulated clock shared with gpuqd.
   gpuq      (1) gpuqd as configured (every service, every region of the
             trace), each job sent with the real `gpuq submit` when its
             arrival comes in simulated time;
-  vertex    (2) gpuqd configured the seeds' way: providers = vertex,
-            one region (us-central1), `spot: never`;
+  vertex    (2) the seeds' way: a Vertex AI client that creates each
+            job as an on-demand custom job (a3-highgpu-1g, one H100) in
+            us-central1 at its arrival and waits for it (gpuqd itself
+            refuses: a3-highgpu-1g is sold only as Spot or flex-start);
   skypilot  (3) a small driver that is a Compute Engine client, as
             SkyPilot's managed jobs are: at arrival it creates a Spot
             a3-highgpu-1g in the cheapest zone (the same prices as the
@@ -143,16 +145,13 @@ def deadline_supported(c):
                                        "not a" in err))
 
 
-# -- policies (1) and (2): gpuqd ------------------------------------------
+# -- policy (1): gpuqd ------------------------------------------
 
 def run_gpuqd(policy, trace, prices, jobs, args):
     import cloudutil as cu
     speed = speed_for(trace, args)
     regions = sorted({trace.region(z) for z in trace.zones})
-    if policy == "vertex":
-        providers, regions, spot = ("vertex",), ["us-central1"], "never"
-    else:
-        providers, spot = cu.PROVIDERS, None
+    providers, spot = cu.PROVIDERS, None
     c = cu.Cloud(speed=speed, regions=regions, providers=providers,
                  scheduler=dict(GPUQD_DEFAULTS), log_level="info",
                  sim_clock=True, start=False)
@@ -404,9 +403,95 @@ def run_skypilot(trace, prices, jobs, args):
         c.close()
 
 
+def run_vertex(trace, prices, jobs, args):
+    import cloudutil as cu
+    speed = speed_for(trace, args)
+    c = cu.Cloud(speed=speed, regions=["us-central1"], start=False,
+                 sim_clock=True)
+    api = Api(c)
+    V = "/v1/projects/%s/locations/us-central1/customJobs" % cu.PROJECT
+    bucket = cu.CKPT_ROOT[len("gs://"):].split("/", 1)[0]
+    try:
+        t0 = load_into_fake(c, trace)
+        end = t0 + trace.rounds * trace.round_s
+        st = {}
+        for n, j in enumerate(sorted(jobs,
+                                     key=lambda j: j["arrival_minutes"])):
+            st[j["name"]] = dict(j=j, id=str(n + 1), name=None,
+                                 finish=None, done=False)
+        while True:
+            now = sim_now(c)
+            if now >= end or all(s["done"] for s in st.values()):
+                break
+            code, lst = api.call("GET", V + "?filter=labels.gpuq-install"
+                                 "%3Dreplay-vertex&pageSize=1000")
+            state = {x["name"]: x["state"] for x in lst.get("customJobs",
+                                                            [])}
+            for s in st.values():
+                j = s["j"]
+                if s["done"]:
+                    continue
+                if s["name"] is None:
+                    if now < t0 + j["arrival_minutes"] * 60:
+                        continue
+                    env = {"FAKEGCP_WORK_SECONDS": str(j["work_minutes"] * 60),
+                           "FAKEGCP_CKPT_EVERY":
+                           str(j["checkpoint_minutes"] * 60),
+                           "FAKEGCP_SETUP_SECONDS":
+                           str(j["restart_overhead_minutes"] * 60),
+                           "GPUQ_JOB_ID": s["id"], "GPUQ_ATTEMPT": "1",
+                           "GPUQ_CHECKPOINT_DIR": "gs://%s/replay-vx/%s/"
+                           % (bucket, s["id"])}
+                    body = {"displayName": j["name"],
+                            "labels": {"gpuq-install": "replay-vertex",
+                                       "gpuq-job": s["id"]},
+                            "jobSpec": {"workerPoolSpecs": [{
+                                "machineSpec": {
+                                    "machineType": rl.MACHINE,
+                                    "acceleratorType": "NVIDIA_H100_80GB",
+                                    "acceleratorCount": 1},
+                                "replicaCount": "1",
+                                "containerSpec": {
+                                    "imageUri": "us-docker.pkg.dev/"
+                                    "gpuq-test/replay/train:1",
+                                    "env": [{"name": k, "value": v}
+                                            for k, v in env.items()]}}]}}
+                    code, r = api.call("POST", V, body)
+                    if code < 300:
+                        s["name"] = r["name"]
+                    elif os.environ.get("GPUQ_REPLAY_DEBUG"):
+                        print("vertex create: %d %s" % (code, r),
+                              file=sys.stderr)
+                    continue
+                if state.get(s["name"]) == "JOB_STATE_SUCCEEDED":
+                    s.update(done=True, finish=now)
+                elif state.get(s["name"]) in ("JOB_STATE_FAILED",
+                                              "JOB_STATE_CANCELLED"):
+                    s["done"] = True
+        led = ledger(c)
+        out = {}
+        for s in st.values():
+            j = s["j"]
+            o = rl.Outcome(j["name"])
+            d, secs = led.get(s["id"], (0.0, 0.0))
+            o.dollars, o.billed_rounds = d, secs / trace.round_s
+            if s["finish"] is not None:
+                o.finish_round = (s["finish"] - t0) / trace.round_s
+            dl = j.get("deadline_minutes")
+            o.missed = dl is not None and (
+                o.finish_round is None or o.finish_round * trace.round_s >
+                (j["arrival_minutes"] + dl) * 60)
+            out[j["name"]] = o
+        return out
+    finally:
+        c.close()
+
+
 def run(policy, trace, prices, jobs, args):
     _setup(args.builddir)
-    if policy in ("gpuq", "vertex"):
+    if policy == "vertex":
+        return run_vertex(trace, prices, jobs, args)
+    if policy == "gpuq":
         return run_gpuqd(policy, trace, prices, jobs, args)
     if policy == "skypilot":
         return run_skypilot(trace, prices, jobs, args)
