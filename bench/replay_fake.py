@@ -87,11 +87,34 @@ def load_into_fake(c, trace):
     body["start"] = t0 - trace.first * trace.round_s
     c.ctl("/_fake/trace", body)
     regions = {trace.region(z) for z in trace.zones}
+    raise_quotas(c, regions | {"us-central1"})
     for z, reg in sorted(cat.ZONE_REGION.items()):
         if reg in regions and z not in trace.zones:
             c.ctl("/_fake/stockout", {"zone": z, "gpu": GPU,
                                       "provisioning": "SPOT"})
     return t0
+
+
+def raise_quotas(c, regions, n=10000):
+    """Quotas out of the way: the replay measures capacity and price,
+    and the fake's defaults (16 H100s a region, 64 GPUs in all, 1000
+    vCPUs a region) would queue every policy behind them alike."""
+    import fakegcp_quota as q
+    c.ctl("/_fake/quota", {"region": "global", "metric":
+                           "GPUS_ALL_REGIONS", "limit": n})
+    c.ctl("/_fake/quota", {"region": "global", "metric":
+                           "CPUS_ALL_REGIONS", "limit": n * 30})
+    for r in sorted(regions):
+        for m in ("CPUS", "PREEMPTIBLE_CPUS", "INSTANCES",
+                  q.GPU_FAMILY_ID + ":NVIDIA_H100",
+                  q.SPOT_GPU_FAMILY_ID + ":NVIDIA_H100",
+                  q.VM_FAMILY_ID + ":A3"):
+            c.ctl("/_fake/quota", {"region": r, "metric": m,
+                                   "limit": n * (30 if "CPU" in m else 1)})
+        for m in ("custom_model_training_nvidia_h100_gpus",
+                  "custom_model_training_preemptible_nvidia_h100_gpus"):
+            c.ctl("/_fake/quota", {"region": r, "metric": m, "limit": n,
+                                   "service": "vertex"})
 
 
 def sim_now(c):
