@@ -20,3 +20,11 @@ tests_unit_test_jsonw_SOURCES = tests/unit/test-jsonw.c
 tests_unit_test_jsonw_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_jsonw_LDADD = common/libcommon.a $(JANSSON_LIBS) \
 	$(CMOCKA_LIBS) -lm
+
+# Unit tests of the simulated clock (tests only; doc/DESIGN.md
+# "Simulated time").
+check_PROGRAMS += tests/unit/test-clock
+TESTS += tests/unit/test-clock
+tests_unit_test_clock_SOURCES = tests/unit/test-clock.c
+tests_unit_test_clock_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_clock_LDADD = common/libcommon.a $(CMOCKA_LIBS)

@@ -1086,8 +1086,8 @@ sched_pass_run(struct sched *s)
 		return;
 	}
 	s->state = SCHED_S_IDLE;
-	if ((due = sched_next_due(s, waiting)) >= 0)
-		sched_arm(s, due * 1000);
+	if ((due = sched_next_due(s, waiting)) >= 0)	/* simulated s */
+		sched_arm(s, (int64_t)clock_real_ms((uint64_t)due * 1000));
 }
 
 static void

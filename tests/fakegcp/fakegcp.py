@@ -2,7 +2,8 @@
 """fakegcp: a stateful simulation of the Google Cloud APIs gpuqd uses.
 
 Start:  /usr/bin/python3 tests/fakegcp/fakegcp.py --port 0 --state-dir DIR
-        [--speed F] [--project P] [--service-account-pubkey EMAIL=PATH]...
+        [--speed F] [--clock-origin T] [--project P]
+        [--service-account-pubkey EMAIL=PATH]...
 The first line on stdout is the base URL.  Every API lives under that one
 URL with Google's own paths (doc/DESIGN.md "The simulated Google Cloud"):
 

@@ -59,12 +59,12 @@ def insert_op(gcp, name, zone="us-central1-a"):
 
 
 def test_capacity_stockout_and_preemption(gcp, tmp_path):
-    # us-central1-a: 2 T4s for 10 rounds, then 0 for 10, then 1.
+    # us-central1-a: 2 T4s for 30 rounds (18 real s), then 0, then 1.
     path = write_trace(tmp_path / "t.csv", {
-        "us-central1-a": [2] * 10 + [0] * 10 + [1] * 40,
-        "us-central1-b": [16] * 60})
+        "us-central1-a": [2] * 30 + [0] * 10 + [1] * 40,
+        "us-central1-b": [16] * 80})
     tr, t0 = load(gcp, path)
-    assert tr["rounds"] == 60 and tr["capacity"]["us-central1-a"] == 2
+    assert tr["rounds"] == 80 and tr["capacity"]["us-central1-a"] == 2
     insert(gcp, "s1")
     # Batch picks a zone with room: us-central1-a while it has some.
     gcp.post(B + "?jobId=s2", batch_body(LONG))
@@ -83,9 +83,9 @@ def test_capacity_stockout_and_preemption(gcp, tmp_path):
     assert gcp.resource("s4")["zone"] == "us-central1-b"
     insert(gcp, "od1", spot=False)
     gcp.wait_for(lambda: status(gcp, "od1") == "RUNNING")
-    # Round 10: no capacity: both Spot resources are preempted as their
+    # Round 30: no capacity: both Spot resources are preempted as their
     # services do it; the on-demand VM and zone b's job run on.
-    gcp.wait_for(lambda: status(gcp, "s1") == "TERMINATED", timeout=15)
+    gcp.wait_for(lambda: status(gcp, "s1") == "TERMINATED", timeout=30)
     ops = gcp.get(Z + "/operations")[1]["items"]
     assert any(o["operationType"] == "compute.instances.preempted" and
                o["targetLink"].endswith("/s1") for o in ops)
@@ -95,7 +95,7 @@ def test_capacity_stockout_and_preemption(gcp, tmp_path):
     assert status(gcp, "od1") == "RUNNING"
     assert gcp.resource("s4")["state"] == "JOB_STATE_RUNNING"
     now = gcp.ctl("/_fake/time")["now"]
-    assert now - t0 >= 10 * 600
+    assert now - t0 >= 30 * 600
     tr = gcp.ctl("/_fake/trace")
     assert tr["preempted"] == 2 and tr["used"]["us-central1-a"] == 0
 
@@ -103,13 +103,13 @@ def test_capacity_stockout_and_preemption(gcp, tmp_path):
 def test_excess_only_is_preempted(gcp, tmp_path):
     # 3 GPUs, then 1: the two newest of three Spot VMs go.
     path = write_trace(tmp_path / "t.csv", {
-        "us-central1-a": [3] * 8 + [1] * 50})
+        "us-central1-a": [3] * 20 + [1] * 50})
     load(gcp, path)
     for n in ("e1", "e2", "e3"):
         insert(gcp, n)
         gcp.wait_for(lambda: status(gcp, n) == "RUNNING")
     gcp.wait_for(lambda: gcp.ctl("/_fake/trace")["preempted"] == 2,
-                 timeout=15)
+                 timeout=30)
     assert status(gcp, "e1") == "RUNNING"
     gcp.wait_for(lambda: status(gcp, "e3") == "TERMINATED")
     gcp.wait_for(lambda: status(gcp, "e2") == "TERMINATED")

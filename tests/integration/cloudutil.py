@@ -371,6 +371,19 @@ class Cloud:
     def price(self, **body):
         return self.ctl("/_fake/price", body)
 
+    def trace(self, path, start=None, **body):
+        """Trace mode (tests/fakegcp/README.md "Trace mode"): PATH's
+        trace time 0 is simulated time START, by default now (gpuqd's
+        start has already spent simulated time)."""
+        body = dict(body, file=path)
+        body["start"] = self.ctl("/_fake/time")["now"] if start is None \
+            else start
+        return self.ctl("/_fake/trace", body)
+
+    def ledger(self):
+        """The fake's bill: per resource, per gpuq-job label, in all."""
+        return self.ctl("/_fake/ledger")
+
     # -- reading jobs ----------------------------------------------------------
 
     @staticmethod
