@@ -25,6 +25,11 @@ TRACE = os.path.join(TOP, "tests", "fakegcp", "data", "traces",
 FROM_DAY = 9
 DAYS = 2
 SPEED = 6000
+# A replay is not deterministic (gpuqd's timing against the fake's at
+# 6000x): over eight runs of this window gpuq's bill ranged $122.90 to
+# $126.37, policy (3)'s $126.02 to $126.22.  Beyond that spread gpuq
+# costs more than policy (3).
+NOISE = 0.02
 
 
 def short_workload():
@@ -52,6 +57,7 @@ def test_gpuq_costs_no_more_than_skypilot_on_a_short_replay():
         got[p] = rl.summarise(trace, jobs, out, bound / len(jobs))
         print(p, got[p])
     assert got["gpuq"]["unfinished"] == 0, got["gpuq"]
-    assert got["gpuq"]["dollars"] <= got["skypilot"]["dollars"], got
+    assert got["gpuq"]["dollars"] <= got["skypilot"]["dollars"] * \
+        (1 + NOISE), got
     for p, s in got.items():
         assert s["dollars"] >= 0.99 * bound, (p, s, bound)
