@@ -9,4 +9,6 @@ bench_bench_fill_CFLAGS = $(AM_CFLAGS)
 bench_bench_fill_LDADD = store/libstore.a common/libcommon.a $(SQLITE_LIBS)
 EXTRA_DIST += bench/run bench/submit bench/status bench/history \
 	bench/benchlib.py bench/poll.py bench/sched.py bench/array.py \
-	bench/recovery.py bench/memory.py bench/README-cloud.md
+	bench/recovery.py bench/memory.py bench/README-cloud.md \
+	bench/replay bench/replaylib.py bench/replay_fake.py \
+	bench/replay_workload.py bench/data

@@ -284,7 +284,8 @@ def _run_lines(run, now):
     """(time, text) of what RUN printed up to simulated time NOW."""
     if run.started_at is None:
         return []
-    t0 = run.started_at
+    # Work (and its step lines) begins after the run's setup seconds.
+    t0 = run.work_from if run.work_from is not None else run.started_at
     out = []
     if t0 <= now:
         if run.resume_from and not run.resume_missing:

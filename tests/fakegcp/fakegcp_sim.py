@@ -16,6 +16,9 @@ it) and pretends to train:
   FAKEGCP_WORK_SECONDS  total simulated seconds of work needed (default 600)
   FAKEGCP_CKPT_EVERY    simulated seconds between checkpoints (default 60)
   FAKEGCP_EXIT          exit code once the work is done (default 0)
+  FAKEGCP_SETUP_SECONDS simulated seconds each run spends before its work
+                        progresses (image pull, checkpoint load: a
+                        restart's overhead, billed as running; default 0)
   GPUQ_CHECKPOINT_DIR   gs://bucket/prefix/ where ckpt-<8-digit progress>
                         objects are written ({"progress","job","attempt"})
   GPUQ_RESUME_FROM      gs:// URI of a checkpoint to start from
@@ -140,6 +143,8 @@ class Run:
         self.attempt = self.env.get("GPUQ_ATTEMPT")
         self.need = max(0.0, _num(self.env, "FAKEGCP_WORK_SECONDS", 600))
         self.every = _num(self.env, "FAKEGCP_CKPT_EVERY", 60)
+        self.setup = max(0.0, _num(self.env, "FAKEGCP_SETUP_SECONDS", 0))
+        self.work_from = None           # started_at + setup
         try:
             self.exit_code = int(self.env.get("FAKEGCP_EXIT", 0))
         except ValueError:
@@ -177,6 +182,7 @@ class Run:
                 self.start_progress = min(prog, self.need)
         self.progress = self.start_progress
         self.started_at = t
+        self.work_from = t + self.setup
         self.state = "running"
         self.fake.active_runs.add(self)
 
@@ -194,19 +200,19 @@ class Run:
         self.checkpoints.append("gs://%s/%s" % (b, name))
 
     def advance(self, t):
-        if self.state != "running" or t < self.started_at:
+        if self.state != "running" or t < self.work_from:
             return
-        target = min(self.need, self.start_progress + (t - self.started_at))
+        target = min(self.need, self.start_progress + (t - self.work_from))
         if self.every > 0:
             k = int(self.progress // self.every) + 1
             while k * self.every <= target + 1e-9:
                 p = k * self.every
                 if p > self.start_progress:
-                    self._ckpt(p, self.started_at + p - self.start_progress)
+                    self._ckpt(p, self.work_from + p - self.start_progress)
                 k += 1
         self.progress = target
         if target >= self.need - 1e-9:
-            end = self.started_at + self.need - self.start_progress
+            end = self.work_from + self.need - self.start_progress
             if not self.checkpoints or \
                     not self.checkpoints[-1].endswith("%08d" % int(self.need)):
                 if self.need > self.start_progress and (
