@@ -745,7 +745,9 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		    capacity_preemptible(o->capacity),
 		    o->lambda, sh->interval, m->restart_overhead);
 	}
-	qsort(sh->offers, sh->n, sizeof *sh->offers, sched_offer_cmp);
+	if (sh->n > 0)	/* offers is NULL with none */
+		qsort(sh->offers, sh->n, sizeof *sh->offers,
+		    sched_offer_cmp);
 	for (i = 0; i < sh->n && sh->offers[i].reason == SCHED_OK; i++) {
 		o = &sh->offers[i];
 		if (i == 0 || o->hourly < sh->min_hourly)
