@@ -933,8 +933,13 @@ status_page_compact(struct cli *cli, struct status_run *r, int64_t page)
 	memset(&h, 0, sizeof h);
 	/* The members before "rows"; the rows are walked once, below. */
 	if (cli_jscan_head(line, len, "rows", status_chead_member, &h,
-	    &h.rows) != 1 || h.columns == NULL)
+	    &h.rows) != 1 || h.columns == NULL) {
+		/* A gpuqd that passed over "compact" without refusing it
+		 * answers with objects: ask it the old way. */
+		if (cli_jscan_member(line, len, "jobs", &v, &vlen) == 1)
+			return -ENOPROTOOPT;
 		goto bad;
+	}
 	pos = h.columns;
 	end = pos + h.columns_len;
 	while ((rc = cli_jscan_next(&pos, end, &v, &vlen)) == 1) {

@@ -406,7 +406,7 @@ att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
 	const char		*strs[] = { a->provider, a->region, a->zone,
 				    a->machine_type, a->gpu, a->resource,
 				    a->cloud_id, a->message, a->resumed_from,
-				    ckpt_dir };
+				    a->capacity, a->reservation, ckpt_dir };
 	struct attempt		*e;
 	struct store_attempt	*c;
 	size_t			 len = 0, i;
@@ -428,6 +428,8 @@ att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
 	c->cloud_id = att_pack_str(&p, a->cloud_id);
 	c->message = att_pack_str(&p, a->message);
 	c->resumed_from = att_pack_str(&p, a->resumed_from);
+	c->capacity = att_pack_str(&p, a->capacity);
+	c->reservation = att_pack_str(&p, a->reservation);
 	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
 	e->a = c;
 	return e;

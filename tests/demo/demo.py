@@ -114,7 +114,13 @@ def place(o):
 
 
 def model(o):
-    return "Spot" if o.get("spot") else "on-demand"
+    """The kind of capacity of an offer or an attempt (gpuq-job(5)
+    "capacity"), as a person says it."""
+    kind = o.get("capacity") or ("spot" if o.get("spot") else "standard")
+    if o.get("reservation"):
+        return "reserved (%s)" % o["reservation"]
+    return {"spot": "Spot", "flex": "flex-start",
+            "reserved": "reserved"}.get(kind, "on-demand")
 
 
 def gpu_short(name):

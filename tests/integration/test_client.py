@@ -194,7 +194,10 @@ def test_status_running_job(scripted):
     assert row[7] == "-", row
     assert lines[2].endswith("waiting for quota to free up")
     assert lines[3] == "1 queued, 1 running"
-    assert d.requests == [{"op": "list", "limit": 1000}]
+    # The table is asked for compact first; a gpuqd that answers with
+    # objects instead is asked again the old way.
+    assert d.requests == [{"op": "list", "limit": 100000, "compact": True},
+                          {"op": "list", "limit": 1000}]
 
 
 def test_status_follows_pages_and_filters(scripted):
@@ -204,9 +207,13 @@ def test_status_follows_pages_and_filters(scripted):
     rc, out, err = run_gpuq(d.path, "status", "--all", "--user", "0",
                             "--state", "queued")
     assert rc == 0, err
-    assert [r["after"] for r in d.requests if "after" in r] == [3, 5]
-    assert d.requests[0] == {"op": "list", "limit": 1000, "state": "all",
-                             "owner": 0}
+    assert d.requests[0].pop("compact") is True
+    assert d.requests[0].pop("limit") == 100000
+    old = d.requests[1:]
+    assert [r["after"] for r in old if "after" in r] == [3, 5]
+    assert old[0] == {"op": "list", "limit": 1000, "state": "all",
+                      "owner": 0}
+    assert d.requests[0] == {"op": "list", "state": "all", "owner": 0}
     # --user counts what it was shown.
     assert out.splitlines()[-1] == "5 queued, 1 failed"
     assert "exit code 3: CUDA out of memory" in out
@@ -214,9 +221,11 @@ def test_status_follows_pages_and_filters(scripted):
     d.requests.clear()
     rc, out, err = run_gpuq(d.path, "status", "--state", "queued,held",
                             "--limit", "4")
-    assert [r.get("state") for r in d.requests] == [["held", "queued"]] * 2
-    assert [r["limit"] for r in d.requests] == [4, 1]
-    assert [r.get("after") for r in d.requests] == [None, 3]
+    assert d.requests[0].get("compact") is True
+    old = d.requests[1:]
+    assert [r.get("state") for r in old] == [["held", "queued"]] * 2
+    assert [r["limit"] for r in old] == [4, 1]
+    assert [r.get("after") for r in old] == [None, 3]
     assert len(out.splitlines()) == 1 + 4 + 1
 
     d.requests.clear()

@@ -108,13 +108,13 @@ def test_demo_explains_interruptions_costs_and_cleans_up(base):
     # cost from gpuqd's plan, and the next best offers.
     for jid, name, _ in JOBS:
         m = re.search(rf"^why job {jid} {re.escape(name)} attempt 1 -> "
-                      r"(\S+/\S+) (Spot|on-demand) \d+x\w+ at \$[\d.]+/h: "
+                      r"(\S+/\S+) (Spot|on-demand|flex-start) \d+x\w+ at \$[\d.]+/h: "
                       r"expected \$[\d.]+ for its estimated [\d.]+ h",
                       out, re.M)
         assert m, f"no explanation for job {jid}"
         why = out[m.start():out.find("\nwhy job", m.end())]
         assert "rank 1 of" in why and "in the plan at submit" in why
-        assert re.search(r"next best \S+/\S+ (Spot|on-demand) \$[\d.]+",
+        assert re.search(r"next best \S+/\S+ (Spot|on-demand|flex-start) \$[\d.]+",
                          why), why
 
     # The first table after each interruption shows that gpuqd saw it,
@@ -132,14 +132,15 @@ def test_demo_explains_interruptions_costs_and_cleans_up(base):
                          out, re.M), f"attempt 2 of job {jid}"
 
     # Dollars by the cloud's clock, not gpuqd's real seconds: the 4xA100
-    # job runs an hour of simulated work at about $6.77/h; Spot saves
-    # against Vertex AI on-demand.
+    # job runs an hour of simulated work on flex-start at about $4.56/h
+    # (real seconds would bill cents); it saves against Vertex AI
+    # on-demand.
     m = re.search(r"^  job 2 llm-7b-finetune: succeeded, 2 attempt\(s\), "
                   r"\$([\d.]+), saved \$([\d.]+) \((\d+)%\) against "
                   r"Vertex AI on-demand", out, re.M)
     assert m, "no summary line for job 2: %r" % re.findall(
         r"^  job 2 .*$", out, re.M)
-    assert float(m.group(1)) > 5.0
+    assert float(m.group(1)) > 4.0
     assert float(m.group(2)) > 0 and 0 < int(m.group(3)) < 100
     assert re.search(r"preempted after [\d.]+ h x \$[\d.]+/h = \$[\d.]+",
                      out)
