@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,13 +377,15 @@ cli_jscan_int(const char *v, size_t vlen, int64_t def)
 		return def;
 	memcpy(buf, v, vlen);
 	buf[vlen] = '\0';
+	errno = 0;
 	n = strtoll(buf, &end, 10);
 	if (*end == '.' || *end == 'e' || *end == 'E') {
 		/* 1e999 and 1e19 have no int64_t: out of range is DEF. */
 		d = strtod(buf, NULL);
 		return d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : def;
 	}
-	return *end == '\0' ? n : def;
+	/* 9223372036854775808 is no int64_t either (strtoll clamps). */
+	return *end == '\0' && errno != ERANGE ? n : def;
 }
 
 double
