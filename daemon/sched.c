@@ -534,6 +534,7 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	m->nhist = s->nhist;
 	m->prior = conf->preemptions_per_hour;
 	m->restart_overhead = conf->restart_overhead;
+	m->spot_wait = conf->spot_wait;
 	m->zones_error = s->quota_error;
 }
 
