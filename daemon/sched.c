@@ -324,6 +324,14 @@ sched_deadline_kinds(struct sched *s, const struct store_job *row,
 		wait = CAPACITY_FLEX_WAIT_DEFAULT;
 	flex = sched_deadline_slack(s->store, cloud_conf(s->cloud), row,
 	    s->ctx.now, &slack) == 0 && wait < slack;
+	/*
+	 * A machine type Google does not sell on demand (a3-highgpu-1g)
+	 * has no standard capacity to fall back on: flex-start, late or
+	 * not, is all that is left. Without it the job waited for ever.
+	 */
+	if (gpu_machine_spot_only(json_string_value(json_object_get(spec,
+	    "machine_type"))))
+		flex = 1;
 	keep = json_array();
 	if (json_is_array(caps)) {
 		json_array_foreach(caps, i, v) {
