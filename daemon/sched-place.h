@@ -78,6 +78,9 @@ struct sched_job {
 	int64_t			 blocked_since;	/* waiting on quota since */
 	int64_t			 spot_wait_since; /* waiting out Spot
 						   cool-downs since; 0 not */
+	int			 spot_worn_at;	/* interruptions at which it
+						   leaves Spot; 0 never */
+	int			 spot_worn;	/* it has left Spot */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
 	TAILQ_ENTRY(sched_job)	 entry;		/* oldest seen first */
 };
