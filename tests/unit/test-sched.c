@@ -384,6 +384,19 @@ assert_baseline(struct t *t, int64_t id)
 	store_attempt_free(a);
 }
 
+/* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
+ * never under SCHED_WORN_MIN (a fail-fast budget). */
+static void
+test_sched_spot_worn_at(void **state)
+{
+	(void)state;
+	assert_int_equal(sched_spot_worn_at(20), 15);
+	assert_int_equal(sched_spot_worn_at(5), 4);
+	assert_int_equal(sched_spot_worn_at(4), 3);
+	assert_int_equal(sched_spot_worn_at(3), 0);
+	assert_int_equal(sched_spot_worn_at(0), 0);
+}
+
 /* A job launches on the cheapest offer, with the contract's names. */
 static void
 test_sched_launch(void **state)
@@ -774,6 +787,7 @@ main(void)
 {
 	const struct CMUnitTest	tests[] = {
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_sched_spot_worn_at),
 		cmocka_unit_test(test_sched_request_id),
 		C(test_sched_plan_ranks),
 		C(test_sched_plan_gang),
