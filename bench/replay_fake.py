@@ -209,7 +209,27 @@ def run_gpuqd(policy, trace, prices, jobs, args):
             time.sleep(0.2)
         return outcomes_gpuqd(c, trace, jobs, ids, t0)
     finally:
+        keep_log(c, policy)
         c.close()
+
+
+def keep_log(c, policy):
+    """With GPUQ_REPLAY_KEEP=DIR, gpuqd's log and its jobs' final
+    states go to DIR/<policy>-gpuqd.log and DIR/<policy>-jobs.json: what
+    to read when a figure moves (doc/DESIGN.md "Replaying Spot
+    traces")."""
+    import shutil
+    d = os.environ.get("GPUQ_REPLAY_KEEP")
+    if not d or c.gpuqd is None:
+        return
+    os.makedirs(d, exist_ok=True)
+    try:
+        shutil.copy(os.path.join(c.gpuqd.dir, "gpuqd.log"),
+                    os.path.join(d, "%s-gpuqd.log" % policy))
+        with open(os.path.join(d, "%s-jobs.json" % policy), "w") as f:
+            json.dump(c.list_jobs(), f, indent=1)
+    except Exception as e:      # a diagnostic: never fail the replay
+        print("%s: GPUQ_REPLAY_KEEP: %s" % (policy, e), file=sys.stderr)
 
 
 def outcomes_gpuqd(c, trace, jobs, ids, t0):

@@ -82,6 +82,8 @@ struct conf {
 	int64_t	 restart_overhead;	/* s lost per interruption */
 	int64_t	 deadline_margin;	/* s of slack a deadline job keeps
 					   before it leaves Spot */
+	int64_t	 spot_wait;		/* s a job waits out Spot cool-downs
+					   before dearer capacity; 0 none */
 	int64_t	 backoff_base;		/* s, first retry delay */
 	int64_t	 backoff_max;		/* s, longest retry delay */
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */

@@ -25,6 +25,17 @@ deadline_done(double run, int resumes, double restart_overhead, double work)
 	return done;
 }
 
+double
+deadline_lost(double run, int resumed, double restart_overhead,
+    double interval)
+{
+	double	w = run - (resumed ? restart_overhead : 0);
+
+	if (w <= 0 || interval <= 0)
+		return 0;
+	return fmod(w, interval);
+}
+
 int64_t
 deadline_slack(const struct deadline_job *j)
 {

@@ -29,6 +29,15 @@ struct deadline_job {
  * over RESUMES attempts that started again from a checkpoint (each
  * spends RESTART_OVERHEAD reloading), at most WORK.
  */
+/*
+ * The work an interrupted attempt lost: what it did after its last
+ * checkpoint, RUN seconds of running less RESTART_OVERHEAD if it
+ * RESUMED, modulo the checkpoint INTERVAL (0: unknown, nothing counted).
+ * Running time alone counted it as progress, so a job preempted often
+ * kept slack it did not have and left Spot too late.
+ */
+double	 deadline_lost(double run, int resumed, double restart_overhead,
+	    double interval);
 double	 deadline_done(double run, int resumes, double restart_overhead,
 	    double work);
 /*

@@ -32,6 +32,9 @@ struct sd_attempts {
 	double		 run;		/* seconds run, all attempts */
 	int		 resumes;	/* started again from a checkpoint */
 	int		 live_spot;	/* a live attempt on Spot */
+	double		 overhead;	/* restart_overhead, s */
+	double		 interval;	/* checkpoint interval, s; 0 none */
+	double		 lost;		/* work interruptions lost, s */
 };
 
 struct sd_ctx {
@@ -56,6 +59,10 @@ sd_on_attempt(const struct store_attempt *a, void *arg)
 			x->run += (double)(end - a->started);
 		if (a->resumed_from != NULL)
 			x->resumes++;
+		if (a->ended > 0 && attempt_end_is_interruption(a->end_reason)
+		    && end > a->started)
+			x->lost += deadline_lost((double)(end - a->started),
+			    a->resumed_from != NULL, x->overhead, x->interval);
 	}
 	if (a->state != ATTEMPT_ENDED && a->ended == 0 && a->spot)
 		x->live_spot = 1;
@@ -84,6 +91,7 @@ sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
 {
 	json_t		*spec;
 	const char	*spot;
+	double		 interval;
 	int		 rc;
 
 	spec = json_loads(row->spec != NULL ? row->spec : "", 0, NULL);
@@ -94,6 +102,8 @@ sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
 	dj->deadline = row->deadline;
 	dj->work = json_number_value(json_object_get(spec,
 	    "estimated_hours")) * 3600;
+	interval = (double)json_integer_value(json_object_get(
+	    json_object_get(spec, "checkpoint"), "interval"));
 	/* A job that never runs on Spot has nothing to leave. */
 	dj->safe = row->deadline_safe || (spot != NULL &&
 	    strcmp(spot, "never") == 0);
@@ -102,11 +112,15 @@ sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
 	dj->lambda = conf->preemptions_per_hour;
 	memset(x, 0, sizeof *x);
 	x->now = now;
+	x->overhead = dj->restart_overhead;
+	x->interval = interval;
 	if ((rc = store_attempt_list(st, row->id, sd_on_attempt, x,
 	    cause)) < 0)
 		return rc;
 	dj->done = deadline_done(x->run, x->resumes, dj->restart_overhead,
-	    dj->work);
+	    dj->work) - x->lost;
+	if (dj->done < 0)
+		dj->done = 0;
 	return 0;
 }
 

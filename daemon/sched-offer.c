@@ -680,6 +680,8 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	free(sh->why);
 	sh->why = NULL;
 	sh->min_hourly = sh->min_per_hour = 0;
+	sh->spot_cooled_per_hour = 0;
+	sh->spot_cooled_until = 0;
 	if ((sh->why = sched_offer_unusable(sh, m, nregions)) != NULL)
 		return;
 	for (k = 0; k < CAPACITY_NKINDS; k++)
@@ -730,7 +732,8 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 			o->reason = SCHED_X_NO_METRIC;
 			continue;
 		}
-		if (o->reason != SCHED_OK)
+		if (o->reason != SCHED_OK && !(o->reason == SCHED_X_COOLDOWN &&
+		    o->spot && w->priced))
 			continue;
 		if (!w->priced) {
 			o->reason = SCHED_X_NO_PRICE;
@@ -744,7 +747,14 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		o->per_hour = cost_expected(o->hourly, 1.0,
 		    capacity_preemptible(o->capacity),
 		    o->lambda, sh->interval, m->restart_overhead);
+		/* Priced for sched_place()'s wait for Spot only. */
+		if (o->reason == SCHED_X_COOLDOWN && (sh->spot_cooled_until ==
+		    0 || o->per_hour < sh->spot_cooled_per_hour)) {
+			sh->spot_cooled_per_hour = o->per_hour;
+			sh->spot_cooled_until = o->until;
+		}
 	}
+	sh->spot_wait = m->spot_wait;
 	if (sh->n > 0)	/* offers is NULL with none */
 		qsort(sh->offers, sh->n, sizeof *sh->offers,
 		    sched_offer_cmp);

@@ -125,6 +125,7 @@ struct sched_market {
 	size_t			 nhist;
 	double			 prior;		/* λ with no history, 1/h */
 	double			 restart_overhead; /* s, per interruption */
+	int64_t			 spot_wait;	/* [scheduler] spot_wait, s */
 	const struct sched_resv	*resv;		/* the shape's */
 	size_t			 nresv;
 };
@@ -190,6 +191,14 @@ struct sched_shape {
 	char			*why;		/* when nok == 0 */
 	double			 min_hourly;	/* of the OK offers */
 	double			 min_per_hour;
+	/*
+	 * The cheapest Spot offer set aside only by a stockout cool-down:
+	 * its expected $/h and the cool-down's end (0: none); and how long
+	 * a job waits for it before a dearer offer (sched_place()).
+	 */
+	double			 spot_cooled_per_hour;
+	int64_t			 spot_cooled_until;
+	int64_t			 spot_wait;
 	/* On-demand Vertex AI in the first region priced; 0 unknown
 	 * (doc/DESIGN.md "Accounting"). */
 	double			 baseline_hourly;

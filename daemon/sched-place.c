@@ -441,6 +441,42 @@ sched_place_claimed(const struct sched_ctx *ctx, const struct sched_job *j,
 	return 0;
 }
 
+/*
+ * Whether job J, about to take offer O that is not Spot, waits instead
+ * for a Spot offer that only a stockout cool-down sets aside and whose
+ * expected cost is lower (doc/DESIGN.md "Waiting out Spot stockouts"):
+ * for at most [scheduler] spot_wait from the first pass that found it
+ * so. Spot stockouts are mostly short, and flex-start or on-demand cost
+ * two to four times Spot's price for the whole run, where waiting costs
+ * nothing; a deadline job that cannot afford the wait is marked by the
+ * slack policy, and then has no Spot offer to wait for. Sets V's why.
+ */
+static int
+sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
+    const struct sched_offer *o, struct sched_verdict *v)
+{
+	const struct sched_shape	*sh = j->shape;
+	char				 when[16];
+
+	if (o->spot || sh->spot_wait <= 0 || sh->spot_cooled_until == 0 ||
+	    sh->spot_cooled_per_hour >= o->per_hour || ctx->gen == 0) {
+		j->spot_wait_since = 0;
+		return 0;
+	}
+	if (j->spot_wait_since == 0)
+		j->spot_wait_since = ctx->now;
+	if (ctx->now - j->spot_wait_since >= sh->spot_wait)
+		return 0;
+	sched_clock(sh->spot_cooled_until, when, sizeof when);
+	v->reason = SCHED_X_COOLDOWN;
+	v->spot_wait = 1;
+	v->why = xprintf("waiting for Spot (stockout cool-down until %s; "
+	    "expected $%.2f/h against $%.2f/h for %s), at most spot_wait",
+	    when, sh->spot_cooled_per_hour, o->per_hour,
+	    capacity_name(o->capacity));
+	return 1;
+}
+
 void
 sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
     struct sched_verdict *v)
@@ -477,6 +513,8 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 				if (k == nfb && nfb < sizeof fb / sizeof fb[0])
 					fb[nfb++] = bi;
 			} else if (!sched_place_claimed(ctx, j, prio, o, &bi)) {
+				if (sched_place_wait_spot(ctx, j, o, v))
+					return;
 				v->offer = o;
 				return;
 			} else {
@@ -553,7 +591,9 @@ sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
 {
 	struct sched_shape	*sh = j->shape;
 
-	if (sh->fail_gen == ctx->gen || sched_job_hinted(j, ctx->now))
+	/* A wait for Spot is this job's own (its spot_wait_since). */
+	if (sh->fail_gen == ctx->gen || sched_job_hinted(j, ctx->now) ||
+	    v->spot_wait)
 		return;
 	sh->fail_gen = ctx->gen;
 	sh->fail_hourly = j->max_hourly;

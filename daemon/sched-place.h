@@ -76,6 +76,11 @@ struct sched_job {
 						   -1: every kind */
 	}			 avoid[SCHED_AVOID];
 	int64_t			 blocked_since;	/* waiting on quota since */
+	int64_t			 spot_wait_since; /* waiting out Spot
+						   cool-downs since; 0 not */
+	int			 spot_worn_at;	/* interruptions at which it
+						   leaves Spot; 0 never */
+	int			 spot_worn;	/* it has left Spot */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
 	TAILQ_ENTRY(sched_job)	 entry;		/* oldest seen first */
 };
@@ -87,6 +92,7 @@ struct sched_verdict {
 	int			 reason;	/* furthest reason seen */
 	char			*why;		/* new, when offer is NULL */
 	int			 quota;		/* blocked by quota/claims */
+	int			 spot_wait;	/* this job waits for Spot */
 	int64_t			 claim_id;	/* holder of a claimed bucket */
 	int			 claim_prio;
 	char			*claim_what;	/* "NVIDIA_T4_GPUS in ..." */

@@ -312,7 +312,7 @@ sched_spot_required(json_t *spec)
  */
 static void
 sched_deadline_kinds(struct sched *s, const struct store_job *row,
-    json_t *spec)
+    json_t *spec, int worn)
 {
 	json_t		*caps = json_object_get(spec, "capacity"), *v, *keep;
 	int64_t		 slack = 0, wait;
@@ -324,6 +324,17 @@ sched_deadline_kinds(struct sched *s, const struct store_job *row,
 		wait = CAPACITY_FLEX_WAIT_DEFAULT;
 	flex = sched_deadline_slack(s->store, cloud_conf(s->cloud), row,
 	    s->ctx.now, &slack) == 0 && wait < slack;
+	/*
+	 * A machine type Google does not sell on demand (a3-highgpu-1g)
+	 * has no standard capacity to fall back on: flex-start, late or
+	 * not, is all that is left. Without it the job waited for ever.
+	 */
+	if (gpu_machine_spot_only(json_string_value(json_object_get(spec,
+	    "machine_type"))))
+		flex = 1;
+	/* Worn out on Spot, with no deadline to be late for. */
+	if (worn && row->deadline == 0)
+		flex = 1;
 	keep = json_array();
 	if (json_is_array(caps)) {
 		json_array_foreach(caps, i, v) {
@@ -349,26 +360,63 @@ sched_deadline_kinds(struct sched *s, const struct store_job *row,
 	(void)json_object_set_new(spec, "spot", json_string("never"));
 }
 
-/* The cached job for row J, made on first sight (the spec parsed once). */
+/*
+ * The interruptions at which a job whose max_interruptions is MAX leaves
+ * Spot for capacity that is not preempted (doc/DESIGN.md "Leaving Spot
+ * after many interruptions"): three quarters of the budget, so that it
+ * finishes instead of failing at MAX; 0 (never) for a budget under
+ * SCHED_WORN_MIN, which is the user's choice to fail fast.
+ */
+int
+sched_spot_worn_at(int max)
+{
+	if (max < SCHED_WORN_MIN)
+		return 0;
+	return (max * 3 + 3) / 4;
+}
+
+static void	sched_job_free(struct sched *, struct sched_job *);
+
+/* The cached job for row J, made on first sight (the spec parsed once);
+ * made again when Spot has worn it out since. */
 static struct sched_job *
 sched_job_get(struct sched *s, const struct store_job *row)
 {
 	struct sched_job	 key, *j, **found;
 	json_t			*spec;
 	json_error_t		 err;
+	int			 worn;
 
 	key.id = row->id;
 	found = tfind(&key, &s->jobs, sched_now_cmp);
-	if (found != NULL)
-		return *found;
+	if (found != NULL) {
+		j = *found;
+		if (j->spot_worn || j->spot_worn_at == 0 ||
+		    row->interruptions < j->spot_worn_at)
+			return j;
+		sched_job_free(s, j);
+	}
 	j = xcalloc(1, sizeof *j);
 	j->id = row->id;
 	spec = json_loads(row->spec != NULL ? row->spec : "", 0, &err);
 	if (spec == NULL)
 		j->bad = xprintf("the stored spec is not JSON: %s", err.text);
 	else {
-		if (row->deadline_safe && !sched_spot_required(spec))
-			sched_deadline_kinds(s, row, spec);
+		j->spot_worn_at = sched_spot_worn_at((int)json_integer_value(
+		    json_object_get(spec, "max_interruptions")));
+		worn = j->spot_worn_at > 0 &&
+		    row->interruptions >= j->spot_worn_at;
+		if (worn && !sched_spot_required(spec)) {
+			j->spot_worn = 1;
+			log_info("job %" PRId64 ": %d interruptions of "
+			    "max_interruptions %d: no more Spot capacity for "
+			    "this job", row->id, row->interruptions,
+			    (int)json_integer_value(json_object_get(spec,
+			    "max_interruptions")));
+		}
+		if ((row->deadline_safe || j->spot_worn) &&
+		    !sched_spot_required(spec))
+			sched_deadline_kinds(s, row, spec, j->spot_worn);
 		j->shape = sched_shape_get(s, spec, &j->bad);
 		sched_job_limits(j, spec);
 		sched_gate_parse(&j->gate, row, spec);
@@ -534,6 +582,7 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	m->nhist = s->nhist;
 	m->prior = conf->preemptions_per_hour;
 	m->restart_overhead = conf->restart_overhead;
+	m->spot_wait = conf->spot_wait;
 	m->zones_error = s->quota_error;
 }
 

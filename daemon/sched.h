@@ -67,6 +67,14 @@ void		 sched_start(struct sched *);
 /* The reconciler has finished its first pass after start: launches
  * may begin (a restart must adopt what runs before adding to it). */
 void		 sched_ready(struct sched *);
+/*
+ * Interruptions at which a job with max_interruptions MAX leaves Spot
+ * for good: three quarters of it, rounded up; 0 (never) when MAX is
+ * under SCHED_WORN_MIN (doc/DESIGN.md "Leaving Spot after many
+ * interruptions").
+ */
+#define SCHED_WORN_MIN	4
+int		 sched_spot_worn_at(int max);
 /* Run a pass soon: a job was submitted or released, an attempt ended,
  * quotas were refreshed. Cheap; many calls make one pass. */
 void		 sched_wake(struct sched *);

@@ -1,9 +1,13 @@
 /*
  * price-flex.c: what flex-start capacity costs (doc/DESIGN.md "Capacity
- * kinds"). The Billing catalog read here has no flex-start SKUs of its
- * own that we know the wording of, so flex-start is priced from the
- * on-demand prices price.c knows, less the discount Google publishes
- * for the discounted series (API-NOTES K.2; data/README.md).
+ * kinds"): from the catalog's flex-start SKUs ("DWS Defined Duration",
+ * price_dws_hourly()) where it has them, which is what Google bills;
+ * else (the bundled table, a catalog without them) from the on-demand
+ * prices price.c knows, less the discount Google publishes for the
+ * discounted series (API-NOTES K.2; data/README.md). The discount alone
+ * is wrong where the on-demand row is itself the DWS price (the H100
+ * rows data/README.md flags ondemand_equals_dws_flexstart_sku): it
+ * would count the discount twice.
  */
 #include "config.h"
 
@@ -30,6 +34,8 @@ price_flex_hourly(struct price *p, enum gcp_service svc, const char *region,
 {
 	double	g, h;
 
+	if (price_dws_hourly(p, svc, region, gpu, count, mt, ret) == 0)
+		return 0;
 	if (price_gpu_hourly(p, svc, region, gpu, count, 0, &g) != 0 ||
 	    price_host_hourly(p, svc, region, mt, 0, &h) != 0)
 		return -ENOENT;

@@ -16,8 +16,12 @@
  * of a Compute Engine SKU where it has no all-in SKU of its own (Spot, DWS):
  *   "Vertex AI: Training/Pipelines management fee on NVIDIA H100 80GB
  *    in Iowa", "... management fee on A3 Instance Core in Iowa"
- * Commitments, DWS, reservations, sole tenancy and custom shapes are
- * skipped. GPU models are matched against
+ * and flex-start's own Compute Engine SKUs (doc/DESIGN.md "Capacity
+ * kinds"), which Vertex AI bills too, with its management fee:
+ *   "Nvidia H100 80GB GPU attached to DWS Defined Duration VMs running
+ *    in Americas", "DWS Defined Duration A3 Core running in Americas"
+ * Commitments, other DWS SKUs, reservations, sole tenancy and custom
+ * shapes are skipped. GPU models are matched against
  * gpu.h's sku_name word for word, in any order ("H100 80GB Mega" is
  * "H100 Mega 80GB"), so "Nvidia H100 80GB" never matches the Mega SKU.
  *
@@ -74,6 +78,7 @@ struct price_entry {
 	char			*name;		/* gpu type, machine, series */
 	char			*region;
 	double			 od, spot;	/* < 0: unknown */
+	double			 flex;		/* DWS SKU; < 0: unknown */
 	int			 vcpus;		/* PK_MACHINE */
 	double			 mem;
 };
@@ -198,7 +203,7 @@ price_table_get(struct price_table *t, enum price_class cls,
 	e->kind = kind;
 	e->name = xstrdup(name);
 	e->region = xstrdup(region);
-	e->od = e->spot = -1;
+	e->od = e->spot = e->flex = -1;
 	t->sorted = 0;
 	return e;
 }
@@ -431,7 +436,7 @@ price_sku_add(struct price *p, enum price_class cls, json_t *sku)
 	const char		*desc, *usage, *unit = NULL, *s, *q, *region;
 	char			 series[16];
 	double			 unitp;
-	int			 spot;
+	int			 spot, flex;
 	size_t			 i, n;
 
 	desc = json_string_value(json_object_get(sku, "description"));
@@ -445,9 +450,15 @@ price_sku_add(struct price *p, enum price_class cls, json_t *sku)
 		spot = 1;
 	else
 		return;
-	if (price_has_word(desc, skip))
+	/* Flex-start (DWS "Defined Duration") Compute Engine SKUs. */
+	flex = cls == PC_COMPUTE && spot == 0 &&
+	    strstr(desc, PRICE_DWS_WORDS) != NULL;
+	if (!flex && price_has_word(desc, skip))
 		return;
 	s = desc;
+	if (flex && strncmp(s, PRICE_DWS_WORDS " ",
+	    strlen(PRICE_DWS_WORDS) + 1) == 0)
+		s += strlen(PRICE_DWS_WORDS) + 1;
 	if (cls == PC_VERTEX && strncmp(s, vertex_fee,
 	    strlen(vertex_fee)) == 0) {
 		cls = PC_VERTEX_FEE;
@@ -470,7 +481,12 @@ price_sku_add(struct price *p, enum price_class cls, json_t *sku)
 		q = s + n + 1;
 		if (strncmp(q, "Predefined ", 11) == 0)
 			q += 11;
-		if (strncmp(q, "Instance Core ", 14) == 0)
+		/* DWS words it "A3 Core running in ...", no "Instance". */
+		if (flex && strncmp(q, "Instance ", 9) != 0 &&
+		    (strncmp(q, "Core ", 5) == 0 ||
+		    strncasecmp(q, "Ram ", 4) == 0))
+			kind = *q == 'C' ? PK_CORE : PK_RAM;
+		else if (strncmp(q, "Instance Core ", 14) == 0)
 			kind = PK_CORE;
 		else if (strncasecmp(q, "Instance Ram ", 13) == 0)
 			kind = PK_RAM;
@@ -511,7 +527,9 @@ found:
 			continue;
 		e = price_table_get(&p->next, cls, kind,
 		    kind == PK_GPU ? g->name : series, region);
-		if (spot)
+		if (flex)
+			e->flex = unitp;
+		else if (spot)
 			e->spot = unitp;
 		else
 			e->od = unitp;
@@ -965,6 +983,52 @@ price_host_hourly(struct price *p, enum gcp_service svc, const char *region,
 	if ((d = price_host_lookup(p, svc, region, mt, spot, &src)) < 0)
 		return -ENOENT;
 	*ret = d;
+	return 0;
+}
+
+/* DWS price of KIND NAME in REGION from the catalog; < 0 if none. */
+static double
+price_dws_in(struct price *p, enum price_kind kind, const char *name,
+    const char *region)
+{
+	struct price_entry	*e;
+
+	e = price_table_find(&p->catalog, PC_COMPUTE, kind, name, region);
+	return e != NULL ? e->flex : -1;
+}
+
+int
+price_dws_hourly(struct price *p, enum gcp_service svc, const char *region,
+    const char *gpu, int count, const char *mt, double *ret)
+{
+	const struct gpu_type	*g;
+	const char		*src;
+	char			 series[16];
+	double			 gd, core, ram, host, mem = 0;
+	int			 vcpus = 0;
+
+	if ((g = gpu_lookup(gpu)) == NULL || count < 1 || mt == NULL ||
+	    region == NULL)
+		return -ENOENT;
+	price_series(mt, series, sizeof series);
+	if (price_shape(p, mt, &vcpus, &mem) != 0)
+		return -ENOENT;
+	gd = price_dws_in(p, PK_GPU, g->name, region);
+	core = price_dws_in(p, PK_CORE, series, region);
+	ram = price_dws_in(p, PK_RAM, series, region);
+	if (gd < 0 || core < 0 || ram < 0)
+		return -ENOENT;
+	host = vcpus * core + mem * ram;
+	if (svc == GCP_SERVICE_VERTEX) {
+		/* The Compute Engine SKU plus the fee (DESIGN GF.2). */
+		gd += price_vertex_fee(p, PK_GPU, g->name, region,
+		    price_gpu_lookup(p, GCP_SERVICE_GCE, region, g, 0, &src),
+		    gd, 1, 0);
+		host += price_vertex_fee(p, PK_CORE, series, region,
+		    price_host_lookup(p, GCP_SERVICE_GCE, region, mt, 0, &src),
+		    host, vcpus, mem);
+	}
+	*ret = gd * count + host;
 	return 0;
 }
 

@@ -87,10 +87,22 @@ int	 price_host_hourly(struct price *, enum gcp_service,
 #define PRICE_FLEX_DISCOUNT	0.53
 /*
  * Hourly price of COUNT GPUs on host MACHINE_TYPE, both as flex-start,
- * in REGION for SERVICE: the on-demand prices less PRICE_FLEX_DISCOUNT
+ * in REGION for SERVICE: price_dws_hourly() where the catalog has the
+ * flex-start SKUs, else the on-demand prices less PRICE_FLEX_DISCOUNT
  * where the series is discounted. 0 and *RET, or -ENOENT.
  */
 int	 price_flex_hourly(struct price *, enum gcp_service,
+	    const char *region, const char *gpu, int count,
+	    const char *machine_type, double *ret);
+/*
+ * Hourly price of COUNT GPUs on host MACHINE_TYPE as flex-start from the
+ * catalog's own flex-start SKUs (Compute Engine's "... DWS Defined
+ * Duration ..." GPU, Core and Ram SKUs; on Vertex AI those plus its
+ * management fee). 0 and *RET, or -ENOENT when the catalog read has
+ * none for REGION (price_flex_hourly() then falls back on the discount).
+ */
+#define PRICE_DWS_WORDS	"DWS Defined Duration"
+int	 price_dws_hourly(struct price *, enum gcp_service,
 	    const char *region, const char *gpu, int count,
 	    const char *machine_type, double *ret);
 /* The flex-start factor of MACHINE_TYPE's series: 1 - discount or 1. */

@@ -210,6 +210,7 @@ def series_of(machine):
 
 # -- prices ---------------------------------------------------------------------
 GPU_PRICE = {}   # (sky, region) -> (ondemand per GPU, spot per GPU or None)
+DWS_EQUAL = set()  # (sky, region) whose on-demand row is the DWS SKU
 for r in sorted(GPU_PRICE_ROWS, key=lambda r: (r["zone"], r["gpu_count"])):
     key = (r["accelerator"], r["region"])
     if key in GPU_PRICE:
@@ -217,6 +218,8 @@ for r in sorted(GPU_PRICE_ROWS, key=lambda r: (r["zone"], r["gpu_count"])):
     od = float(r["gpu_ondemand_per_gpu_usd_per_hour"] or 0)
     sp = r["gpu_spot_per_gpu_usd_per_hour"]
     GPU_PRICE[key] = (od, float(sp) if sp else None)
+    if "ondemand_equals_dws_flexstart_sku" in (r.get("flags") or ""):
+        DWS_EQUAL.add(key)
 
 HOST_PRICE = {}  # (vm_type, region) -> (ondemand, spot or None)
 for r in HOST_ROWS:
@@ -378,4 +381,53 @@ def build_skus():
                              usage, region,
                              vfixed.get(fdesc, round(p * 0.15, 9)), unit,
                              udesc, ("fee-" + kind, series, region, usage)))
+    comp.extend(dws_skus())
     return {"compute": comp, "vertex": vert}
+
+
+# Flex-start (DWS) SKUs: Compute Engine bills a flex-start VM's GPUs,
+# cores and RAM with "DWS Defined Duration" SKUs of their own (the
+# wording in vertex-prices.csv's billing-report rows), and Vertex AI
+# bills the same SKUs plus its management fee.  Prices: those rows where
+# they exist (H100 and A3 in us-central1); a GPU row the CSV flags
+# ondemand_equals_dws_flexstart_sku is the DWS price already; else the
+# on-demand price less the 53 % Google publishes for A2, A3 and A4
+# (API-NOTES K.2), G2 and the rest at the on-demand price.
+DWS_SERIES = ("a2", "a3", "a4", "g2")
+DWS_DISCOUNTED = ("a2", "a3", "a4")
+DWS_FACTOR = 1 - 0.53
+
+
+def dws_skus():
+    fixed = {(r["sku_description"], r["region"]): float(r["usd_per_unit"])
+             for r in VERTEX_ROWS
+             if r["provisioning"] == "flex-start (DWS)" and
+             r["sku_description"].find("DWS Defined Duration") >= 0}
+    out = []
+    for (sky, region), (od, sp) in sorted(GPU_PRICE.items()):
+        if not od:
+            continue
+        g = GPUS[sky]
+        desc = "%s GPU attached to DWS Defined Duration VMs running in " \
+            "%s" % (g["sku"], compute_place(region))
+        p = fixed.get((desc + " (Compute Engine SKU)", region))
+        if p is None:
+            p = od if (sky, region) in DWS_EQUAL else od * DWS_FACTOR
+        out.append(_sku(COMPUTE_SERVICE, "Compute Engine", desc, "GPU",
+                        "OnDemand", region, round(p, 9), "h", "hour",
+                        ("gpu", g["type"], region, "DWS")))
+    for (series, region, usage), (core, ram) in sorted(HOST_FIT.items()):
+        if usage != "OnDemand" or series not in DWS_SERIES:
+            continue
+        f = DWS_FACTOR if series in DWS_DISCOUNTED else 1.0
+        for kind, p, group, unit, udesc, word in (
+                ("core", core, "CPU", "h", "hour", "Core"),
+                ("ram", ram, "RAM", "GiBy.h", "gibibyte hour", "Ram")):
+            desc = "DWS Defined Duration %s %s running in %s" % (
+                series.upper(), word, compute_place(region))
+            q = fixed.get((desc + " (Compute Engine SKU)", region))
+            out.append(_sku(COMPUTE_SERVICE, "Compute Engine", desc, group,
+                            "OnDemand", region,
+                            round(q if q is not None else p * f, 9), unit,
+                            udesc, (kind, series, region, "DWS")))
+    return out

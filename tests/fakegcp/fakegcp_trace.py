@@ -258,9 +258,12 @@ def hourly(fake, billing, ix, r, t):
     nodes = max(1, getattr(r, "task_count", 1), getattr(r, "replicas", 1))
     vertex = r.service == "vertex"
     spot = bool(r.spot) and getattr(r, "strategy", "SPOT") == "SPOT"
-    usage = "Preemptible" if spot else "OnDemand"
+    # Flex-start is billed with the DWS SKUs (fakegcp_catalog.dws_skus),
+    # on Vertex AI with its management fee on top, as Spot is.
+    flex = bool(getattr(r, "flex", False))
+    usage = "Preemptible" if spot else "DWS" if flex else "OnDemand"
     parts = []
-    if vertex and not spot:
+    if vertex and not spot and not flex:
         parts.append(("vertex", ("gpu", r.gpu, r.region, "OnDemand"),
                       r.gpu_count))
         if info:

@@ -153,3 +153,28 @@ def test_vertex_flex_expires_and_refusals(gcp):
     b["jobSpec"]["scheduling"]["timeout"] = "700000s"
     st, e, _ = gcp.post(V, b)
     assert st == 400 and "7 days" in e["error"]["message"]
+
+
+def test_flex_billed_with_dws_skus(gcp):
+    """The catalog lists flex-start's own SKUs, worded as Google's
+    billing reports do, and the ledger bills a flex-start VM with them:
+    an a3-highgpu-1g in us-central1 is the DWS H100 SKU + 26 DWS A3
+    cores + 234 GiB of DWS A3 RAM (vertex-prices.csv), $4.7078/h, not
+    the on-demand SKUs ($5.38 here)."""
+    want = 4.200761 + 26 * 0.010934 + 234 * 0.000952
+    skus = gcp.get("/v1/services/6F81-5844-456A/skus?pageSize=5000")[1][
+        "skus"]
+    dws = {s["description"] for s in skus
+           if s["serviceRegions"] == ["us-central1"]}
+    assert "Nvidia H100 80GB GPU attached to DWS Defined Duration VMs " \
+        "running in Americas" in dws
+    assert "DWS Defined Duration A3 Core running in Americas" in dws
+    gcp.ctl("/_fake/speed", {"factor": 100})
+    gcp.ctl("/_fake/config", {"flex_delay": 0})
+    st, op, _ = gcp.post(Z + "/instances", flex_instance(
+        "fxh", machine="a3-highgpu-1g"))
+    assert st == 200, op
+    gcp.wait_for(lambda: status(gcp, "fxh") == "RUNNING", timeout=10)
+    led = gcp.ctl("/_fake/ledger")
+    [r] = [x for x in led["resources"] if x["name"] == "fxh"]
+    assert abs(r["usd_per_hour_now"] - want) < 1e-4, r

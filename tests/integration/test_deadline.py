@@ -183,3 +183,26 @@ def test_deadline_refused_when_it_cannot_fit(cloud):
         for w in want:
             c.check(w in err, "error %r lacks %r" % (err, w))
     c.check(c.list_jobs() == [], "a refused job was queued")
+
+
+def test_deadline_spot_only_machine_leaves_spot_for_flex(cloud):
+    """a3-highgpu-1g is not sold on demand: a job on it that is short of
+    slack at once (marked at its first pass, so its slack is under its
+    flex_wait) has only flex-start left, late or not, and runs there.
+    It used to be left with standard capacity alone, which Google does
+    not sell for it, and waited for ever ("... sold only as Spot or
+    flex-start, and the job allows neither")."""
+    c = cloud(providers=("gce",), speed=SPEED, scheduler=SCHED,
+              fake_config={"flex_delay": 20})
+    spec = job_spec(providers=["gce"], work=10 * SPEED, ckpt=2 * SPEED,
+                    name="dl-a3", gpu="nvidia-h100-80gb",
+                    machine_type="a3-highgpu-1g", estimated_hours=0.01,
+                    deadline="70s")
+    jid = c.submit(spec)
+    job = c.wait_state(jid, TERMINAL, 120)
+    c.check(job["state"] == "succeeded", "ended %s (why %r)" % (
+        job["state"], job.get("why")), jid)
+    c.check(job["deadline_safe"], "not marked: %r" % job, jid)
+    att = c.attempts(job)
+    c.check(att and all(a["capacity"] == "flex" for a in att),
+            "attempts %r, want flex-start only" % att, jid)

@@ -85,6 +85,20 @@ test_deadline_slack(void **state)
 	/* left 4 h + 600 s; lost 0.1 x 600 x (4 h + 600 s) / h = 250 s. */
 	assert_int_equal(deadline_slack(&j), 14 * 3600 - (4 * 3600 + 600) -
 	    250);
+	/*
+	 * Work an interruption lost: past the last checkpoint. 2 h 10 min
+	 * of a resumed attempt is 2 h of work after the 600 s overhead:
+	 * checkpoints every 30 min, none lost; 2 h 25 min loses 15 min; a
+	 * run shorter than the overhead did nothing to lose; no interval
+	 * known, nothing counted (as before).
+	 */
+	assert_true(deadline_lost(2 * 3600 + 600, 1, 600, 1800) == 0);
+	assert_true(deadline_lost(2 * 3600 + 1500, 1, 600, 1800) == 900);
+	/* Not resumed: no overhead taken off, 2 h 25 min is 25 min lost. */
+	assert_true(deadline_lost(2 * 3600 + 1500, 0, 600, 1800) == 1500);
+	assert_true(deadline_lost(300, 1, 600, 1800) == 0);
+	assert_true(deadline_lost(5000, 0, 600, 0) == 0);
+	assert_true(deadline_lost(1000, 0, 600, 1800) == 1000);
 	/* Progress never exceeds the work, nor falls below zero. */
 	assert_true(deadline_done(20 * 3600, 0, 600, j.work) == j.work);
 	assert_true(deadline_done(100, 3, 600, j.work) == 0);

@@ -258,6 +258,59 @@ test_price_catalog_paged(void **state)
 	assert_true(near(d, 5.3387, 1e-4));
 }
 
+/*
+ * Flex-start from the catalog's own "DWS Defined Duration" SKUs (what
+ * Google bills): the H100 on a3-highgpu-1g in us-central1 is the DWS GPU
+ * SKU + 26 DWS A3 cores + 234 GiB of DWS A3 RAM (vertex-prices.csv's
+ * rows), $4.7078/h. The discount alone on the catalog's on-demand row
+ * (which is itself the DWS price there) gave (4.20076 + 1.18251) x 0.47
+ * = $2.53, half what is billed. Before the catalog is read, and on
+ * Vertex AI, the rules the header says.
+ */
+static void
+test_price_flex_dws(void **state)
+{
+	struct t	*t = *state;
+	double		 d, od, fee;
+
+	NEED_FAKE(t->ut);
+	start(t);
+	/* The bundled table has no DWS SKUs: the discount. */
+	assert_int_equal(price_dws_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 1, "a3-highgpu-1g", &d),
+	    -ENOENT);
+	assert_int_equal(price_flex_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-tesla-t4", 1, "n1-standard-8", &d), 0);
+	assert_true(near(d, gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 0) + host(t, GCP_SERVICE_GCE,
+	    "us-central1", "n1-standard-8", 0), 1e-9));
+	refresh(t);
+	assert_int_equal(t->res.error, 0);
+	assert_int_equal(price_flex_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 1, "a3-highgpu-1g", &d), 0);
+	print_message("flex-start a3-highgpu-1g in us-central1: $%.4f/h\n",
+	    d);
+	assert_true(near(d, 4.200761 + 26 * 0.010934 + 234 * 0.000952,
+	    1e-4));
+	assert_int_equal(price_flex_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-h100-80gb", 2, "a3-highgpu-1g", &d), 0);
+	assert_true(near(d, 2 * 4.200761 + 26 * 0.010934 + 234 * 0.000952,
+	    1e-4));
+	/* Vertex AI: the same SKUs plus its management fee (the GPU's is
+	 * $1.4694826 in vertex-prices.csv). */
+	assert_int_equal(price_flex_hourly(t->p, GCP_SERVICE_VERTEX,
+	    "us-central1", "nvidia-h100-80gb", 1, "a3-highgpu-1g", &od), 0);
+	fee = od - (4.200761 + 26 * 0.010934 + 234 * 0.000952);
+	assert_true(fee > 1.4694826 && fee < 1.4694826 + 1.0);
+	/* A GPU whose machine series has no DWS SKUs (n1): the discount
+	 * rule (none for n1). */
+	assert_int_equal(price_flex_hourly(t->p, GCP_SERVICE_GCE,
+	    "us-central1", "nvidia-tesla-t4", 1, "n1-standard-8", &d), 0);
+	assert_true(near(d, gpu(t, GCP_SERVICE_GCE, "us-central1",
+	    "nvidia-tesla-t4", 1, 0) + host(t, GCP_SERVICE_GCE,
+	    "us-central1", "n1-standard-8", 0), 1e-9));
+}
+
 static void
 test_price_override(void **state)
 {
@@ -412,6 +465,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_price_catalog_paged,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_price_flex_dws, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_price_override, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_price_catalog_failure,

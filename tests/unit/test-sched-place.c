@@ -110,6 +110,73 @@ test_place_takes_cheapest(void **state)
 }
 
 /*
+ * [scheduler] spot_wait: a job that would take a dearer offer that is
+ * not Spot (standard at $3/h) while the cheaper Spot offer ($1/h) is set
+ * aside only by a stockout cool-down waits for Spot, says so, and after
+ * spot_wait takes the dearer offer; with spot_wait 0, or a Spot offer
+ * that is not cheaper, it does not wait.
+ */
+static void
+test_place_wait_for_spot(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+	struct sched_shape	*sh;
+	size_t			 spot;
+
+	spot = f->t.nprices;
+	st_price(&f->t, "gce", "r1", 1, 1);
+	st_price(&f->t, "gce", "r1", 0, 3);
+	st_price(&f->t, "gce", "r2", 0, 4);
+	st_cool(&f->t, "r1-a", "nvidia-tesla-t4", 1, NOW + 600);
+	f->t.m.spot_wait = 3600;
+	sh = st_shape(&f->t, "{\"accelerator\":{\"type\":"
+	    "\"nvidia-tesla-t4\",\"count\":1},\"machine_type\":"
+	    "\"n1-standard-8\"}");
+	sched_place_buckets(&f->ctx, sh);
+	f->a.shape = f->b.shape = sh;
+	assert_true(sh->spot_cooled_until == NOW + 600);
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_null(v.offer);
+	assert_true(v.spot_wait);
+	assert_non_null(strstr(v.why, "waiting for Spot"));
+	sched_verdict_done(&v);
+	/* Still within spot_wait. */
+	f->ctx.now = NOW + 3599;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_null(v.offer);
+	sched_verdict_done(&v);
+	/* Waited long enough: the dearer offer. */
+	f->ctx.now = NOW + 3600;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	assert_string_equal(v.offer->region, "r1");
+	sched_verdict_done(&v);
+	/* Another job's wait is its own. */
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_null(v.offer);
+	sched_verdict_done(&v);
+	/* spot_wait 0: no wait. */
+	f->t.m.spot_wait = 0;
+	st_build(&f->t, sh);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	/* Spot dearer than the standard offer: no wait either. */
+	f->t.m.spot_wait = 3600;
+	f->b.spot_wait_since = 0;
+	f->t.prices[spot].hourly = 5;
+	st_build(&f->t, sh);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	sched_offer_shape_free(sh);
+}
+
+/*
  * A reserved offer draws on its reservation's bucket alone, counted in
  * GPUs from the free VMs: once a launch takes the last one (sched.c
  * counts the bucket down), the next job of the pass goes elsewhere,
@@ -431,6 +498,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test(test_place_claimed_rule),
 		cmocka_unit_test_setup_teardown(test_place_claims, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_wait_for_spot, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_fast_why, setup,
 		    teardown),

@@ -384,6 +384,19 @@ assert_baseline(struct t *t, int64_t id)
 	store_attempt_free(a);
 }
 
+/* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
+ * never under SCHED_WORN_MIN (a fail-fast budget). */
+static void
+test_sched_spot_worn_at(void **state)
+{
+	(void)state;
+	assert_int_equal(sched_spot_worn_at(20), 15);
+	assert_int_equal(sched_spot_worn_at(5), 4);
+	assert_int_equal(sched_spot_worn_at(4), 3);
+	assert_int_equal(sched_spot_worn_at(3), 0);
+	assert_int_equal(sched_spot_worn_at(0), 0);
+}
+
 /* A job launches on the cheapest offer, with the contract's names. */
 static void
 test_sched_launch(void **state)
@@ -738,21 +751,18 @@ passes_2(void *arg)
 
 /*
  * 10,000 queued jobs, nothing can launch (GPUS_ALL_REGIONS 0, Vertex
- * not offered): the second pass (the first parses the specs) prices and
- * explains every job. The figure is printed; it must stay under 50 ms
- * times $GPUQ_TEST_TIMEOUT_SCALE (sanitizer builds are slower).
+ * not offered): the second pass (the first parses the specs) sees and
+ * explains every job and launches none. Its time is printed, not
+ * asserted: speed is bench/sched.py's to measure, and a loaded machine
+ * would make a timed test flake.
  */
 static void
 test_sched_pass_10000(void **state)
 {
 	struct t		*t = *state;
 	struct sched_stats	 s;
-	const char		*scale = getenv("GPUQ_TEST_TIMEOUT_SCALE");
-	double			 limit = 50;
 
 	NEED_FAKE(t->ut);
-	if (scale != NULL && atof(scale) > 0)
-		limit *= atof(scale);
 	quota(t, "global", "GPUS_ALL_REGIONS", 0);
 	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0,
 	    10000);
@@ -765,8 +775,8 @@ test_sched_pass_10000(void **state)
 	    "whys written %lu\n", s.jobs_seen, s.shapes, s.pass_ms,
 	    s.why_writes);
 	assert_int_equal(s.jobs_seen, 10000);
+	assert_int_equal(s.shapes, 1);
 	assert_int_equal(t->launches, 0);
-	assert_true(s.pass_ms <= limit);
 }
 
 int
@@ -774,6 +784,7 @@ main(void)
 {
 	const struct CMUnitTest	tests[] = {
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_sched_spot_worn_at),
 		cmocka_unit_test(test_sched_request_id),
 		C(test_sched_plan_ranks),
 		C(test_sched_plan_gang),
