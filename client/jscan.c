@@ -178,10 +178,17 @@ cli_jscan_next(const char **pos, const char *end, const char **ret_val,
 	return 1;
 }
 
-int
-cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
+/*
+ * The members of object OBJ to CB in order, up to member LAST (NULL:
+ * none), whose value's start goes to *RET_LAST unwalked. 0 at the end of
+ * the object (or at LAST), -1 if OBJ is not one, else CB's non-zero.
+ */
+static int
+jscan_members(const char *obj, size_t len, const char *last,
+    cli_jscan_cb cb, void *arg, const char **ret_last)
 {
 	const char	*p = obj, *end = obj + len, *k, *kend, *v;
+	size_t		 llen = last != NULL ? strlen(last) : 0;
 	int		 rc;
 
 	p = jscan_space(p, end);
@@ -201,6 +208,11 @@ cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
 		if (p >= end || *p != ':')
 			return -1;
 		v = jscan_space(p + 1, end);
+		if (last != NULL && (size_t)(kend - k) == llen &&
+		    memcmp(k, last, llen) == 0) {
+			*ret_last = v;
+			return 0;
+		}
 		if ((p = jscan_value(v, end, 1)) == NULL)
 			return -1;
 		if ((rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg)) != 0)
@@ -215,46 +227,24 @@ cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
 }
 
 int
+cli_jscan_object(const char *obj, size_t len, cli_jscan_cb cb, void *arg)
+{
+	return jscan_members(obj, len, NULL, cb, arg, NULL);
+}
+
+int
 cli_jscan_head(const char *obj, size_t len, const char *last,
     cli_jscan_cb cb, void *arg, const char **ret_last)
 {
-	const char	*p = obj, *end = obj + len, *k, *kend, *v;
-	size_t		 llen = strlen(last);
+	const char	*found = NULL;
 	int		 rc;
 
-	p = jscan_space(p, end);
-	if (p >= end || *p != '{')
-		return -1;
-	p = jscan_space(p + 1, end);
-	if (p < end && *p == '}')
-		return 0;
-	for (;;) {
-		if (p >= end || *p != '"')
-			return -1;
-		k = p + 1;
-		if ((p = jscan_string(p, end)) == NULL)
-			return -1;
-		kend = p - 1;
-		p = jscan_space(p, end);
-		if (p >= end || *p != ':')
-			return -1;
-		v = jscan_space(p + 1, end);
-		if ((size_t)(kend - k) == llen && memcmp(k, last, llen) == 0) {
-			*ret_last = v;
-			return 1;
-		}
-		if ((p = jscan_value(v, end, 1)) == NULL)
-			return -1;
-		rc = cb(k, (size_t)(kend - k), v, (size_t)(p - v), arg);
-		if (rc != 0)
-			return rc < 0 ? rc : -1;
-		p = jscan_space(p, end);
-		if (p < end && *p == '}')
-			return 0;
-		if (p >= end || *p != ',')
-			return -1;
-		p = jscan_space(p + 1, end);
+	rc = jscan_members(obj, len, last, cb, arg, &found);
+	if (found != NULL) {
+		*ret_last = found;
+		return 1;
 	}
+	return rc > 0 ? -1 : rc;
 }
 
 /* Value of hex digit C, or -1. */
