@@ -160,6 +160,7 @@ test_place_wait_for_spot(void **state)
 	/* spot_wait 0: no wait. */
 	f->t.m.spot_wait = 0;
 	st_build(&f->t, sh);
+	sched_place_buckets(&f->ctx, sh);	/* as each pass does */
 	sched_place(&f->ctx, &f->b, 0, &v);
 	assert_non_null(v.offer);
 	assert_false(v.offer->spot);
@@ -169,6 +170,7 @@ test_place_wait_for_spot(void **state)
 	f->b.spot_wait_since = 0;
 	f->t.prices[spot].hourly = 5;
 	st_build(&f->t, sh);
+	sched_place_buckets(&f->ctx, sh);
 	sched_place(&f->ctx, &f->b, 0, &v);
 	assert_non_null(v.offer);
 	assert_false(v.offer->spot);
