@@ -257,7 +257,7 @@ test_reservation_fake_paged(void **state)
 {
 	struct t		*t = *state;
 	struct resv_row		 row;
-	json_t			*r;
+	json_t			*r, *cfg;
 	char			 name[32], *body;
 	size_t			 it = 0, n = 0;
 	int			 i;
@@ -273,8 +273,10 @@ test_reservation_fake_paged(void **state)
 		    "us-east1-c", "machine_type", "n1-standard-8", "gpu",
 		    "nvidia-tesla-t4", "gpu_count", 1, "count", i + 1));
 	}
-	body = json_dumps(json_pack("{s:o, s:[s]}", "reservations", r,
-	    "unreachable_zones", "us-central1-b"), JSON_COMPACT);
+	cfg = json_pack("{s:o, s:[s]}", "reservations", r,
+	    "unreachable_zones", "us-central1-b");
+	body = json_dumps(cfg, JSON_COMPACT);
+	json_decref(cfg);
 	json_decref(fake_post(&t->ut->fake, "/_fake/config", "%s", body));
 	free(body);
 	t->ut->gcp->page_size = 3;
