@@ -225,6 +225,20 @@ gcp_buf_escape(char **buf, size_t *len, size_t *size, const char *s,
 }
 
 char *
+gcp_url_page(char *url, const char *token)
+{
+	char	*t, *full;
+
+	if (token == NULL)
+		return url;
+	t = gcp_escape(token);
+	full = xprintf("%s&pageToken=%s", url, t);
+	free(t);
+	free(url);
+	return full;
+}
+
+char *
 gcp_escape(const char *s)
 {
 	char	*buf = NULL;

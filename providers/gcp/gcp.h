@@ -174,6 +174,11 @@ char	*gcp_base_url(const struct gcp_conf *, enum gcp_api,
 	    const char *region);
 /* Percent-encode S as one path segment or query value. New string. */
 char	*gcp_escape(const char *s);
+/*
+ * URL (taken) with "&pageToken=" and TOKEN, escaped, appended: the
+ * next page of a list. TOKEN NULL: URL as it is. New string.
+ */
+char	*gcp_url_page(char *url, const char *token);
 
 /*
  * A Google error, parsed from an HTTP error body (DESIGN GH.5), a

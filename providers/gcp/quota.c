@@ -930,7 +930,7 @@ quota_req_send(struct quota_req *rq, const char *token)
 	struct quota	*q = rq->q;
 	const char	*p = q->conf->project;
 	struct http_req	 req;
-	char		*url = NULL, *tail, *full;
+	char		*url = NULL;
 	int		 rc, n;
 
 	if (token == NULL)
@@ -982,13 +982,7 @@ quota_req_send(struct quota_req *rq, const char *token)
 		    "nextPageToken", p, QUOTA_VERTEX_SERVICE, n);
 		break;
 	}
-	if (token != NULL) {
-		tail = gcp_escape(token);
-		full = xprintf("%s&pageToken=%s", url, tail);
-		free(tail);
-		free(url);
-		url = full;
-	}
+	url = gcp_url_page(url, token);
 	memset(&req, 0, sizeof req);
 	req.url = url;
 	req.flags = HTTP_AUTH;

@@ -332,20 +332,14 @@ static int
 resv_send(struct resv *rv, const char *token)
 {
 	struct http_req	 req;
-	char		*url, *tail, *full;
+	char		*url;
 	int		 rc;
 
 	url = gcp_url(rv->conf, GCP_API_COMPUTE, NULL,
 	    "projects/%s/aggregated/reservations?maxResults=%d&"
 	    "returnPartialSuccess=true", rv->conf->project,
 	    http_page_size(rv->http, RESV_PAGE));
-	if (token != NULL) {
-		tail = gcp_escape(token);
-		full = xprintf("%s&pageToken=%s", url, tail);
-		free(tail);
-		free(url);
-		url = full;
-	}
+	url = gcp_url_page(url, token);
 	memset(&req, 0, sizeof req);
 	req.url = url;
 	req.flags = HTTP_AUTH;

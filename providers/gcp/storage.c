@@ -211,19 +211,13 @@ static void	storage_list_page(struct storage_find *, const char *token);
 static char *
 storage_page_url(struct storage_find *f, const char *token)
 {
-	char	*url, *t, *full;
+	char	*url;
 
 	url = gcp_url(f->conf, GCP_API_STORAGE, NULL,
 	    "b/%s/o?prefix=%s&maxResults=%d&fields=items(name,updated),"
 	    "nextPageToken", f->bucket, f->prefix,
 	    http_page_size(f->http, STORAGE_PAGE_MAX));
-	if (token == NULL)
-		return url;
-	t = gcp_escape(token);
-	full = xprintf("%s&pageToken=%s", url, t);
-	free(t);
-	free(url);
-	return full;
+	return gcp_url_page(url, token);
 }
 
 static void
