@@ -86,13 +86,17 @@ static const char *const store_sql[STMT_COUNT] = {
 	 * temporary B-tree first, which was an eighth of gpuqd's time
 	 * under pipelined submits.
 	 */
+	/*
+	 * seq 1 is the "submitted" event, which a queued submit implies
+	 * rather than writes (store_event_list): later events start at 2.
+	 */
 	[STMT_EVENT_INSERT] = "INSERT INTO events (job_id, seq, time,"
 	    " from_state, to_state, message) VALUES (?1, (SELECT"
-	    " coalesce(max(seq), 0) + 1 FROM events WHERE job_id = ?1),"
+	    " coalesce(max(seq), 1) + 1 FROM events WHERE job_id = ?1),"
 	    " ?2, ?3, ?4, ?5)",
 	[STMT_EVENT_ADD] = "INSERT INTO events (job_id, seq, time,"
 	    " from_state, to_state, message) SELECT id, (SELECT"
-	    " coalesce(max(seq), 0) + 1 FROM events WHERE job_id = ?1),"
+	    " coalesce(max(seq), 1) + 1 FROM events WHERE job_id = ?1),"
 	    " ?2, state, state, ?3 FROM jobs WHERE id = ?1",
 	[STMT_EVENT_LIST] = "SELECT seq, job_id, time, from_state, to_state,"
 	    " message FROM events WHERE job_id = ?1 ORDER BY seq",
@@ -169,6 +173,8 @@ static const char *const store_sql[STMT_COUNT] = {
 	/* A new job's "submitted" event: its first, seq 1 (no search). */
 	[STMT_EVENT_FIRST] = "INSERT INTO events (job_id, seq, time,"
 	    " from_state, to_state, message) VALUES (?1, 1, ?2, NULL, ?3, ?4)",
+	/* The implied "submitted" event's time (store_event_list). */
+	[STMT_EVENT_SUBMITTED] = "SELECT created FROM jobs WHERE id = ?1",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
