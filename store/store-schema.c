@@ -56,6 +56,12 @@
  * Version 11: attempts.reservation, the Compute Engine reservation an
  *            attempt consumes (doc/DESIGN.md "Reservations"), NULL for
  *            every other attempt, so a re-launch names it again.
+ * Version 12: jobs_owner and jobs_name hold ended jobs only
+ *            (STORE_ENDED_WHERE), like jobs_ended: a submit writes three
+ *            B-trees (jobs, jobs_live, jobs_runnable), not five, so
+ *            each acknowledged submit appends and syncs fewer WAL pages.
+ *            A listing by owner or name without a live-state filter
+ *            merges jobs_live's walk with theirs (store_list_sql).
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -287,6 +293,14 @@ static const char *const store_migrations[] = {
 
 	/* 10 → 11: reservations; earlier attempts consumed none. */
 	"ALTER TABLE attempts ADD COLUMN reservation TEXT;",
+
+	/* 11 → 12: owner and name indexes of ended jobs only. */
+	("DROP INDEX jobs_owner;"
+	"CREATE INDEX jobs_owner ON jobs(owner, id)"
+	"  WHERE " STORE_ENDED_WHERE("state") ";"
+	"DROP INDEX jobs_name;"
+	"CREATE INDEX jobs_name ON jobs(name, id)"
+	"  WHERE " STORE_ENDED_WHERE("state") ";"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

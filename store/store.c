@@ -417,6 +417,30 @@ store_pragma(struct store *st, const char *sql, const char *want,
 	return 0;
 }
 
+/*
+ * Variant K (any states, or a mix, by owner or name) of store_list_sql:
+ * jobs_owner and jobs_name hold only ended jobs (schema 12, so a submit
+ * writes neither), so the live ones come from jobs_live. Both halves are
+ * in id order and SQLite merges them, with no temporary B-tree.
+ */
+static char *
+store_list_sql_merge(int k, int bare)
+{
+	const char	*cols, *mask, *idx, *who;
+
+	cols = bare ? STORE_JOB_COLS_BARE : STORE_JOB_COLS;
+	mask = (k >> 2) == STORE_LIST_MASK ? " AND (?4 >> state) & 1" : "";
+	idx = (k & STORE_LIST_NAME) ? "jobs_name" : "jobs_owner";
+	who = (k & STORE_LIST_OWNER) && (k & STORE_LIST_NAME) ?
+	    " AND owner = ?6 AND name = ?7" : (k & STORE_LIST_NAME) ?
+	    " AND name = ?7" : " AND owner = ?6";
+	return xprintf("SELECT %s FROM jobs INDEXED BY jobs_live"
+	    " WHERE id > ?1 AND " STORE_LIVE_WHERE("state") "%s%s"
+	    " UNION ALL SELECT %s FROM jobs INDEXED BY %s"
+	    " WHERE id > ?1 AND " STORE_ENDED_WHERE("state") "%s%s"
+	    " ORDER BY 1 LIMIT ?2", cols, mask, who, cols, idx, mask, who);
+}
+
 /* The SQL of store_job_list() variant K (see store-int.h); BARE: no
  * spec or labels. */
 static char *
@@ -426,15 +450,13 @@ store_list_sql(int k, int bare)
 
 	/*
 	 * Without a live-state filter, an owner or name filter walks its own
-	 * index in id order; with one, the live index is smaller.
+	 * index (ended jobs) and the live one in id order; with one, the
+	 * live index alone.
 	 */
 	from = "jobs";
-	if ((k >> 2) == STORE_LIST_ANY || (k >> 2) == STORE_LIST_MASK) {
-		if (k & STORE_LIST_NAME)
-			from = "jobs INDEXED BY jobs_name";
-		else if (k & STORE_LIST_OWNER)
-			from = "jobs INDEXED BY jobs_owner";
-	}
+	if (((k >> 2) == STORE_LIST_ANY || (k >> 2) == STORE_LIST_MASK) &&
+	    (k & (STORE_LIST_NAME | STORE_LIST_OWNER)))
+		return store_list_sql_merge(k, bare);
 	switch (k >> 2) {
 	case STORE_LIST_LIVE:
 		from = "jobs INDEXED BY jobs_live";

@@ -550,6 +550,47 @@ test_store_list_filters(void **state)
 	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
 	    &more, &cause), 12);
 
+	/*
+	 * jobs_owner and jobs_name hold ended jobs only (schema 12): a
+	 * listing by owner or name merges them with the live jobs, in id
+	 * order, page by page.
+	 */
+	for (i = 0; i < 10; i++)
+		assert_int_equal(c.ids[i], b[i]);
+	assert_int_equal(c.ids[11], h[1]);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, b[0], 3, collect_job, &c,
+	    &more, &cause), 3);
+	assert_int_equal(c.ids[0], b[1]);
+	assert_int_equal(c.ids[2], b[3]);
+	assert_int_equal(more, 1);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, b[9], 5, collect_job, &c,
+	    &more, &cause), 2);
+	assert_int_equal(c.ids[0], h[0]);
+	assert_int_equal(more, 0);
+	f.owner_set = 0;
+	f.name = "alpha";
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 12);
+	assert_int_equal(c.ids[4], a[4]);
+	assert_int_equal(c.ids[5], a[5]);
+	assert_int_equal(c.ids[11], h[1]);
+	f.states = JOB_MASK(JOB_SUCCEEDED) | JOB_MASK(JOB_HELD);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 7);
+	assert_int_equal(c.ids[4], a[4]);
+	assert_int_equal(c.ids[5], h[0]);
+	f.owner_set = 1;
+	f.owner = 1000;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list(fx->st, &f, 0, 100, collect_job, &c,
+	    &more, &cause), 5);
+	f.name = NULL;
+	f.owner = 2000;
+
 	f.states = JOB_MASK_LIVE;
 	f.name = "alpha";
 	memset(&c, 0, sizeof c);
@@ -2142,12 +2183,19 @@ test_store_query_plans(void **state)
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE) |
 	    STORE_LIST_OWNER | STORE_LIST_NAME], "USING INDEX jobs_live");
+	/* Ended jobs by their owner or name index, merged with the live. */
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
 	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_name "
 	    "(name=? AND id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
+	    STORE_LIST_NAME], "MERGE (UNION ALL)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
+	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_live (id>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_MASK) |
 	    STORE_LIST_OWNER], "SEARCH jobs USING INDEX jobs_owner "
 	    "(owner=? AND id>?)");
+	assert_plan(st, st->list_bare[STORE_LIST_KIND(STORE_LIST_ANY) |
+	    STORE_LIST_OWNER | STORE_LIST_NAME], "MERGE (UNION ALL)");
 	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE],
 	    "SCAN jobs USING INDEX jobs_runnable");
 	assert_plan(st, st->stmt[STMT_ATTEMPT_LIVE],
