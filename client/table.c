@@ -77,14 +77,22 @@ cli_table_free(struct cli_table *t)
 void
 cli_table_drop(struct cli_table *t, const struct cli_col *cols, int col)
 {
-	size_t	i, k = 0;
+	size_t	r, rows, n = (size_t)t->ncols, c = (size_t)col, k = 0;
 
 	if (col < 0 || col >= t->ncols)
 		return;
-	/* The dropped cells' text stays in the arena, unreferenced. */
-	for (i = 0; i < t->ncells; i++) {
-		if ((int)(i % (size_t)t->ncols) != col)
-			t->cells[k++] = t->cells[i];
+	/*
+	 * The dropped cells' text stays in the arena, unreferenced. Row by
+	 * row, without a division per cell: gpuq status --all drops SLACK
+	 * from a million cells after its last page, when nothing overlaps.
+	 */
+	rows = t->ncells / n;
+	for (r = 0; r < rows; r++) {
+		memmove(&t->cells[k], &t->cells[r * n], c * sizeof *t->cells);
+		k += c;
+		memmove(&t->cells[k], &t->cells[r * n + c + 1],
+		    (n - c - 1) * sizeof *t->cells);
+		k += n - c - 1;
 	}
 	t->ncells = k;
 	t->ncols--;
@@ -344,25 +352,46 @@ struct table_line {
 	size_t	 cap;
 };
 
+/*
+ * The line's buffer keeps TABLE_SLACK bytes past what is asked for, so
+ * blanks go in eight at a time: padding is two calls per cell, and a
+ * memset per call was a third of the time gpuq status --all took after
+ * its last page.
+ */
+#define TABLE_SLACK	8
+
 static void
+table_grow(struct table_line *l, size_t n)
+{
+	l->cap = (l->len + n + TABLE_SLACK) * 2;
+	l->buf = xrealloc(l->buf, l->cap);
+}
+
+static inline void
+table_room(struct table_line *l, size_t n)
+{
+	if (l->cap - l->len < n + TABLE_SLACK)
+		table_grow(l, n);
+}
+
+static inline void
 table_put(struct table_line *l, const char *s, size_t n)
 {
-	if (l->len + n + 1 > l->cap) {
-		l->cap = (l->len + n + 1) * 2;
-		l->buf = xrealloc(l->buf, l->cap);
-	}
+	table_room(l, n);
 	memcpy(l->buf + l->len, s, n);
 	l->len += n;
 }
 
-static void
+static inline void
 table_pad(struct table_line *l, size_t n)
 {
-	if (l->len + n + 1 > l->cap) {
-		l->cap = (l->len + n + 1) * 2;
-		l->buf = xrealloc(l->buf, l->cap);
-	}
-	memset(l->buf + l->len, ' ', n);
+	char	*p;
+	size_t	 i;
+
+	table_room(l, n);
+	p = l->buf + l->len;
+	for (i = 0; i < n; i += 8)
+		memcpy(p + i, "        ", 8);	/* within the slack */
 	l->len += n;
 }
 
