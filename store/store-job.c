@@ -86,11 +86,18 @@ store_job_row_bare(sqlite3_stmt *s, struct store_job *j)
 	j->gpu_type = store_col_text(s, 19);
 	j->gpu_count = sqlite3_column_int(s, 20);
 	j->array_id = sqlite3_column_int64(s, 21);
-	j->task_index = sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
+	/*
+	 * A task's index and a deadline's margin only where a row shows
+	 * them: a column call is a few percent of gpuqd's time for a list
+	 * of every job, and most jobs are neither tasks nor due.
+	 */
+	j->task_index = j->array_id == 0 ||
+	    sqlite3_column_type(s, 22) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int(s, 22);
 	j->nodes = sqlite3_column_int(s, 24);
 	j->deadline = sqlite3_column_int64(s, 25);
-	j->deadline_safe = sqlite3_column_int(s, 26);
+	if (j->deadline > 0)
+		j->deadline_safe = sqlite3_column_int(s, 26);
 }
 
 /* Write one events row; the caller holds the transaction. */
