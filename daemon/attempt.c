@@ -248,6 +248,25 @@ struct att_orphan {
 	struct attempts		*at;
 };
 
+/*
+ * An index of the live attempts: open addressing with linear probing,
+ * one pointer a slot, at most three quarters full (13 bytes an attempt
+ * at 10,000) where a tsearch tree took a 32-byte node (doc/DESIGN.md
+ * "Memory"). Like the trees before it, it holds one attempt per key:
+ * the first.
+ */
+enum att_key {
+	ATT_KEY_RES,			/* a->resource */
+	ATT_KEY_JOB,			/* a->job_id */
+};
+
+struct att_index {
+	struct attempt		**slot;
+	size_t			  cap;		/* 0 or a power of two */
+	size_t			  n;
+	int			  key;		/* enum att_key */
+};
+
 struct attempts {
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
@@ -255,9 +274,8 @@ struct attempts {
 	int			 refs;		/* 1 + calls in flight */
 	int			 closing;
 
-	void			*by_id;		/* tsearch trees of attempts */
-	void			*by_res;
-	void			*by_job;
+	struct att_index	 by_res;	/* the live attempts, by */
+	struct att_index	 by_job;	/*   resource and by job */
 	struct attempt_list	 all;
 	int			 nlive;
 	void			*orphans;	/* tsearch tree of att_orphan */
@@ -288,71 +306,137 @@ attempt_rule(int outcome)
 /* The table of live attempts.					    */
 
 static int
-att_id_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return x->a->id < y->a->id ? -1 : x->a->id > y->a->id;
-}
-
-static int
-att_res_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return strcmp(x->a->resource, y->a->resource);
-}
-
-static int
-att_job_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return x->a->job_id < y->a->job_id ? -1 :
-	    x->a->job_id > y->a->job_id;
-}
-
-static int
 att_orphan_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct att_orphan *)a)->name,
 	    ((const struct att_orphan *)b)->name);
 }
 
-static struct attempt *
-att_find_id(struct attempts *at, int64_t id)
+/* The home slot of A's key in a table of CAP (a power of two) slots. */
+static size_t
+att_index_home(int key, const struct store_attempt *a, size_t cap)
 {
-	struct store_attempt	 a;
-	struct attempt		 key, **found;
+	const unsigned char	*c;
+	uint64_t		 h;
 
-	a.id = id;
-	key.a = &a;
-	found = tfind(&key, &at->by_id, att_id_cmp);
-	return found != NULL ? *found : NULL;
+	if (key == ATT_KEY_JOB)
+		h = (uint64_t)a->job_id;
+	else {
+		h = 14695981039346656037ULL;	/* FNV-1a */
+		for (c = (const unsigned char *)a->resource; *c != '\0'; c++)
+			h = (h ^ *c) * 1099511628211ULL;
+	}
+	/* Fibonacci hashing: the top bits of the product. */
+	h *= 11400714819323198485ULL;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static int
+att_index_same(int key, const struct store_attempt *x,
+    const struct store_attempt *y)
+{
+	if (key == ATT_KEY_JOB)
+		return x->job_id == y->job_id;
+	return strcmp(x->resource, y->resource) == 0;
+}
+
+/* The slot of the attempt with A's key, or of the empty slot ending
+ * its probe. */
+static size_t
+att_index_slot(const struct att_index *ix, const struct store_attempt *a)
+{
+	size_t	i = att_index_home(ix->key, a, ix->cap);
+
+	while (ix->slot[i] != NULL &&
+	    !att_index_same(ix->key, ix->slot[i]->a, a))
+		i = (i + 1) & (ix->cap - 1);
+	return i;
+}
+
+static struct attempt *
+att_index_find(const struct att_index *ix, const struct store_attempt *a)
+{
+	return ix->cap != 0 ? ix->slot[att_index_slot(ix, a)] : NULL;
+}
+
+/* Move every entry into a table of CAP slots. */
+static void
+att_index_resize(struct att_index *ix, size_t cap)
+{
+	struct attempt	**old = ix->slot;
+	size_t		  i, oldcap = ix->cap;
+
+	ix->slot = xcalloc(cap, sizeof *ix->slot);
+	ix->cap = cap;
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != NULL)
+			ix->slot[att_index_slot(ix, old[i]->a)] = old[i];
+	free(old);
+}
+
+/* Index E, unless an attempt with its key is there already. */
+static void
+att_index_add(struct att_index *ix, struct attempt *e)
+{
+	size_t	i;
+
+	if ((ix->n + 1) * 4 > ix->cap * 3)
+		att_index_resize(ix, ix->cap != 0 ? ix->cap * 2 : 16);
+	i = att_index_slot(ix, e->a);
+	if (ix->slot[i] == NULL) {
+		ix->slot[i] = e;
+		ix->n++;
+	}
+}
+
+/* Take E (itself, not another with its key) out of the index. */
+static void
+att_index_del(struct att_index *ix, struct attempt *e)
+{
+	size_t	i, j, home, mask = ix->cap - 1;
+
+	if (ix->cap == 0)
+		return;
+	i = att_index_slot(ix, e->a);
+	if (ix->slot[i] != e)
+		return;
+	/* Close the gap: move back each later entry of the run whose
+	 * home is not between the gap and itself. */
+	for (j = (i + 1) & mask; ix->slot[j] != NULL; j = (j + 1) & mask) {
+		home = att_index_home(ix->key, ix->slot[j]->a, ix->cap);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			ix->slot[i] = ix->slot[j];
+			i = j;
+		}
+	}
+	ix->slot[i] = NULL;
+	ix->n--;
+	/* Right-size: a daemon that ran 10,000 jobs and now runs ten
+	 * keeps no 128 KiB tables. */
+	if (ix->n == 0) {
+		free(ix->slot);
+		ix->slot = NULL;
+		ix->cap = 0;
+	} else if (ix->cap > 16 && ix->n * 8 < ix->cap)
+		att_index_resize(ix, ix->cap / 2);
 }
 
 static struct attempt *
 att_find_res(struct attempts *at, const char *resource)
 {
 	struct store_attempt	 a;
-	struct attempt		 key, **found;
 
 	a.resource = (char *)resource;
-	key.a = &a;
-	found = tfind(&key, &at->by_res, att_res_cmp);
-	return found != NULL ? *found : NULL;
+	return att_index_find(&at->by_res, &a);
 }
 
 static struct attempt *
 att_find_job(struct attempts *at, int64_t job_id)
 {
 	struct store_attempt	 a;
-	struct attempt		 key, **found;
 
 	a.job_id = job_id;
-	key.a = &a;
-	found = tfind(&key, &at->by_job, att_job_cmp);
-	return found != NULL ? *found : NULL;
+	return att_index_find(&at->by_job, &a);
 }
 
 /* The job facts an entry keeps, from SPEC (borrowed). */
@@ -443,7 +527,9 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	struct attempt	*e;
 	char		*ckpt_dir;
 
-	if ((e = att_find_id(at, a->id)) != NULL)
+	/* Its resource name is its own (cloud.h): no need for an index
+	 * by id. */
+	if ((e = att_find_res(at, a->resource)) != NULL && e->a->id == a->id)
 		return e;
 	ckpt_dir = cloud_checkpoint_dir(at->cloud, spec, job->id);
 	e = att_entry_new(a, ckpt_dir);
@@ -457,10 +543,8 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	if (a->state == ATTEMPT_RUNNING)
 		e->running_seen = a->started > 0 ? a->started : clock_now();
 	att_entry_job(e, job, spec);
-	if (tsearch(e, &at->by_id, att_id_cmp) == NULL ||
-	    tsearch(e, &at->by_res, att_res_cmp) == NULL ||
-	    tsearch(e, &at->by_job, att_job_cmp) == NULL)
-		fatalx("attempts: out of memory");
+	att_index_add(&at->by_res, e);
+	att_index_add(&at->by_job, e);
 	TAILQ_INSERT_TAIL(&at->all, e, alink);
 	at->nlive++;
 	return e;
@@ -503,11 +587,8 @@ att_remove(struct attempt *e)
 	if (e->dead)
 		return;
 	e->dead = 1;
-	(void)tdelete(e, &at->by_id, att_id_cmp);
-	if (att_find_res(at, e->a->resource) == e)
-		(void)tdelete(e, &at->by_res, att_res_cmp);
-	if (att_find_job(at, e->a->job_id) == e)
-		(void)tdelete(e, &at->by_job, att_job_cmp);
+	att_index_del(&at->by_res, e);
+	att_index_del(&at->by_job, e);
 	TAILQ_REMOVE(&at->all, e, alink);
 	at->nlive--;
 	att_entry_unref(e);
@@ -2305,6 +2386,8 @@ attempt_new(struct cloud *cloud)
 	at->cloud = cloud;
 	at->store = cloud_store(cloud);
 	TAILQ_INIT(&at->all);
+	at->by_res.key = ATT_KEY_RES;
+	at->by_job.key = ATT_KEY_JOB;
 	at->refs = 1;
 	return at;
 }
@@ -2343,6 +2426,8 @@ att_unref(struct attempts *at)
 		return;
 	while ((e = TAILQ_FIRST(&at->all)) != NULL)
 		att_remove(e);
+	free(at->by_res.slot);
+	free(at->by_job.slot);
 	tdestroy(at->orphans, att_free_orphan);
 	free(at);
 }
