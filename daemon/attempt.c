@@ -73,6 +73,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,14 +178,16 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 #undef M
 #undef CLOUD
 
-/* One live attempt. */
+/*
+ * One live attempt. 10,000 running jobs hold 10,000 of these: the
+ * pointers and 64-bit fields come first, then the small ones, then the
+ * flags as bits, so it has no holes (doc/DESIGN.md "Memory").
+ */
 struct attempt {
 	struct attempts		*at;
 	struct store_attempt	*a;		/* copy, kept current, in the
 						   same block (att_entry_new) */
 	const struct provider	*prov;		/* NULL: not enabled */
-	int			 refs;		/* table + calls in flight */
-	int			 dead;		/* out of the table */
 	TAILQ_ENTRY(attempt)	 alink;		/* all, round-robin order */
 
 	/* The job, as it was when the attempt was tracked. */
@@ -196,40 +199,24 @@ struct attempt {
 	char			*ckpt_dir;	/* gs://.../checkpoints/, in
 						   the block (att_entry_new) */
 	char			*ckpt_last;	/* newest one stored */
-	int			 job_terminal;	/* job ended: only cancel */
 
 	/* What listings said. */
-	char			*zone;
+	char			*zone;		/* shared (att_str_get()) */
 	char			*cloud_id;
 	int64_t			 running_seen;	/* our clock */
-	int			 started_cloud;	/* a->started is the cloud's */
+	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
 	unsigned		 since_gen;	/* tracked in this cycle */
 	unsigned		 seen_gen;
-	int			 missed;
-	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
 
-	/* The create call. */
-	int			 in_flight;	/* a launch call is out */
-	int			 relaunch;	/* of a crash survivor */
-	int			 reserved;	/* quota held: */
-	int			 svc;		/* enum gcp_service */
+	/* The create call's quota hold. */
 	char			*metric;	/* only while held */
 	char			*cpu_metric;	/* NULL: none */
-	int			 vcpus;
 
-	int			 cancel_wanted;
-	int			 cancel_in_flight;
-	int			 cancel_reason;	/* END_CANCELLED, END_LIMIT or
-						   END_PENDING */
 	char			*cancel_msg;
-	int			 cancel_move;	/* END_PENDING: attempt_move */
 	char			*pending_msg;	/* the cloud's word while
 						   queued, or NULL */
 
-	int			 ending;	/* end decided, checkpoint
-						   lookup out */
-	int			 end_out;	/* enum attempt_outcome */
-	int			 end_exit;
+	/* The end decided (ending). */
 	char			*end_msg;
 	int64_t			 end_when;
 	int64_t			 billed_end;	/* the cloud's, or 0 */
@@ -237,6 +224,28 @@ struct attempt {
 	/* A gang whose service lists each node (att_node_seen()). */
 	unsigned		*node_gen;	/* [nodes] listing last seen */
 	int			*node_state;	/* [nodes] enum prov_state */
+
+	int			 refs;		/* table + calls in flight */
+	int			 missed;	/* listings in a row */
+	int			 vcpus;		/* held, of cpu_metric */
+	int			 end_exit;
+	unsigned char		 svc;		/* enum gcp_service of the
+						   hold */
+	unsigned char		 cancel_reason;	/* END_CANCELLED, END_LIMIT or
+						   END_PENDING */
+	unsigned char		 end_out;	/* enum attempt_outcome */
+
+	unsigned		 dead:1;	/* out of the table */
+	unsigned		 job_terminal:1; /* job ended: only cancel */
+	unsigned		 started_cloud:1; /* a->started is the cloud's */
+	unsigned		 in_flight:1;	/* a launch call is out */
+	unsigned		 relaunch:1;	/* of a crash survivor */
+	unsigned		 reserved:1;	/* quota held */
+	unsigned		 cancel_wanted:1;
+	unsigned		 cancel_in_flight:1;
+	unsigned		 cancel_move:1;	/* END_PENDING: attempt_move */
+	unsigned		 ending:1;	/* end decided, checkpoint
+						   lookup out */
 };
 TAILQ_HEAD(attempt_list, attempt);
 
@@ -246,6 +255,17 @@ struct att_orphan {
 	uint64_t		 cycle;		/* when the cancel was sent */
 	int			 in_flight;
 	struct attempts		*at;
+};
+
+/*
+ * A text many attempts share -- a provider, region, zone, machine type,
+ * GPU, capacity kind or reservation -- kept once and counted: 10,000
+ * attempts in one zone hold 10,000 pointers to one "us-central1-a"
+ * (doc/DESIGN.md "Memory").
+ */
+struct att_str {
+	unsigned		 refs;
+	char			 s[];
 };
 
 /*
@@ -278,6 +298,8 @@ struct attempts {
 	struct att_index	 by_job;	/*   resource and by job */
 	struct attempt_list	 all;
 	int			 nlive;
+	void			*strs;		/* tsearch tree of att_str's
+						   text */
 	void			*orphans;	/* tsearch tree of att_orphan */
 
 	unsigned		 gen;		/* poll cycle, wraps */
@@ -310,6 +332,51 @@ att_orphan_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct att_orphan *)a)->name,
 	    ((const struct att_orphan *)b)->name);
+}
+
+static int
+att_str_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* S, shared (NULL: NULL). Give it back with att_str_put(). */
+static char *
+att_str_get(struct attempts *at, const char *s)
+{
+	struct att_str	*t;
+	char		**found;
+	size_t		 n;
+
+	if (s == NULL)
+		return NULL;
+	if ((found = tfind(s, &at->strs, att_str_cmp)) != NULL) {
+		t = (struct att_str *)(*found - offsetof(struct att_str, s));
+		t->refs++;
+		return *found;
+	}
+	n = strlen(s) + 1;
+	t = xmalloc(sizeof *t + n);
+	t->refs = 1;
+	memcpy(t->s, s, n);
+	if (tsearch(t->s, &at->strs, att_str_cmp) == NULL)
+		fatalx("attempts: out of memory");
+	return t->s;
+}
+
+/* Give back S from att_str_get() (NULL: nothing). */
+static void
+att_str_put(struct attempts *at, char *s)
+{
+	struct att_str	*t;
+
+	if (s == NULL)
+		return;
+	t = (struct att_str *)(s - offsetof(struct att_str, s));
+	if (--t->refs > 0)
+		return;
+	(void)tdelete(s, &at->strs, att_str_cmp);
+	free(t);
 }
 
 /* The home slot of A's key in a table of CAP (a power of two) slots. */
@@ -477,20 +544,22 @@ att_pack_str(char **p, const char *s)
 
 /*
  * A new entry and its copy of A in one allocation: the struct attempt,
- * then the struct store_attempt, then its strings and CKPT_DIR (or
- * NULL). The copy's strings are never changed in place (only its state,
- * started and billed_start are), nor is the checkpoint place, so they
- * can share the block; a daemon with 10,000 running attempts then pays
- * one malloc chunk per attempt instead of eleven, each chunk's header
- * and rounding included (bench/memory.py; doc/DESIGN.md "Memory").
+ * then the struct store_attempt, then its own strings and CKPT_DIR (or
+ * NULL); the texts many attempts share are att_str_get()'s. The copy's
+ * strings are never changed in place (only its state, started and
+ * billed_start are), nor is the checkpoint place, so they can share the
+ * block; a daemon with 10,000 running attempts then pays one malloc
+ * chunk per attempt instead of eleven, each chunk's header and rounding
+ * included (bench/memory.py; doc/DESIGN.md "Memory"). Every string
+ * field of struct store_attempt is either here or shared: none is
+ * allocated alone, and att_entry_unref() gives back the shared ones.
  */
 static struct attempt *
-att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
+att_entry_new(struct attempts *at, const struct store_attempt *a,
+    const char *ckpt_dir)
 {
-	const char		*strs[] = { a->provider, a->region, a->zone,
-				    a->machine_type, a->gpu, a->resource,
-				    a->cloud_id, a->message, a->resumed_from,
-				    a->capacity, a->reservation, ckpt_dir };
+	const char		*strs[] = { a->resource, a->cloud_id,
+				    a->message, a->resumed_from, ckpt_dir };
 	struct attempt		*e;
 	struct store_attempt	*c;
 	size_t			 len = 0, i;
@@ -503,18 +572,18 @@ att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
 	c = (struct store_attempt *)(e + 1);
 	*c = *a;
 	p = (char *)(c + 1);
-	c->provider = att_pack_str(&p, a->provider);
-	c->region = att_pack_str(&p, a->region);
-	c->zone = att_pack_str(&p, a->zone);
-	c->machine_type = att_pack_str(&p, a->machine_type);
-	c->gpu = att_pack_str(&p, a->gpu);
 	c->resource = att_pack_str(&p, a->resource);
 	c->cloud_id = att_pack_str(&p, a->cloud_id);
 	c->message = att_pack_str(&p, a->message);
 	c->resumed_from = att_pack_str(&p, a->resumed_from);
-	c->capacity = att_pack_str(&p, a->capacity);
-	c->reservation = att_pack_str(&p, a->reservation);
 	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
+	c->provider = att_str_get(at, a->provider);
+	c->region = att_str_get(at, a->region);
+	c->zone = att_str_get(at, a->zone);
+	c->machine_type = att_str_get(at, a->machine_type);
+	c->gpu = att_str_get(at, a->gpu);
+	c->capacity = att_str_get(at, a->capacity);
+	c->reservation = att_str_get(at, a->reservation);
 	e->a = c;
 	return e;
 }
@@ -532,7 +601,7 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	if ((e = att_find_res(at, a->resource)) != NULL && e->a->id == a->id)
 		return e;
 	ckpt_dir = cloud_checkpoint_dir(at->cloud, spec, job->id);
-	e = att_entry_new(a, ckpt_dir);
+	e = att_entry_new(at, a, ckpt_dir);
 	free(ckpt_dir);
 	e->at = at;
 	e->refs = 1;
@@ -599,10 +668,17 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	/* e->a, its strings and e->ckpt_dir are part of E
-	 * (att_entry_new()). */
+	/* e->a, its own strings and e->ckpt_dir are part of E; the
+	 * shared ones are given back (att_entry_new()). */
+	att_str_put(e->at, e->a->provider);
+	att_str_put(e->at, e->a->region);
+	att_str_put(e->at, e->a->zone);
+	att_str_put(e->at, e->a->machine_type);
+	att_str_put(e->at, e->a->gpu);
+	att_str_put(e->at, e->a->capacity);
+	att_str_put(e->at, e->a->reservation);
+	att_str_put(e->at, e->zone);
 	free(e->ckpt_last);
-	free(e->zone);
 	free(e->cloud_id);
 	free(e->cancel_msg);
 	free(e->pending_msg);
@@ -1625,7 +1701,7 @@ att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 	if (e->in_flight || e->ending)
 		return 0;
 	if (o->zone != NULL && e->a->zone == NULL && e->zone == NULL)
-		e->zone = xstrdup(o->zone);
+		e->zone = att_str_get(e->at, o->zone);
 	if (o->cloud_id != NULL && e->a->cloud_id == NULL &&
 	    e->cloud_id == NULL)
 		e->cloud_id = xstrdup(o->cloud_id);
@@ -2417,6 +2493,13 @@ att_free_orphan(void *p)
 	free(o);
 }
 
+/* None is left once every entry is gone; this is for the unforeseen. */
+static void
+att_free_str(void *s)
+{
+	free((char *)s - offsetof(struct att_str, s));
+}
+
 static void
 att_unref(struct attempts *at)
 {
@@ -2428,6 +2511,7 @@ att_unref(struct attempts *at)
 		att_remove(e);
 	free(at->by_res.slot);
 	free(at->by_job.slot);
+	tdestroy(at->strs, att_free_str);
 	tdestroy(at->orphans, att_free_orphan);
 	free(at);
 }
