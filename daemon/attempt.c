@@ -106,6 +106,8 @@
 					   cancelled again */
 #define ATT_SKEW		30	/* seconds a cloud time may lead ours */
 #define ATT_NAME		64
+#define ATT_CLOUD_ID		512	/* longest cloud name split in two
+					   (att_set_cloud_id()) */
 #define ATT_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define ATT_PLACE_AVOID_SEC	3600	/* a place that refused a job */
 #define ATT_MAX_ZONES		64	/* zones of a region cooled down */
@@ -202,7 +204,11 @@ struct attempt {
 
 	/* What listings said. */
 	char			*zone;		/* shared (att_str_get()) */
-	char			*cloud_id;
+	char			*cid_head;	/* the cloud's name for it up
+						   to its last '/', shared */
+	char			*cid_tail;	/* the rest: a->resource
+						   itself, or its own
+						   (att_cloud_id()) */
 	int64_t			 running_seen;	/* our clock */
 	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
 	unsigned		 since_gen;	/* tracked in this cycle */
@@ -663,6 +669,60 @@ att_remove(struct attempt *e)
 	att_entry_unref(e);
 }
 
+/* Forget the cloud's name for E (att_set_cloud_id()). */
+static void
+att_drop_cloud_id(struct attempt *e)
+{
+	att_str_put(e->at, e->cid_head);
+	if (e->cid_tail != e->a->resource)
+		free(e->cid_tail);
+	e->cid_head = e->cid_tail = NULL;
+}
+
+/*
+ * The cloud named E ID (its create answer or a listing; the row has
+ * none). Kept in two parts: what comes before its last '/' is the same
+ * for every attempt of a service and region ("projects/P/locations/R/
+ * jobs/"), so it is shared, and what follows is often E's own resource
+ * name (Batch), so it costs nothing: 80 bytes a running Batch job less
+ * (doc/DESIGN.md "Memory").
+ */
+static void
+att_set_cloud_id(struct attempt *e, const char *id)
+{
+	const char	*slash;
+	char		 head[ATT_CLOUD_ID];
+	size_t		 n;
+
+	att_drop_cloud_id(e);
+	if (id == NULL)
+		return;
+	if ((slash = strrchr(id, '/')) == NULL ||
+	    strlen(id) >= sizeof head) {
+		e->cid_tail = xstrdup(id);
+		return;
+	}
+	n = (size_t)(slash + 1 - id);
+	memcpy(head, id, n);
+	head[n] = '\0';
+	e->cid_head = att_str_get(e->at, head);
+	e->cid_tail = strcmp(slash + 1, e->a->resource) == 0 ?
+	    e->a->resource : xstrdup(slash + 1);
+}
+
+/* E's cloud name: its row's, else what the cloud said, made whole in
+ * BUF (ATT_CLOUD_ID bytes) if need be; NULL if none is known. */
+static const char *
+att_cloud_id(const struct attempt *e, char *buf)
+{
+	if (e->a->cloud_id != NULL)
+		return e->a->cloud_id;
+	if (e->cid_head == NULL)
+		return e->cid_tail;
+	(void)snprintf(buf, ATT_CLOUD_ID, "%s%s", e->cid_head, e->cid_tail);
+	return buf;
+}
+
 static void
 att_entry_unref(struct attempt *e)
 {
@@ -678,8 +738,8 @@ att_entry_unref(struct attempt *e)
 	att_str_put(e->at, e->a->capacity);
 	att_str_put(e->at, e->a->reservation);
 	att_str_put(e->at, e->zone);
+	att_drop_cloud_id(e);
 	free(e->ckpt_last);
-	free(e->cloud_id);
 	free(e->cancel_msg);
 	free(e->pending_msg);
 	free(e->end_msg);
@@ -1018,10 +1078,8 @@ att_accepted(struct attempt *e, const struct prov_result *r)
 	e->in_flight = 0;
 	if (a->state == ATTEMPT_LAUNCHING)
 		a->state = ATTEMPT_PENDING;
-	if (r->cloud_id != NULL && a->cloud_id == NULL) {
-		free(e->cloud_id);
-		e->cloud_id = xstrdup(r->cloud_id);
-	}
+	if (r->cloud_id != NULL && a->cloud_id == NULL)
+		att_set_cloud_id(e, r->cloud_id);
 	e->missed = 0;
 	e->since_gen = at->gen;
 	/* A cancel asked for meanwhile starts now. */
@@ -1572,8 +1630,9 @@ att_duplicate(struct attempt *e, const struct prov_observed *o)
 	struct attempts	*at = e->at;
 	const char	*known;
 	char		*cause = NULL, *msg, buf[ATT_NAME];
+	char		 idbuf[ATT_CLOUD_ID];
 
-	known = e->a->cloud_id != NULL ? e->a->cloud_id : e->cloud_id;
+	known = att_cloud_id(e, idbuf);
 	if (e->prov == NULL || !e->prov->names_itself || o->cloud_id == NULL ||
 	    known == NULL || strcmp(known, o->cloud_id) == 0)
 		return 0;
@@ -1703,8 +1762,8 @@ att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 	if (o->zone != NULL && e->a->zone == NULL && e->zone == NULL)
 		e->zone = att_str_get(e->at, o->zone);
 	if (o->cloud_id != NULL && e->a->cloud_id == NULL &&
-	    e->cloud_id == NULL)
-		e->cloud_id = xstrdup(o->cloud_id);
+	    e->cid_tail == NULL)
+		att_set_cloud_id(e, o->cloud_id);
 	switch (o->state) {
 	case PROV_PENDING:
 		if (e->a->state == ATTEMPT_LAUNCHING)
@@ -1963,6 +2022,7 @@ att_finish(struct attempt *e)
 	struct store_end	 end;
 	json_t			*spec = NULL;
 	char			*cause = NULL, *place, *what, *msg, *why, d[32];
+	char			 idbuf[ATT_CLOUD_ID];
 	const char		*zone;
 	int64_t			 ended = e->end_when, started, now, delay;
 	int64_t			 sec;
@@ -2083,8 +2143,7 @@ att_finish(struct attempt *e)
 	    end.reason != END_PENDING &&
 	    a->state != ATTEMPT_LAUNCHING)
 		att_delete(at, e->prov, a->nodes, a->resource,
-		    a->cloud_id != NULL ?
-		    a->cloud_id : e->cloud_id, a->region, a->zone);
+		    att_cloud_id(e, idbuf), a->region, a->zone);
 	e->ending = 0;
 	att_remove(e);
 	att_wake(at);
@@ -2126,7 +2185,7 @@ static void
 att_cancel_start(struct attempt *e)
 {
 	struct attempts	*at = e->at;
-	char		*cause = NULL;
+	char		*cause = NULL, idbuf[ATT_CLOUD_ID];
 	int		 rc;
 
 	if (e->cancel_in_flight || e->in_flight || e->ending || e->dead)
@@ -2140,9 +2199,7 @@ att_cancel_start(struct attempt *e)
 	e->refs++;
 	at->refs++;
 	rc = cloud_cancel_nodes(at->cloud, e->prov, e->a->resource,
-	    e->a->nodes, e->a->cloud_id != NULL ? e->a->cloud_id :
-	    e->cloud_id,
-	    e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
+	    e->a->nodes, att_cloud_id(e, idbuf), e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
 	    att_on_cancelled, e, &cause);
 	if (rc != 0) {
 		log_warnx("job %" PRId64 ": cannot cancel %s: %s; trying "
