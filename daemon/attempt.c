@@ -106,8 +106,9 @@
 					   cancelled again */
 #define ATT_SKEW		30	/* seconds a cloud time may lead ours */
 #define ATT_NAME		64
-#define ATT_CLOUD_ID		512	/* longest cloud name split in two
-					   (att_set_cloud_id()) */
+#define ATT_SPLIT_MAX		512	/* longest name kept in parts
+					   (att_set_cloud_id(),
+					   att_entry_new()) */
 #define ATT_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define ATT_PLACE_AVOID_SEC	3600	/* a place that refused a job */
 #define ATT_MAX_ZONES		64	/* zones of a region cooled down */
@@ -198,8 +199,12 @@ struct attempt {
 	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
-	char			*ckpt_dir;	/* gs://.../checkpoints/, in
-						   the block (att_entry_new) */
+	char			*ckpt_head;	/* gs://.../checkpoints/: up
+						   to the job's id, shared;
+						   NULL: all in ckpt_tail */
+	char			*ckpt_tail;	/* after it, shared; or the
+						   whole, in the block
+						   (att_ckpt_dir()) */
 	char			*ckpt_last;	/* newest one stored */
 
 	/* What listings said. */
@@ -550,8 +555,10 @@ att_pack_str(char **p, const char *s)
 
 /*
  * A new entry and its copy of A in one allocation: the struct attempt,
- * then the struct store_attempt, then its own strings and CKPT_DIR (or
- * NULL); the texts many attempts share are att_str_get()'s. The copy's
+ * then the struct store_attempt, then its own strings; the texts many
+ * attempts share are att_str_get()'s, and so is CKPT_DIR (or NULL), in
+ * two parts around the job's id, unless it does not hold the id as a
+ * path part (then it is in the block too). The copy's
  * strings are never changed in place (only its state, started and
  * billed_start are), nor is the checkpoint place, so they can share the
  * block; a daemon with 10,000 running attempts then pays one malloc
@@ -565,11 +572,19 @@ att_entry_new(struct attempts *at, const struct store_attempt *a,
     const char *ckpt_dir)
 {
 	const char		*strs[] = { a->resource, a->cloud_id,
-				    a->message, a->resumed_from, ckpt_dir };
+				    a->message, a->resumed_from, NULL };
 	struct attempt		*e;
 	struct store_attempt	*c;
 	size_t			 len = 0, i;
-	char			*p;
+	char			*p, *id, head[ATT_SPLIT_MAX], key[32];
+
+	/* The checkpoint place of a job is the same for every job of an
+	 * output place, but for the job's id: shared, in two parts. */
+	(void)snprintf(key, sizeof key, "/%" PRId64 "/", a->job_id);
+	id = ckpt_dir != NULL && strlen(ckpt_dir) < sizeof head ?
+	    strstr(ckpt_dir, key) : NULL;
+	if (id == NULL)
+		strs[4] = ckpt_dir;
 
 	for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
 		if (strs[i] != NULL)
@@ -582,7 +597,13 @@ att_entry_new(struct attempts *at, const struct store_attempt *a,
 	c->cloud_id = att_pack_str(&p, a->cloud_id);
 	c->message = att_pack_str(&p, a->message);
 	c->resumed_from = att_pack_str(&p, a->resumed_from);
-	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
+	if (id != NULL) {
+		memcpy(head, ckpt_dir, (size_t)(id + 1 - ckpt_dir));
+		head[id + 1 - ckpt_dir] = '\0';
+		e->ckpt_head = att_str_get(at, head);
+		e->ckpt_tail = att_str_get(at, id + strlen(key) - 1);
+	} else
+		e->ckpt_tail = att_pack_str(&p, ckpt_dir);
 	c->provider = att_str_get(at, a->provider);
 	c->region = att_str_get(at, a->region);
 	c->zone = att_str_get(at, a->zone);
@@ -669,6 +690,18 @@ att_remove(struct attempt *e)
 	att_entry_unref(e);
 }
 
+/* E's checkpoint place, made whole in BUF (ATT_SPLIT_MAX bytes) if need
+ * be; NULL: none. */
+static const char *
+att_ckpt_dir(const struct attempt *e, char *buf)
+{
+	if (e->ckpt_head == NULL)
+		return e->ckpt_tail;
+	(void)snprintf(buf, ATT_SPLIT_MAX, "%s%" PRId64 "%s", e->ckpt_head,
+	    e->a->job_id, e->ckpt_tail);
+	return buf;
+}
+
 /* Forget the cloud's name for E (att_set_cloud_id()). */
 static void
 att_drop_cloud_id(struct attempt *e)
@@ -691,7 +724,7 @@ static void
 att_set_cloud_id(struct attempt *e, const char *id)
 {
 	const char	*slash;
-	char		 head[ATT_CLOUD_ID];
+	char		 head[ATT_SPLIT_MAX];
 	size_t		 n;
 
 	att_drop_cloud_id(e);
@@ -711,7 +744,7 @@ att_set_cloud_id(struct attempt *e, const char *id)
 }
 
 /* E's cloud name: its row's, else what the cloud said, made whole in
- * BUF (ATT_CLOUD_ID bytes) if need be; NULL if none is known. */
+ * BUF (ATT_SPLIT_MAX bytes) if need be; NULL if none is known. */
 static const char *
 att_cloud_id(const struct attempt *e, char *buf)
 {
@@ -719,7 +752,7 @@ att_cloud_id(const struct attempt *e, char *buf)
 		return e->a->cloud_id;
 	if (e->cid_head == NULL)
 		return e->cid_tail;
-	(void)snprintf(buf, ATT_CLOUD_ID, "%s%s", e->cid_head, e->cid_tail);
+	(void)snprintf(buf, ATT_SPLIT_MAX, "%s%s", e->cid_head, e->cid_tail);
 	return buf;
 }
 
@@ -728,8 +761,12 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	/* e->a, its own strings and e->ckpt_dir are part of E; the
-	 * shared ones are given back (att_entry_new()). */
+	/* e->a and its own strings are part of E; the shared ones are
+	 * given back (att_entry_new()). */
+	if (e->ckpt_head != NULL) {
+		att_str_put(e->at, e->ckpt_head);
+		att_str_put(e->at, e->ckpt_tail);
+	}
 	att_str_put(e->at, e->a->provider);
 	att_str_put(e->at, e->a->region);
 	att_str_put(e->at, e->a->zone);
@@ -1496,12 +1533,12 @@ att_on_checkpoint(int error, const char *uri, int64_t updated,
 {
 	struct attempt	*e = arg;
 	struct attempts	*at = e->at;
-	char		*why = NULL;
+	char		*why = NULL, dir[ATT_SPLIT_MAX];
 
 	if (!at->closing) {
 		if (error < 0)
 			log_warnx("job %" PRId64 ": cannot list checkpoints "
-			    "under %s: %s", e->a->job_id, e->ckpt_dir,
+			    "under %s: %s", e->a->job_id, att_ckpt_dir(e, dir),
 			    cause != NULL ? cause : strerror(-error));
 		else if (uri != NULL && (e->ckpt_last == NULL ||
 		    strcmp(e->ckpt_last, uri) != 0)) {
@@ -1529,19 +1566,20 @@ static int
 att_checkpoint(struct attempt *e)
 {
 	struct attempts	*at = e->at;
+	const char	*d;
+	char		 dir[ATT_SPLIT_MAX];
 	int		 rc;
 
-	if (e->ckpt_dir == NULL)
+	if ((d = att_ckpt_dir(e, dir)) == NULL)
 		return -ENOENT;
 	e->refs++;
 	at->refs++;
 	e->ckpt_cycle = at->cycle;
 	at->stats.checkpoint_lists++;
-	rc = cloud_checkpoint_newest(at->cloud, e->ckpt_dir,
-	    att_on_checkpoint, e);
+	rc = cloud_checkpoint_newest(at->cloud, d, att_on_checkpoint, e);
 	if (rc != 0) {
 		log_warnx("job %" PRId64 ": cannot list checkpoints under %s: "
-		    "%s", e->a->job_id, e->ckpt_dir, strerror(-rc));
+		    "%s", e->a->job_id, d, strerror(-rc));
 		e->refs--;
 		at->refs--;
 	}
@@ -1630,7 +1668,7 @@ att_duplicate(struct attempt *e, const struct prov_observed *o)
 	struct attempts	*at = e->at;
 	const char	*known;
 	char		*cause = NULL, *msg, buf[ATT_NAME];
-	char		 idbuf[ATT_CLOUD_ID];
+	char		 idbuf[ATT_SPLIT_MAX];
 
 	known = att_cloud_id(e, idbuf);
 	if (e->prov == NULL || !e->prov->names_itself || o->cloud_id == NULL ||
@@ -2022,7 +2060,7 @@ att_finish(struct attempt *e)
 	struct store_end	 end;
 	json_t			*spec = NULL;
 	char			*cause = NULL, *place, *what, *msg, *why, d[32];
-	char			 idbuf[ATT_CLOUD_ID];
+	char			 idbuf[ATT_SPLIT_MAX];
 	const char		*zone;
 	int64_t			 ended = e->end_when, started, now, delay;
 	int64_t			 sec;
@@ -2185,7 +2223,7 @@ static void
 att_cancel_start(struct attempt *e)
 {
 	struct attempts	*at = e->at;
-	char		*cause = NULL, idbuf[ATT_CLOUD_ID];
+	char		*cause = NULL, idbuf[ATT_SPLIT_MAX];
 	int		 rc;
 
 	if (e->cancel_in_flight || e->in_flight || e->ending || e->dead)
@@ -2261,7 +2299,7 @@ att_running_checkpoints(struct attempts *at)
 	    visited < at->nlive; e = next, visited++) {
 		next = TAILQ_NEXT(e, alink);
 		if (e->a->state != ATTEMPT_RUNNING || e->ending ||
-		    e->ckpt_dir == NULL ||
+		    e->ckpt_tail == NULL ||
 		    at->cycle - e->ckpt_cycle < ATT_CKPT_EVERY)
 			continue;
 		TAILQ_REMOVE(&at->all, e, alink);
