@@ -194,9 +194,6 @@ struct attempt {
 	TAILQ_ENTRY(attempt)	 alink;		/* all, round-robin order */
 
 	/* The job, as it was when the attempt was tracked. */
-	int64_t			 max_runtime;	/* s; 0 none */
-	int64_t			 pending_timeout; /* s; 0: the conf's */
-	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
 	char			*ckpt_head;	/* gs://.../checkpoints/: up
@@ -235,6 +232,11 @@ struct attempt {
 	/* A gang whose service lists each node (att_node_seen()). */
 	unsigned		*node_gen;	/* [nodes] listing last seen */
 	int			*node_state;	/* [nodes] enum prov_state */
+
+	/* The job's limits, seconds (att_secs()). */
+	int32_t			 max_runtime;	/* 0 none */
+	int32_t			 pending_timeout; /* 0: the conf's */
+	int32_t			 flex_wait;	/* flex-start attempts */
 
 	int			 refs;		/* table + calls in flight */
 	int			 missed;	/* listings in a row */
@@ -517,6 +519,14 @@ att_find_job(struct attempts *at, int64_t job_id)
 	return att_index_find(&at->by_job, &a);
 }
 
+/* Seconds S as an entry keeps them: 32 bits hold 68 years, past any
+ * limit that could ever be reached. */
+static int32_t
+att_secs(int64_t s)
+{
+	return s > INT32_MAX ? INT32_MAX : s < 0 ? 0 : (int32_t)s;
+}
+
 /* The job facts an entry keeps, from SPEC (borrowed). */
 static void
 att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
@@ -524,10 +534,12 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	json_t	*v;
 
 	v = json_object_get(spec, "max_runtime");
-	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
+	e->max_runtime = att_secs(json_is_integer(v) ?
+	    json_integer_value(v) : 0);
 	v = json_object_get(spec, "pending_timeout");
-	e->pending_timeout = json_is_integer(v) ? json_integer_value(v) : 0;
-	e->flex_wait = cloud_flex_wait(spec);
+	e->pending_timeout = att_secs(json_is_integer(v) ?
+	    json_integer_value(v) : 0);
+	e->flex_wait = att_secs(cloud_flex_wait(spec));
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
