@@ -2249,7 +2249,8 @@ att_cancel_start(struct attempt *e)
 	e->refs++;
 	at->refs++;
 	rc = cloud_cancel_nodes(at->cloud, e->prov, e->a->resource,
-	    e->a->nodes, att_cloud_id(e, idbuf), e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
+	    e->a->nodes, att_cloud_id(e, idbuf), e->a->region,
+	    e->a->zone != NULL ? e->a->zone : e->zone,
 	    att_on_cancelled, e, &cause);
 	if (rc != 0) {
 		log_warnx("job %" PRId64 ": cannot cancel %s: %s; trying "
