@@ -73,6 +73,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,9 @@
 					   cancelled again */
 #define ATT_SKEW		30	/* seconds a cloud time may lead ours */
 #define ATT_NAME		64
+#define ATT_SPLIT_MAX		512	/* longest name kept in parts
+					   (att_set_cloud_id(),
+					   att_entry_new()) */
 #define ATT_QUOTA_RETRY_SEC	2	/* requeue delay after a quota error */
 #define ATT_PLACE_AVOID_SEC	3600	/* a place that refused a job */
 #define ATT_MAX_ZONES		64	/* zones of a region cooled down */
@@ -177,59 +181,50 @@ static const struct attempt_rule attempt_rules[ATTEMPT_OUT_COUNT] = {
 #undef M
 #undef CLOUD
 
-/* One live attempt. */
+/*
+ * One live attempt. 10,000 running jobs hold 10,000 of these: the
+ * pointers and 64-bit fields come first, then the small ones, then the
+ * flags as bits, so it has no holes (doc/DESIGN.md "Memory").
+ */
 struct attempt {
 	struct attempts		*at;
 	struct store_attempt	*a;		/* copy, kept current, in the
 						   same block (att_entry_new) */
 	const struct provider	*prov;		/* NULL: not enabled */
-	int			 refs;		/* table + calls in flight */
-	int			 dead;		/* out of the table */
 	TAILQ_ENTRY(attempt)	 alink;		/* all, round-robin order */
 
 	/* The job, as it was when the attempt was tracked. */
-	int64_t			 max_runtime;	/* s; 0 none */
-	int64_t			 pending_timeout; /* s; 0: the conf's */
-	int64_t			 flex_wait;	/* s; flex-start attempts */
 	double			 max_total;	/* USD; 0 none */
 	double			 job_cost;	/* ended attempts' cost then */
-	char			*ckpt_dir;	/* gs://.../checkpoints/, in
-						   the block (att_entry_new) */
+	char			*ckpt_head;	/* gs://.../checkpoints/: up
+						   to the job's id, shared;
+						   NULL: all in ckpt_tail */
+	char			*ckpt_tail;	/* after it, shared; or the
+						   whole, in the block
+						   (att_ckpt_dir()) */
 	char			*ckpt_last;	/* newest one stored */
-	int			 job_terminal;	/* job ended: only cancel */
 
 	/* What listings said. */
-	char			*zone;
-	char			*cloud_id;
+	char			*zone;		/* shared (att_str_get()) */
+	char			*cid_head;	/* the cloud's name for it up
+						   to its last '/', shared */
+	char			*cid_tail;	/* the rest: a->resource
+						   itself, or its own
+						   (att_cloud_id()) */
 	int64_t			 running_seen;	/* our clock */
-	int			 started_cloud;	/* a->started is the cloud's */
+	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
 	unsigned		 since_gen;	/* tracked in this cycle */
 	unsigned		 seen_gen;
-	int			 missed;
-	uint64_t		 ckpt_cycle;	/* last listing, cycle number */
 
-	/* The create call. */
-	int			 in_flight;	/* a launch call is out */
-	int			 relaunch;	/* of a crash survivor */
-	int			 reserved;	/* quota held: */
-	int			 svc;		/* enum gcp_service */
+	/* The create call's quota hold. */
 	char			*metric;	/* only while held */
 	char			*cpu_metric;	/* NULL: none */
-	int			 vcpus;
 
-	int			 cancel_wanted;
-	int			 cancel_in_flight;
-	int			 cancel_reason;	/* END_CANCELLED, END_LIMIT or
-						   END_PENDING */
 	char			*cancel_msg;
-	int			 cancel_move;	/* END_PENDING: attempt_move */
 	char			*pending_msg;	/* the cloud's word while
 						   queued, or NULL */
 
-	int			 ending;	/* end decided, checkpoint
-						   lookup out */
-	int			 end_out;	/* enum attempt_outcome */
-	int			 end_exit;
+	/* The end decided (ending). */
 	char			*end_msg;
 	int64_t			 end_when;
 	int64_t			 billed_end;	/* the cloud's, or 0 */
@@ -237,6 +232,33 @@ struct attempt {
 	/* A gang whose service lists each node (att_node_seen()). */
 	unsigned		*node_gen;	/* [nodes] listing last seen */
 	int			*node_state;	/* [nodes] enum prov_state */
+
+	/* The job's limits, seconds (att_secs()). */
+	int32_t			 max_runtime;	/* 0 none */
+	int32_t			 pending_timeout; /* 0: the conf's */
+	int32_t			 flex_wait;	/* flex-start attempts */
+
+	int			 refs;		/* table + calls in flight */
+	int			 missed;	/* listings in a row */
+	int			 vcpus;		/* held, of cpu_metric */
+	int			 end_exit;
+	unsigned char		 svc;		/* enum gcp_service of the
+						   hold */
+	unsigned char		 cancel_reason;	/* END_CANCELLED, END_LIMIT or
+						   END_PENDING */
+	unsigned char		 end_out;	/* enum attempt_outcome */
+
+	unsigned		 dead:1;	/* out of the table */
+	unsigned		 job_terminal:1; /* job ended: only cancel */
+	unsigned		 started_cloud:1; /* a->started is the cloud's */
+	unsigned		 in_flight:1;	/* a launch call is out */
+	unsigned		 relaunch:1;	/* of a crash survivor */
+	unsigned		 reserved:1;	/* quota held */
+	unsigned		 cancel_wanted:1;
+	unsigned		 cancel_in_flight:1;
+	unsigned		 cancel_move:1;	/* END_PENDING: attempt_move */
+	unsigned		 ending:1;	/* end decided, checkpoint
+						   lookup out */
 };
 TAILQ_HEAD(attempt_list, attempt);
 
@@ -248,6 +270,36 @@ struct att_orphan {
 	struct attempts		*at;
 };
 
+/*
+ * A text many attempts share -- a provider, region, zone, machine type,
+ * GPU, capacity kind or reservation -- kept once and counted: 10,000
+ * attempts in one zone hold 10,000 pointers to one "us-central1-a"
+ * (doc/DESIGN.md "Memory").
+ */
+struct att_str {
+	unsigned		 refs;
+	char			 s[];
+};
+
+/*
+ * An index of the live attempts: open addressing with linear probing,
+ * one pointer a slot, at most three quarters full (13 bytes an attempt
+ * at 10,000) where a tsearch tree took a 32-byte node (doc/DESIGN.md
+ * "Memory"). Like the trees before it, it holds one attempt per key:
+ * the first.
+ */
+enum att_key {
+	ATT_KEY_RES,			/* a->resource */
+	ATT_KEY_JOB,			/* a->job_id */
+};
+
+struct att_index {
+	struct attempt		**slot;
+	size_t			  cap;		/* 0 or a power of two */
+	size_t			  n;
+	int			  key;		/* enum att_key */
+};
+
 struct attempts {
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
@@ -255,11 +307,12 @@ struct attempts {
 	int			 refs;		/* 1 + calls in flight */
 	int			 closing;
 
-	void			*by_id;		/* tsearch trees of attempts */
-	void			*by_res;
-	void			*by_job;
+	struct att_index	 by_res;	/* the live attempts, by */
+	struct att_index	 by_job;	/*   resource and by job */
 	struct attempt_list	 all;
 	int			 nlive;
+	void			*strs;		/* tsearch tree of att_str's
+						   text */
 	void			*orphans;	/* tsearch tree of att_orphan */
 
 	unsigned		 gen;		/* poll cycle, wraps */
@@ -288,71 +341,190 @@ attempt_rule(int outcome)
 /* The table of live attempts.					    */
 
 static int
-att_id_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return x->a->id < y->a->id ? -1 : x->a->id > y->a->id;
-}
-
-static int
-att_res_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return strcmp(x->a->resource, y->a->resource);
-}
-
-static int
-att_job_cmp(const void *a, const void *b)
-{
-	const struct attempt	*x = a, *y = b;
-
-	return x->a->job_id < y->a->job_id ? -1 :
-	    x->a->job_id > y->a->job_id;
-}
-
-static int
 att_orphan_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct att_orphan *)a)->name,
 	    ((const struct att_orphan *)b)->name);
 }
 
-static struct attempt *
-att_find_id(struct attempts *at, int64_t id)
+static int
+att_str_cmp(const void *a, const void *b)
 {
-	struct store_attempt	 a;
-	struct attempt		 key, **found;
+	return strcmp(a, b);
+}
 
-	a.id = id;
-	key.a = &a;
-	found = tfind(&key, &at->by_id, att_id_cmp);
-	return found != NULL ? *found : NULL;
+/* S, shared (NULL: NULL). Give it back with att_str_put(). */
+static char *
+att_str_get(struct attempts *at, const char *s)
+{
+	struct att_str	*t;
+	char		**found;
+	size_t		 n;
+
+	if (s == NULL)
+		return NULL;
+	if ((found = tfind(s, &at->strs, att_str_cmp)) != NULL) {
+		t = (struct att_str *)(*found - offsetof(struct att_str, s));
+		t->refs++;
+		return *found;
+	}
+	n = strlen(s) + 1;
+	t = xmalloc(sizeof *t + n);
+	t->refs = 1;
+	memcpy(t->s, s, n);
+	if (tsearch(t->s, &at->strs, att_str_cmp) == NULL)
+		fatalx("attempts: out of memory");
+	return t->s;
+}
+
+/* Give back S from att_str_get() (NULL: nothing). */
+static void
+att_str_put(struct attempts *at, char *s)
+{
+	struct att_str	*t;
+
+	if (s == NULL)
+		return;
+	t = (struct att_str *)(s - offsetof(struct att_str, s));
+	if (--t->refs > 0)
+		return;
+	(void)tdelete(s, &at->strs, att_str_cmp);
+	free(t);
+}
+
+/* The home slot of A's key in a table of CAP (a power of two) slots. */
+static size_t
+att_index_home(int key, const struct store_attempt *a, size_t cap)
+{
+	const unsigned char	*c;
+	uint64_t		 h;
+
+	if (key == ATT_KEY_JOB)
+		h = (uint64_t)a->job_id;
+	else {
+		h = 14695981039346656037ULL;	/* FNV-1a */
+		for (c = (const unsigned char *)a->resource; *c != '\0'; c++)
+			h = (h ^ *c) * 1099511628211ULL;
+	}
+	/* Fibonacci hashing: the top bits of the product. */
+	h *= 11400714819323198485ULL;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static int
+att_index_same(int key, const struct store_attempt *x,
+    const struct store_attempt *y)
+{
+	if (key == ATT_KEY_JOB)
+		return x->job_id == y->job_id;
+	return strcmp(x->resource, y->resource) == 0;
+}
+
+/* The slot of the attempt with A's key, or of the empty slot ending
+ * its probe. */
+static size_t
+att_index_slot(const struct att_index *ix, const struct store_attempt *a)
+{
+	size_t	i = att_index_home(ix->key, a, ix->cap);
+
+	while (ix->slot[i] != NULL &&
+	    !att_index_same(ix->key, ix->slot[i]->a, a))
+		i = (i + 1) & (ix->cap - 1);
+	return i;
+}
+
+static struct attempt *
+att_index_find(const struct att_index *ix, const struct store_attempt *a)
+{
+	return ix->cap != 0 ? ix->slot[att_index_slot(ix, a)] : NULL;
+}
+
+/* Move every entry into a table of CAP slots. */
+static void
+att_index_resize(struct att_index *ix, size_t cap)
+{
+	struct attempt	**old = ix->slot;
+	size_t		  i, oldcap = ix->cap;
+
+	ix->slot = xcalloc(cap, sizeof *ix->slot);
+	ix->cap = cap;
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != NULL)
+			ix->slot[att_index_slot(ix, old[i]->a)] = old[i];
+	free(old);
+}
+
+/* Index E, unless an attempt with its key is there already. */
+static void
+att_index_add(struct att_index *ix, struct attempt *e)
+{
+	size_t	i;
+
+	if ((ix->n + 1) * 4 > ix->cap * 3)
+		att_index_resize(ix, ix->cap != 0 ? ix->cap * 2 : 16);
+	i = att_index_slot(ix, e->a);
+	if (ix->slot[i] == NULL) {
+		ix->slot[i] = e;
+		ix->n++;
+	}
+}
+
+/* Take E (itself, not another with its key) out of the index. */
+static void
+att_index_del(struct att_index *ix, struct attempt *e)
+{
+	size_t	i, j, home, mask = ix->cap - 1;
+
+	if (ix->cap == 0)
+		return;
+	i = att_index_slot(ix, e->a);
+	if (ix->slot[i] != e)
+		return;
+	/* Close the gap: move back each later entry of the run whose
+	 * home is not between the gap and itself. */
+	for (j = (i + 1) & mask; ix->slot[j] != NULL; j = (j + 1) & mask) {
+		home = att_index_home(ix->key, ix->slot[j]->a, ix->cap);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			ix->slot[i] = ix->slot[j];
+			i = j;
+		}
+	}
+	ix->slot[i] = NULL;
+	ix->n--;
+	/* Right-size: a daemon that ran 10,000 jobs and now runs ten
+	 * keeps no 128 KiB tables. */
+	if (ix->n == 0) {
+		free(ix->slot);
+		ix->slot = NULL;
+		ix->cap = 0;
+	} else if (ix->cap > 16 && ix->n * 8 < ix->cap)
+		att_index_resize(ix, ix->cap / 2);
 }
 
 static struct attempt *
 att_find_res(struct attempts *at, const char *resource)
 {
 	struct store_attempt	 a;
-	struct attempt		 key, **found;
 
 	a.resource = (char *)resource;
-	key.a = &a;
-	found = tfind(&key, &at->by_res, att_res_cmp);
-	return found != NULL ? *found : NULL;
+	return att_index_find(&at->by_res, &a);
 }
 
 static struct attempt *
 att_find_job(struct attempts *at, int64_t job_id)
 {
 	struct store_attempt	 a;
-	struct attempt		 key, **found;
 
 	a.job_id = job_id;
-	key.a = &a;
-	found = tfind(&key, &at->by_job, att_job_cmp);
-	return found != NULL ? *found : NULL;
+	return att_index_find(&at->by_job, &a);
+}
+
+/* Seconds S as an entry keeps them: 32 bits hold 68 years, past any
+ * limit that could ever be reached. */
+static int32_t
+att_secs(int64_t s)
+{
+	return s > INT32_MAX ? INT32_MAX : s < 0 ? 0 : (int32_t)s;
 }
 
 /* The job facts an entry keeps, from SPEC (borrowed). */
@@ -362,10 +534,12 @@ att_entry_job(struct attempt *e, const struct store_job *job, json_t *spec)
 	json_t	*v;
 
 	v = json_object_get(spec, "max_runtime");
-	e->max_runtime = json_is_integer(v) ? json_integer_value(v) : 0;
+	e->max_runtime = att_secs(json_is_integer(v) ?
+	    json_integer_value(v) : 0);
 	v = json_object_get(spec, "pending_timeout");
-	e->pending_timeout = json_is_integer(v) ? json_integer_value(v) : 0;
-	e->flex_wait = cloud_flex_wait(spec);
+	e->pending_timeout = att_secs(json_is_integer(v) ?
+	    json_integer_value(v) : 0);
+	e->flex_wait = att_secs(cloud_flex_wait(spec));
 	v = json_object_get(spec, "max_total_usd");
 	e->max_total = json_is_number(v) ? json_number_value(v) : 0;
 	e->job_cost = job->cost_usd;
@@ -393,24 +567,36 @@ att_pack_str(char **p, const char *s)
 
 /*
  * A new entry and its copy of A in one allocation: the struct attempt,
- * then the struct store_attempt, then its strings and CKPT_DIR (or
- * NULL). The copy's strings are never changed in place (only its state,
- * started and billed_start are), nor is the checkpoint place, so they
- * can share the block; a daemon with 10,000 running attempts then pays
- * one malloc chunk per attempt instead of eleven, each chunk's header
- * and rounding included (bench/memory.py; doc/DESIGN.md "Memory").
+ * then the struct store_attempt, then its own strings; the texts many
+ * attempts share are att_str_get()'s, and so is CKPT_DIR (or NULL), in
+ * two parts around the job's id, unless it does not hold the id as a
+ * path part (then it is in the block too). The copy's
+ * strings are never changed in place (only its state, started and
+ * billed_start are), nor is the checkpoint place, so they can share the
+ * block; a daemon with 10,000 running attempts then pays one malloc
+ * chunk per attempt instead of eleven, each chunk's header and rounding
+ * included (bench/memory.py; doc/DESIGN.md "Memory"). Every string
+ * field of struct store_attempt is either here or shared: none is
+ * allocated alone, and att_entry_unref() gives back the shared ones.
  */
 static struct attempt *
-att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
+att_entry_new(struct attempts *at, const struct store_attempt *a,
+    const char *ckpt_dir)
 {
-	const char		*strs[] = { a->provider, a->region, a->zone,
-				    a->machine_type, a->gpu, a->resource,
-				    a->cloud_id, a->message, a->resumed_from,
-				    a->capacity, a->reservation, ckpt_dir };
+	const char		*strs[] = { a->resource, a->cloud_id,
+				    a->message, a->resumed_from, NULL };
 	struct attempt		*e;
 	struct store_attempt	*c;
 	size_t			 len = 0, i;
-	char			*p;
+	char			*p, *id, head[ATT_SPLIT_MAX], key[32];
+
+	/* The checkpoint place of a job is the same for every job of an
+	 * output place, but for the job's id: shared, in two parts. */
+	(void)snprintf(key, sizeof key, "/%" PRId64 "/", a->job_id);
+	id = ckpt_dir != NULL && strlen(ckpt_dir) < sizeof head ?
+	    strstr(ckpt_dir, key) : NULL;
+	if (id == NULL)
+		strs[4] = ckpt_dir;
 
 	for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
 		if (strs[i] != NULL)
@@ -419,18 +605,24 @@ att_entry_new(const struct store_attempt *a, const char *ckpt_dir)
 	c = (struct store_attempt *)(e + 1);
 	*c = *a;
 	p = (char *)(c + 1);
-	c->provider = att_pack_str(&p, a->provider);
-	c->region = att_pack_str(&p, a->region);
-	c->zone = att_pack_str(&p, a->zone);
-	c->machine_type = att_pack_str(&p, a->machine_type);
-	c->gpu = att_pack_str(&p, a->gpu);
 	c->resource = att_pack_str(&p, a->resource);
 	c->cloud_id = att_pack_str(&p, a->cloud_id);
 	c->message = att_pack_str(&p, a->message);
 	c->resumed_from = att_pack_str(&p, a->resumed_from);
-	c->capacity = att_pack_str(&p, a->capacity);
-	c->reservation = att_pack_str(&p, a->reservation);
-	e->ckpt_dir = att_pack_str(&p, ckpt_dir);
+	if (id != NULL) {
+		memcpy(head, ckpt_dir, (size_t)(id + 1 - ckpt_dir));
+		head[id + 1 - ckpt_dir] = '\0';
+		e->ckpt_head = att_str_get(at, head);
+		e->ckpt_tail = att_str_get(at, id + strlen(key) - 1);
+	} else
+		e->ckpt_tail = att_pack_str(&p, ckpt_dir);
+	c->provider = att_str_get(at, a->provider);
+	c->region = att_str_get(at, a->region);
+	c->zone = att_str_get(at, a->zone);
+	c->machine_type = att_str_get(at, a->machine_type);
+	c->gpu = att_str_get(at, a->gpu);
+	c->capacity = att_str_get(at, a->capacity);
+	c->reservation = att_str_get(at, a->reservation);
 	e->a = c;
 	return e;
 }
@@ -443,10 +635,12 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	struct attempt	*e;
 	char		*ckpt_dir;
 
-	if ((e = att_find_id(at, a->id)) != NULL)
+	/* Its resource name is its own (cloud.h): no need for an index
+	 * by id. */
+	if ((e = att_find_res(at, a->resource)) != NULL && e->a->id == a->id)
 		return e;
 	ckpt_dir = cloud_checkpoint_dir(at->cloud, spec, job->id);
-	e = att_entry_new(a, ckpt_dir);
+	e = att_entry_new(at, a, ckpt_dir);
 	free(ckpt_dir);
 	e->at = at;
 	e->refs = 1;
@@ -457,10 +651,8 @@ att_add(struct attempts *at, const struct store_attempt *a,
 	if (a->state == ATTEMPT_RUNNING)
 		e->running_seen = a->started > 0 ? a->started : clock_now();
 	att_entry_job(e, job, spec);
-	if (tsearch(e, &at->by_id, att_id_cmp) == NULL ||
-	    tsearch(e, &at->by_res, att_res_cmp) == NULL ||
-	    tsearch(e, &at->by_job, att_job_cmp) == NULL)
-		fatalx("attempts: out of memory");
+	att_index_add(&at->by_res, e);
+	att_index_add(&at->by_job, e);
 	TAILQ_INSERT_TAIL(&at->all, e, alink);
 	at->nlive++;
 	return e;
@@ -503,14 +695,77 @@ att_remove(struct attempt *e)
 	if (e->dead)
 		return;
 	e->dead = 1;
-	(void)tdelete(e, &at->by_id, att_id_cmp);
-	if (att_find_res(at, e->a->resource) == e)
-		(void)tdelete(e, &at->by_res, att_res_cmp);
-	if (att_find_job(at, e->a->job_id) == e)
-		(void)tdelete(e, &at->by_job, att_job_cmp);
+	att_index_del(&at->by_res, e);
+	att_index_del(&at->by_job, e);
 	TAILQ_REMOVE(&at->all, e, alink);
 	at->nlive--;
 	att_entry_unref(e);
+}
+
+/* E's checkpoint place, made whole in BUF (ATT_SPLIT_MAX bytes) if need
+ * be; NULL: none. */
+static const char *
+att_ckpt_dir(const struct attempt *e, char *buf)
+{
+	if (e->ckpt_head == NULL)
+		return e->ckpt_tail;
+	(void)snprintf(buf, ATT_SPLIT_MAX, "%s%" PRId64 "%s", e->ckpt_head,
+	    e->a->job_id, e->ckpt_tail);
+	return buf;
+}
+
+/* Forget the cloud's name for E (att_set_cloud_id()). */
+static void
+att_drop_cloud_id(struct attempt *e)
+{
+	att_str_put(e->at, e->cid_head);
+	if (e->cid_tail != e->a->resource)
+		free(e->cid_tail);
+	e->cid_head = e->cid_tail = NULL;
+}
+
+/*
+ * The cloud named E ID (its create answer or a listing; the row has
+ * none). Kept in two parts: what comes before its last '/' is the same
+ * for every attempt of a service and region ("projects/P/locations/R/
+ * jobs/"), so it is shared, and what follows is often E's own resource
+ * name (Batch), so it costs nothing: 80 bytes a running Batch job less
+ * (doc/DESIGN.md "Memory").
+ */
+static void
+att_set_cloud_id(struct attempt *e, const char *id)
+{
+	const char	*slash;
+	char		 head[ATT_SPLIT_MAX];
+	size_t		 n;
+
+	att_drop_cloud_id(e);
+	if (id == NULL)
+		return;
+	if ((slash = strrchr(id, '/')) == NULL ||
+	    strlen(id) >= sizeof head) {
+		e->cid_tail = xstrdup(id);
+		return;
+	}
+	n = (size_t)(slash + 1 - id);
+	memcpy(head, id, n);
+	head[n] = '\0';
+	e->cid_head = att_str_get(e->at, head);
+	e->cid_tail = strcmp(slash + 1, e->a->resource) == 0 ?
+	    e->a->resource : xstrdup(slash + 1);
+}
+
+/* E's cloud name: its row's, else what the cloud said, made whole in
+ * BUF (ATT_SPLIT_MAX bytes) if need be; NULL if none is known. */
+static const char *
+att_cloud_id(const struct attempt *e, char *buf)
+{
+	if (e->a->cloud_id != NULL)
+		return e->a->cloud_id;
+	if (e->cid_head == NULL)
+		return e->cid_tail;
+	(void)snprintf(buf, ATT_SPLIT_MAX, "%s%s", e->cid_head, e->cid_tail);
+	return buf;
 }
 
 static void
@@ -518,11 +773,22 @@ att_entry_unref(struct attempt *e)
 {
 	if (--e->refs > 0)
 		return;
-	/* e->a, its strings and e->ckpt_dir are part of E
-	 * (att_entry_new()). */
+	/* e->a and its own strings are part of E; the shared ones are
+	 * given back (att_entry_new()). */
+	if (e->ckpt_head != NULL) {
+		att_str_put(e->at, e->ckpt_head);
+		att_str_put(e->at, e->ckpt_tail);
+	}
+	att_str_put(e->at, e->a->provider);
+	att_str_put(e->at, e->a->region);
+	att_str_put(e->at, e->a->zone);
+	att_str_put(e->at, e->a->machine_type);
+	att_str_put(e->at, e->a->gpu);
+	att_str_put(e->at, e->a->capacity);
+	att_str_put(e->at, e->a->reservation);
+	att_str_put(e->at, e->zone);
+	att_drop_cloud_id(e);
 	free(e->ckpt_last);
-	free(e->zone);
-	free(e->cloud_id);
 	free(e->cancel_msg);
 	free(e->pending_msg);
 	free(e->end_msg);
@@ -861,10 +1127,8 @@ att_accepted(struct attempt *e, const struct prov_result *r)
 	e->in_flight = 0;
 	if (a->state == ATTEMPT_LAUNCHING)
 		a->state = ATTEMPT_PENDING;
-	if (r->cloud_id != NULL && a->cloud_id == NULL) {
-		free(e->cloud_id);
-		e->cloud_id = xstrdup(r->cloud_id);
-	}
+	if (r->cloud_id != NULL && a->cloud_id == NULL)
+		att_set_cloud_id(e, r->cloud_id);
 	e->missed = 0;
 	e->since_gen = at->gen;
 	/* A cancel asked for meanwhile starts now. */
@@ -1281,12 +1545,12 @@ att_on_checkpoint(int error, const char *uri, int64_t updated,
 {
 	struct attempt	*e = arg;
 	struct attempts	*at = e->at;
-	char		*why = NULL;
+	char		*why = NULL, dir[ATT_SPLIT_MAX];
 
 	if (!at->closing) {
 		if (error < 0)
 			log_warnx("job %" PRId64 ": cannot list checkpoints "
-			    "under %s: %s", e->a->job_id, e->ckpt_dir,
+			    "under %s: %s", e->a->job_id, att_ckpt_dir(e, dir),
 			    cause != NULL ? cause : strerror(-error));
 		else if (uri != NULL && (e->ckpt_last == NULL ||
 		    strcmp(e->ckpt_last, uri) != 0)) {
@@ -1314,19 +1578,20 @@ static int
 att_checkpoint(struct attempt *e)
 {
 	struct attempts	*at = e->at;
+	const char	*d;
+	char		 dir[ATT_SPLIT_MAX];
 	int		 rc;
 
-	if (e->ckpt_dir == NULL)
+	if ((d = att_ckpt_dir(e, dir)) == NULL)
 		return -ENOENT;
 	e->refs++;
 	at->refs++;
 	e->ckpt_cycle = at->cycle;
 	at->stats.checkpoint_lists++;
-	rc = cloud_checkpoint_newest(at->cloud, e->ckpt_dir,
-	    att_on_checkpoint, e);
+	rc = cloud_checkpoint_newest(at->cloud, d, att_on_checkpoint, e);
 	if (rc != 0) {
 		log_warnx("job %" PRId64 ": cannot list checkpoints under %s: "
-		    "%s", e->a->job_id, e->ckpt_dir, strerror(-rc));
+		    "%s", e->a->job_id, d, strerror(-rc));
 		e->refs--;
 		at->refs--;
 	}
@@ -1415,8 +1680,9 @@ att_duplicate(struct attempt *e, const struct prov_observed *o)
 	struct attempts	*at = e->at;
 	const char	*known;
 	char		*cause = NULL, *msg, buf[ATT_NAME];
+	char		 idbuf[ATT_SPLIT_MAX];
 
-	known = e->a->cloud_id != NULL ? e->a->cloud_id : e->cloud_id;
+	known = att_cloud_id(e, idbuf);
 	if (e->prov == NULL || !e->prov->names_itself || o->cloud_id == NULL ||
 	    known == NULL || strcmp(known, o->cloud_id) == 0)
 		return 0;
@@ -1544,10 +1810,10 @@ att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 	if (e->in_flight || e->ending)
 		return 0;
 	if (o->zone != NULL && e->a->zone == NULL && e->zone == NULL)
-		e->zone = xstrdup(o->zone);
+		e->zone = att_str_get(e->at, o->zone);
 	if (o->cloud_id != NULL && e->a->cloud_id == NULL &&
-	    e->cloud_id == NULL)
-		e->cloud_id = xstrdup(o->cloud_id);
+	    e->cid_tail == NULL)
+		att_set_cloud_id(e, o->cloud_id);
 	switch (o->state) {
 	case PROV_PENDING:
 		if (e->a->state == ATTEMPT_LAUNCHING)
@@ -1806,6 +2072,7 @@ att_finish(struct attempt *e)
 	struct store_end	 end;
 	json_t			*spec = NULL;
 	char			*cause = NULL, *place, *what, *msg, *why, d[32];
+	char			 idbuf[ATT_SPLIT_MAX];
 	const char		*zone;
 	int64_t			 ended = e->end_when, started, now, delay;
 	int64_t			 sec;
@@ -1926,8 +2193,7 @@ att_finish(struct attempt *e)
 	    end.reason != END_PENDING &&
 	    a->state != ATTEMPT_LAUNCHING)
 		att_delete(at, e->prov, a->nodes, a->resource,
-		    a->cloud_id != NULL ?
-		    a->cloud_id : e->cloud_id, a->region, a->zone);
+		    att_cloud_id(e, idbuf), a->region, a->zone);
 	e->ending = 0;
 	att_remove(e);
 	att_wake(at);
@@ -1969,7 +2235,7 @@ static void
 att_cancel_start(struct attempt *e)
 {
 	struct attempts	*at = e->at;
-	char		*cause = NULL;
+	char		*cause = NULL, idbuf[ATT_SPLIT_MAX];
 	int		 rc;
 
 	if (e->cancel_in_flight || e->in_flight || e->ending || e->dead)
@@ -1983,9 +2249,8 @@ att_cancel_start(struct attempt *e)
 	e->refs++;
 	at->refs++;
 	rc = cloud_cancel_nodes(at->cloud, e->prov, e->a->resource,
-	    e->a->nodes, e->a->cloud_id != NULL ? e->a->cloud_id :
-	    e->cloud_id,
-	    e->a->region, e->a->zone != NULL ? e->a->zone : e->zone,
+	    e->a->nodes, att_cloud_id(e, idbuf), e->a->region,
+	    e->a->zone != NULL ? e->a->zone : e->zone,
 	    att_on_cancelled, e, &cause);
 	if (rc != 0) {
 		log_warnx("job %" PRId64 ": cannot cancel %s: %s; trying "
@@ -2047,7 +2312,7 @@ att_running_checkpoints(struct attempts *at)
 	    visited < at->nlive; e = next, visited++) {
 		next = TAILQ_NEXT(e, alink);
 		if (e->a->state != ATTEMPT_RUNNING || e->ending ||
-		    e->ckpt_dir == NULL ||
+		    e->ckpt_tail == NULL ||
 		    at->cycle - e->ckpt_cycle < ATT_CKPT_EVERY)
 			continue;
 		TAILQ_REMOVE(&at->all, e, alink);
@@ -2305,6 +2570,8 @@ attempt_new(struct cloud *cloud)
 	at->cloud = cloud;
 	at->store = cloud_store(cloud);
 	TAILQ_INIT(&at->all);
+	at->by_res.key = ATT_KEY_RES;
+	at->by_job.key = ATT_KEY_JOB;
 	at->refs = 1;
 	return at;
 }
@@ -2334,6 +2601,13 @@ att_free_orphan(void *p)
 	free(o);
 }
 
+/* None is left once every entry is gone; this is for the unforeseen. */
+static void
+att_free_str(void *s)
+{
+	free((char *)s - offsetof(struct att_str, s));
+}
+
 static void
 att_unref(struct attempts *at)
 {
@@ -2343,6 +2617,9 @@ att_unref(struct attempts *at)
 		return;
 	while ((e = TAILQ_FIRST(&at->all)) != NULL)
 		att_remove(e);
+	free(at->by_res.slot);
+	free(at->by_job.slot);
+	tdestroy(at->strs, att_free_str);
 	tdestroy(at->orphans, att_free_orphan);
 	free(at);
 }

@@ -117,6 +117,8 @@ tp_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 
 	T->cancels++;
 	T->cancel_nodes = ref->nodes;
+	(void)snprintf(T->cancel_cloud_id, sizeof T->cancel_cloud_id, "%s",
+	    ref->cloud_id != NULL ? ref->cloud_id : "");
 	c->done_cb = done;
 	c->arg = arg;
 	later(c);

@@ -46,6 +46,7 @@ struct t {
 	int			 launches, polls, cancels;
 	int			 launch_nodes;	/* the last launch's nodes */
 	int			 cancel_nodes;	/* the last cancel's nodes */
+	char			 cancel_cloud_id[128]; /* and its cloud id */
 	int			 launch_ms;	/* answer after; 0: 1 ms */
 	char			 zone[64], region[64], provider[16];
 	char			 resource[64], request_id[40];

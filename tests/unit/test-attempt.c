@@ -942,6 +942,145 @@ test_attempt_numbered_per_job(void **state)
 	    "image"));
 }
 
+#define MANY	40
+
+struct many {
+	int		 n;
+	const char	*provider, *region, *zone, *machine_type, *gpu;
+	int		 shared;	/* all point at the first's texts */
+};
+
+static void
+many_cb(const struct store_attempt *a, const struct provider *p, void *arg)
+{
+	struct many	*m = arg;
+
+	(void)p;
+	if (m->n++ == 0) {
+		m->provider = a->provider;
+		m->region = a->region;
+		m->zone = a->zone;
+		m->machine_type = a->machine_type;
+		m->gpu = a->gpu;
+		m->shared = 1;
+		return;
+	}
+	if (a->provider != m->provider || a->region != m->region ||
+	    a->zone != m->zone || a->machine_type != m->machine_type ||
+	    a->gpu != m->gpu)
+		m->shared = 0;
+}
+
+static int
+odd_succeeded(void *arg)
+{
+	struct t	*t = arg;
+	int64_t		 id;
+
+	for (id = 1; id <= MANY; id += 2)
+		if (job_state(t, id) != JOB_SUCCEEDED)
+			return 0;
+	return 1;
+}
+
+static int
+all_but_2_4_6_succeeded(void *arg)
+{
+	struct t	*t = arg;
+	int64_t		 id;
+
+	for (id = 1; id <= MANY; id++)
+		if (id != 2 && id != 4 && id != 6 &&
+		    job_state(t, id) != JOB_SUCCEEDED)
+			return 0;
+	return 1;
+}
+
+/* Cancel running job ID; the cloud id its cancel call was given. */
+static const char *
+cancel_one(struct t *t, int64_t id)
+{
+	int	before = t->cancels;
+
+	assert_int_equal(store_job_transition(t->store, id,
+	    JOB_MASK(JOB_RUNNING), JOB_CANCELLING, "cancel requested", NULL,
+	    NULL), 0);
+	attempt_cancel(t->att, id);
+	assert_int_equal(t->cancels, before + 1);
+	return t->cancel_cloud_id;
+}
+
+/*
+ * Forty attempts a previous gpuqd left running (doc/DESIGN.md
+ * "Memory"): they share their provider, region, zone, machine type and
+ * GPU texts; the listings find each by its resource name and a cancel
+ * by its job while half, then all but three, end (the indexes grow,
+ * close their gaps and shrink); a cancel is given the cloud's name for
+ * the attempt whole, however it was kept: its resource name after a
+ * shared head, another name after one, or a name with no '/'.
+ */
+static void
+test_attempt_many(void **state)
+{
+	static char	 names[MANY][CLOUD_NAME_MAX];
+	struct t	*t = *state;
+	struct many	 m;
+	char		*id2, *id4;
+	int		 i;
+
+	NEED_FAKE(t->ut);
+	(void)submit(t, "{" T4 GCE "}", 0, MANY);
+	for (i = 0; i < MANY; i++) {
+		left_behind(t, i + 1, ATTEMPT_RUNNING, time(NULL) - 60,
+		    names[i]);
+		seen_init(&t->seen[i]);
+		t->seen[i].resource = names[i];
+		t->seen[i].state = PROV_RUNNING;
+		t->seen[i].zone = "us-central1-a";
+	}
+	id2 = xprintf("projects/p/zones/us-central1-a/instances/%s",
+	    names[1]);
+	id4 = xprintf("projects/p/zones/us-central1-a/instances/other-4");
+	t->seen[1].cloud_id = id2;
+	t->seen[3].cloud_id = id4;
+	t->seen[5].cloud_id = "1234567890123456789";
+	t->nseen = MANY;
+	start(t, 1);
+	assert_int_equal(reconcile_start(t->rec, NULL), 0);
+	sched_start(t->sched);
+	unittest_run_cond(t->ut, polled_twice, t);
+
+	memset(&m, 0, sizeof m);
+	attempt_foreach(t->att, many_cb, &m);
+	assert_int_equal(m.n, MANY);
+	assert_true(m.shared);
+	assert_string_equal(m.zone, "us-central1-a");
+
+	for (i = 0; i < MANY; i += 2) {
+		t->seen[i].state = PROV_SUCCEEDED;
+		t->seen[i].exit_code = 0;
+	}
+	unittest_run_cond(t->ut, odd_succeeded, t);
+	for (i = 1; i < MANY; i += 2)
+		assert_int_equal(job_state(t, i + 1), JOB_RUNNING);
+	for (i = 7; i < MANY; i += 2) {
+		t->seen[i].state = PROV_SUCCEEDED;
+		t->seen[i].exit_code = 0;
+	}
+	unittest_run_cond(t->ut, all_but_2_4_6_succeeded, t);
+	memset(&m, 0, sizeof m);
+	attempt_foreach(t->att, many_cb, &m);
+	assert_int_equal(m.n, 3);
+	assert_true(m.shared);
+
+	assert_string_equal(cancel_one(t, 2), id2);
+	assert_string_equal(cancel_one(t, 4), id4);
+	assert_string_equal(cancel_one(t, 6), "1234567890123456789");
+	t->nseen = 0;
+	free(id2);
+	free(id4);
+}
+
 int
 main(void)
 {
@@ -976,6 +1115,7 @@ main(void)
 		C(test_attempt_pending_job_timeout),
 		C(test_attempt_cancelled_nothing),
 		C(test_attempt_numbered_per_job),
+		C(test_attempt_many),
 #undef C
 	};
 
