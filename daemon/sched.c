@@ -492,18 +492,13 @@ sched_on_cool(const char *zone, const char *gpu, int spot, int64_t until,
 }
 
 static int
-sched_on_history(const char *provider, const char *region, const char *gpu,
-    double hours, int interruptions, void *arg)
+sched_on_history(const char *provider, const char *region, const char *zone,
+    const char *gpu, double hours, int interruptions, void *arg)
 {
-	struct sched		*s = arg;
-	struct sched_hist	*h;
+	struct sched	*s = arg;
 
-	s->hist = xreallocarray(s->hist, s->nhist + 1, sizeof *s->hist);
-	h = &s->hist[s->nhist++];
-	h->key = xprintf("%s/%s/%s", provider, region, gpu);
-	h->hash = sched_hash(h->key);
-	h->hours = hours;
-	h->interruptions = interruptions;
+	s->hist = sched_offer_hist_add(s->hist, &s->nhist, provider, region,
+	    zone, gpu, hours, interruptions);
 	return 0;
 }
 
@@ -522,7 +517,7 @@ sched_history_load(struct sched *s, int64_t now)
 	s->hist = NULL;
 	s->nhist = 0;
 	s->hist_at = now;
-	if (store_spot_history(s->store, now - COST_HISTORY_SEC,
+	if (store_spot_history(s->store, now - COST_HISTORY_SEC, now,
 	    sched_on_history, s, &cause) < 0) {
 		log_warnx("scheduler: cannot read the Spot history: %s; "
 		    "using the prior", cause);
