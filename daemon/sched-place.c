@@ -448,8 +448,8 @@ sched_place_claimed(const struct sched_ctx *ctx, const struct sched_job *j,
  * for at most [scheduler] spot_wait from the first pass that found it
  * so. Spot stockouts are mostly short, and flex-start or on-demand cost
  * two to four times Spot's price for the whole run, where waiting costs
- * nothing; a deadline job that cannot afford the wait is marked by the
- * slack policy, and then has no Spot offer to wait for. Sets V's why.
+ * nothing; a deadline job waits no longer than its slack allows
+ * (J->spot_wait_end, sched-deadline.c's bridge). Sets V's why.
  */
 static int
 sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
@@ -465,7 +465,8 @@ sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
 	}
 	if (j->spot_wait_since == 0)
 		j->spot_wait_since = ctx->now;
-	if (ctx->now - j->spot_wait_since >= sh->spot_wait)
+	if (ctx->now - j->spot_wait_since >= sh->spot_wait ||
+	    (j->spot_wait_end != 0 && ctx->now >= j->spot_wait_end))
 		return 0;
 	sched_clock(sh->spot_cooled_until, when, sizeof when);
 	v->reason = SCHED_X_COOLDOWN;

@@ -78,6 +78,8 @@ struct sched_job {
 	int64_t			 blocked_since;	/* waiting on quota since */
 	int64_t			 spot_wait_since; /* waiting out Spot
 						   cool-downs since; 0 not */
+	int64_t			 spot_wait_end;	/* its deadline allows no
+						   wait past; 0 no bound */
 	int			 spot_worn_at;	/* interruptions at which it
 						   leaves Spot; 0 never */
 	int			 spot_worn;	/* it has left Spot */

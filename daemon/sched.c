@@ -1193,6 +1193,29 @@ sched_on_deadline_safe(void *arg, int64_t id)
 		sched_job_free(s, j);
 }
 
+/* Queued job ID may wait for Spot until UNTIL (sched-deadline.h). */
+static void
+sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL)
+		j->spot_wait_end = until;
+}
+
+/* Would job ID take Spot now: its shape's offers, of this pass or the
+ * one before, rank an open Spot offer first. */
+static int
+sched_on_deadline_spot(void *arg, int64_t id)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_find(s, id);
+	struct sched_shape	*sh = j != NULL ? j->shape : NULL;
+
+	return sh != NULL && sh->gen + 1 >= s->gen && sh->nok > 0 &&
+	    sh->offers[0].spot;
+}
+
 /*
  * The jobs with a deadline, before the queue is read (doc/DESIGN.md
  * "Deadlines"): those short of slack are marked and leave Spot, and
@@ -1202,16 +1225,18 @@ static void
 sched_deadlines(struct sched *s)
 {
 	struct sched_deadline_run	r;
+	struct sched_deadline_hooks	h = { sched_on_deadline_safe,
+	    sched_on_deadline_wait, sched_on_deadline_spot, s };
 
 	sched_deadline_check(s->store, s->att, cloud_conf(s->cloud),
-	    s->ctx.now, sched_on_deadline_safe, s, &r);
+	    s->ctx.now, &h, &r);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
 	if (r.jobs > 0)
 		log_debug("scheduler: %d deadline job(s), %d marked safe, %d "
-		    "moved off Spot, next look in %llds", r.jobs, r.marked,
-		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
-		    -1));
+		    "moved off Spot, %d back to Spot, next look in %llds",
+		    r.jobs, r.marked, r.moved, r.back, (long long)(r.next > 0 ?
+		    r.next - s->ctx.now : -1));
 }
 
 /* The synchronous part of a pass, once quotas are fresh enough. */
