@@ -175,7 +175,7 @@ sd_bridge(struct sd_ctx *c, const struct store_job *row,
 	}
 	if (row->state != JOB_RUNNING || !x->run_flex || c->att == NULL ||
 	    h->spot_first == NULL || !deadline_back_to_spot(dj, margin, sw) ||
-	    !h->spot_first(h->arg, row->id))
+	    !h->spot_first(h->arg, row))
 		return;
 	msg = xprintf("back to Spot: Spot capacity again, slack %s",
 	    sd_span(deadline_slack(dj), sl, sizeof sl));

@@ -44,9 +44,9 @@ struct sched_deadline_hooks {
 	/* Queued ID may wait out a Spot stockout until UNTIL (unix s; at
 	 * or before now: not at all; 0: no bound of its deadline). */
 	void	(*wait_until)(void *arg, int64_t id, int64_t until);
-	/* Would ID, placed now, take Spot (an offer it may take, not set
-	 * aside, ranked first)? */
-	int	(*spot_first)(void *arg, int64_t id);
+	/* Would job ROW, placed now, take Spot (an offer it may take, not
+	 * set aside, ranked first)? */
+	int	(*spot_first)(void *arg, const struct store_job *row);
 	void	*arg;
 };
 

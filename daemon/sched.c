@@ -1203,17 +1203,26 @@ sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
 		j->spot_wait_end = until;
 }
 
-/* Would job ID take Spot now: its shape's offers, of this pass or the
- * one before, rank an open Spot offer first. */
+/* Would job ROW take Spot now: its shape's offers of this pass (built
+ * for it if no queued job needed them) rank an open Spot offer first.
+ * A running job has been evicted from the cache: made again. */
 static int
-sched_on_deadline_spot(void *arg, int64_t id)
+sched_on_deadline_spot(void *arg, const struct store_job *row)
 {
 	struct sched		*s = arg;
-	struct sched_job	*j = sched_job_find(s, id);
-	struct sched_shape	*sh = j != NULL ? j->shape : NULL;
+	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_shape	*sh = j->shape;
 
-	return sh != NULL && sh->gen + 1 >= s->gen && sh->nok > 0 &&
-	    sh->offers[0].spot;
+	j->last_seen = s->ctx.now;
+	TAILQ_REMOVE(&s->job_list, j, entry);
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	if (sh == NULL)
+		return 0;
+	if (sh->gen != s->gen) {
+		sched_shape_build(s, &s->ctx, &s->market, sh);
+		sh->gen = s->gen;
+	}
+	return sh->nok > 0 && sh->offers[0].spot;
 }
 
 /*

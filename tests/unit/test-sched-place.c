@@ -157,6 +157,18 @@ test_place_wait_for_spot(void **state)
 	sched_place(&f->ctx, &f->b, 0, &v);
 	assert_null(v.offer);
 	sched_verdict_done(&v);
+	/* Its deadline bounds it (spot_wait_end, sched-deadline.c): at the
+	 * bound it takes the dearer offer, before it still waits. */
+	f->b.spot_wait_end = f->ctx.now + 1;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_null(v.offer);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = f->ctx.now;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = 0;
 	/* spot_wait 0: no wait. */
 	f->t.m.spot_wait = 0;
 	st_build(&f->t, sh);
