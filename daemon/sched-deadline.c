@@ -33,7 +33,8 @@ struct sd_attempts {
 	double		 run;		/* seconds run, all attempts */
 	int		 resumes;	/* started again from a checkpoint */
 	int		 live_spot;	/* a live attempt on Spot */
-	int		 run_flex;	/* a running one, on flex-start */
+	int		 run_flex;	/* a live one on flex-start */
+	double		 flex_run;	/* how long it has run, s */
 	double		 overhead;	/* restart_overhead, s */
 	double		 interval;	/* checkpoint interval, s; 0 none */
 	double		 lost;		/* work interruptions lost, s */
@@ -69,9 +70,12 @@ sd_on_attempt(const struct store_attempt *a, void *arg)
 	}
 	if (a->state != ATTEMPT_ENDED && a->ended == 0 && a->spot)
 		x->live_spot = 1;
-	if (a->state == ATTEMPT_RUNNING && a->ended == 0 &&
-	    cloud_attempt_capacity(a) == CAPACITY_FLEX)
+	if (a->state != ATTEMPT_ENDED && a->ended == 0 &&
+	    cloud_attempt_capacity(a) == CAPACITY_FLEX) {
 		x->run_flex = 1;
+		x->flex_run = a->started > 0 && x->now > a->started ?
+		    (double)(x->now - a->started) : 0;
+	}
 	return 0;
 }
 
@@ -173,10 +177,31 @@ sd_bridge(struct sd_ctx *c, const struct store_job *row,
 		    until + 1 < c->run->next))
 			c->run->next = until + 1;
 	}
-	if (row->state != JOB_RUNNING || !x->run_flex || c->att == NULL ||
-	    h->spot_first == NULL || !deadline_back_to_spot(dj, margin, sw) ||
-	    !h->spot_first(h->arg, row))
+	/*
+	 * A run shorter than a switch has not paid for its own start, and
+	 * work left under two switches would not pay for the next one
+	 * (Spot at half of flex-start's price saves half of it).
+	 */
+	if (!x->run_flex || c->att == NULL || h->spot_first == NULL ||
+	    !deadline_back_to_spot(dj, margin, sw) ||
+	    dj->work - dj->done <= 2.0 * (double)sw)
 		return;
+	if (row->state != JOB_RUNNING || x->flex_run < (double)sw ||
+	    !h->spot_first(h->arg, row)) {
+		/*
+		 * Look again once it has run a switch, or a stockout's
+		 * cool-down would have ended: nothing else may wake the
+		 * scheduler while it runs.
+		 */
+		until = c->now + (c->conf->stockout_cooldown > 0 ?
+		    c->conf->stockout_cooldown : 60);
+		if (x->flex_run < (double)sw && c->now + sw -
+		    (int64_t)x->flex_run > until)
+			until = c->now + sw - (int64_t)x->flex_run;
+		if (c->run->next == 0 || until < c->run->next)
+			c->run->next = until;
+		return;
+	}
 	msg = xprintf("back to Spot: Spot capacity again, slack %s",
 	    sd_span(deadline_slack(dj), sl, sizeof sl));
 	if (attempt_move(c->att, row->id, msg) == 0)

@@ -246,6 +246,20 @@ sched_avoids(const struct sched_job *j, const struct sched_offer *o,
 	return 0;
 }
 
+int
+sched_place_spot_first(const struct sched_job *j, int64_t now)
+{
+	const struct sched_shape	*sh = j->shape;
+	size_t				 i;
+
+	if (sh == NULL)
+		return 0;
+	for (i = 0; i < sh->nok; i++)
+		if (!sched_avoids(j, &sh->offers[i], now))
+			return sh->offers[i].spot;
+	return 0;
+}
+
 void
 sched_avoid(struct sched_job *j, const struct provider *p,
     const char *region, int64_t until)

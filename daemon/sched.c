@@ -1222,7 +1222,7 @@ sched_on_deadline_spot(void *arg, const struct store_job *row)
 		sched_shape_build(s, &s->ctx, &s->market, sh);
 		sh->gen = s->gen;
 	}
-	return sh->nok > 0 && sh->offers[0].spot;
+	return sched_place_spot_first(j, s->ctx.now);
 }
 
 /*
