@@ -68,3 +68,31 @@ deadline_cross_at(const struct deadline_job *j, int64_t margin)
 	/* The first second at which the slack is below, not at, it. */
 	return j->now + (slack - margin) + 1;
 }
+
+int64_t
+deadline_switch(const struct deadline_job *j, double interval)
+{
+	double	sw = j->restart_overhead + (interval > 0 ? interval : 0);
+
+	return sw > 0 ? (int64_t)ceil(sw) : 0;
+}
+
+int64_t
+deadline_wait_until(const struct deadline_job *j, int64_t margin, int64_t sw)
+{
+	if (j->safe)
+		return 0;
+	/* Waiting loses a second of slack a second. */
+	return j->now + deadline_slack(j) - margin - 2 * sw;
+}
+
+int
+deadline_back_to_spot(const struct deadline_job *j, int64_t margin, int64_t sw)
+{
+	struct deadline_job	spot = *j;
+
+	if (j->safe)
+		return 0;
+	spot.safe = 0;
+	return deadline_slack(&spot) >= margin + sw;
+}

@@ -57,4 +57,27 @@ int	 deadline_unsafe(const struct deadline_job *j, int64_t margin);
  */
 int64_t	 deadline_cross_at(const struct deadline_job *j, int64_t margin);
 
+/*
+ * What one move between Spot and capacity that is not preempted costs
+ * the slack at most, in seconds: the restart overhead of the new run and
+ * the work since the last checkpoint (INTERVAL; 0 unknown).
+ */
+int64_t	 deadline_switch(const struct deadline_job *j, double interval);
+/*
+ * Until when a queued job J may wait out a Spot stockout (unix s): while
+ * its slack stays above MARGIN plus two switches (SWITCH,
+ * deadline_switch()), so that a flex-start run that keeps its slack can
+ * still come back to Spot (doc/DESIGN.md "Deadlines"). J->now or
+ * earlier: take capacity that is not preempted now. 0 for a safe job.
+ */
+int64_t	 deadline_wait_until(const struct deadline_job *j, int64_t margin,
+	    int64_t sw);
+/*
+ * May J, running on capacity that is not preempted and not marked, go
+ * back to Spot: its slack, counted as on Spot, at least MARGIN plus one
+ * switch (SW)?
+ */
+int	 deadline_back_to_spot(const struct deadline_job *j, int64_t margin,
+	    int64_t sw);
+
 #endif

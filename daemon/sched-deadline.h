@@ -25,6 +25,7 @@ struct sched_deadline_run {
 	int		 jobs;		/* live jobs with a deadline */
 	int		 marked;	/* newly deadline_safe */
 	int		 moved;		/* Spot attempts withdrawn */
+	int		 back;		/* flex-start runs sent back to Spot */
 };
 
 /*
@@ -33,9 +34,25 @@ struct sched_deadline_run {
  * (the scheduler forgets what it parsed of the job), and move those
  * marked that still run on Spot (ATT NULL: no moves). Fills *RET.
  */
+/*
+ * What the walk asks of the scheduler and tells it, about job ID; ARG
+ * is the scheduler's. Any may be NULL.
+ */
+struct sched_deadline_hooks {
+	/* ID was just marked deadline_safe: forget what was parsed of it. */
+	void	(*on_safe)(void *arg, int64_t id);
+	/* Queued ID may wait out a Spot stockout until UNTIL (unix s; at
+	 * or before now: not at all; 0: no bound of its deadline). */
+	void	(*wait_until)(void *arg, int64_t id, int64_t until);
+	/* Would job ROW, placed now, take Spot (an offer it may take, not
+	 * set aside, ranked first)? */
+	int	(*spot_first)(void *arg, const struct store_job *row);
+	void	*arg;
+};
+
 void	sched_deadline_check(struct store *st, struct attempts *att,
 	    const struct conf *conf, int64_t now,
-	    void (*on_safe)(void *, int64_t), void *arg,
+	    const struct sched_deadline_hooks *hooks,
 	    struct sched_deadline_run *ret);
 
 /*

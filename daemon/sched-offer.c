@@ -339,22 +339,96 @@ sched_offer_ways(struct sched_shape *sh, const struct sched_market *m,
 /* ---------------------------------------------------------------- */
 /* Offers.							    */
 
-double
-sched_offer_lambda(const struct sched_market *m, const struct provider *p,
-    const char *region, const char *gpu, int *ret_recent)
+/* Is H a zone's entry ("p/r/g/zone") rather than a region's sum? */
+static int
+sched_offer_hist_zone(const struct sched_hist *h)
 {
-	char		 key[256];
-	uint64_t	 h;
+	const char	*c;
+	int		 n = 0;
+
+	for (c = h->key; *c != '\0'; c++)
+		n += *c == '/';
+	return n > 2;
+}
+
+struct sched_hist *
+sched_offer_hist_add(struct sched_hist *v, size_t *n, const char *provider,
+    const char *region, const char *zone, const char *gpu, double hours,
+    int interruptions)
+{
+	struct sched_hist	*h;
+	char			*key;
+	size_t			 i;
+
+	/* The region's sum: its zones come together after it (store.h). */
+	key = xprintf("%s/%s/%s", provider, region, gpu);
+	for (i = *n; i > 0 && sched_offer_hist_zone(&v[i - 1]); i--)
+		;
+	if (i > 0 && strcmp(v[i - 1].key, key) == 0) {
+		free(key);
+		h = &v[i - 1];
+	} else {
+		v = xreallocarray(v, *n + 1, sizeof *v);
+		h = &v[(*n)++];
+		h->key = key;
+		h->hash = sched_hash(key);
+		h->hours = 0;
+		h->interruptions = 0;
+	}
+	h->hours += hours;
+	h->interruptions += interruptions;
+	if (zone == NULL || *zone == '\0')
+		return v;
+	v = xreallocarray(v, *n + 1, sizeof *v);
+	h = &v[(*n)++];
+	h->key = xprintf("%s/%s/%s/%s", provider, region, gpu, zone);
+	h->hash = sched_hash(h->key);
+	h->hours = hours;
+	h->interruptions = interruptions;
+	return v;
+}
+
+/* The history of KEY on M, or NULL. */
+static const struct sched_hist *
+sched_offer_hist(const struct sched_market *m, const char *key)
+{
+	uint64_t	 h = sched_hash(key);
 	size_t		 i;
 
-	(void)snprintf(key, sizeof key, "%s/%s/%s", p->name, region, gpu);
-	h = sched_hash(key);
 	for (i = 0; i < m->nhist; i++)
-		if (m->hist[i].hash == h && strcmp(m->hist[i].key, key) == 0) {
-			*ret_recent = m->hist[i].interruptions;
-			return cost_lambda(m->hist[i].hours,
-			    m->hist[i].interruptions, m->prior);
-		}
+		if (m->hist[i].hash == h && strcmp(m->hist[i].key, key) == 0)
+			return &m->hist[i];
+	return NULL;
+}
+
+double
+sched_offer_lambda(const struct sched_market *m, const struct provider *p,
+    const char *region, const char *zone, const char *gpu, int *ret_recent)
+{
+	const struct sched_hist	*h = NULL;
+	char			 key[256];
+
+	/*
+	 * A zone's own history first: Spot capacity is a zone's, and the
+	 * zones of one region differ (the replay's us-central1-a kept its
+	 * VMs for days while -b and -c lost them every few hours). A zone
+	 * not tried yet, or an offer for the whole region (the service
+	 * picks the zone), takes the region's.
+	 */
+	if (zone != NULL && *zone != '\0') {
+		(void)snprintf(key, sizeof key, "%s/%s/%s/%s", p->name,
+		    region, gpu, zone);
+		h = sched_offer_hist(m, key);
+	}
+	if (h == NULL) {
+		(void)snprintf(key, sizeof key, "%s/%s/%s", p->name, region,
+		    gpu);
+		h = sched_offer_hist(m, key);
+	}
+	if (h != NULL) {
+		*ret_recent = h->interruptions;
+		return cost_lambda(h->hours, h->interruptions, m->prior);
+	}
 	*ret_recent = 0;
 	return cost_lambda(0, 0, m->prior);
 }
@@ -742,8 +816,8 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		o->hourly = w->hourly;
 		/* Only Spot is preempted: flex-start runs on. */
 		o->lambda = capacity_preemptible(o->capacity) ?
-		    sched_offer_lambda(m, o->prov, o->region, sh->gpu->name,
-		    &o->recent) : 0;
+		    sched_offer_lambda(m, o->prov, o->region, o->zone,
+		    sh->gpu->name, &o->recent) : 0;
 		o->per_hour = cost_expected(o->hourly, 1.0,
 		    capacity_preemptible(o->capacity),
 		    o->lambda, sh->interval, m->restart_overhead);

@@ -74,10 +74,11 @@ struct sched_cool {
 	int64_t			 until;
 };
 
-/* Spot history of one (provider, region, GPU). */
+/* Spot history of one (provider, region, GPU) or one of its zones. */
 struct sched_hist {
 	char			*key;		/* "gce/us-central1/nvidia-l4",
-						   provider/region/GPU */
+						   provider/region/GPU, or
+						   ".../us-central1-a" */
 	uint64_t		 hash;		/* sched_hash(key) */
 	double			 hours;
 	int			 interruptions;
@@ -267,10 +268,22 @@ struct sched_way *sched_offer_ways(struct sched_shape *sh,
 		    const struct sched_market *m, size_t nregions);
 size_t		 sched_offer_way(size_t seller, size_t region, int kind,
 		    size_t nregions);
-/* λ (1/h) and recent interruptions of provider P in REGION for GPU. */
+/*
+ * λ (1/h) and recent interruptions of provider P in ZONE of REGION for
+ * GPU: the zone's own history, else (no history there, or ZONE NULL or
+ * "": the service picks the zone) the region's, else the prior.
+ */
 double		 sched_offer_lambda(const struct sched_market *m,
 		    const struct provider *p, const char *region,
-		    const char *gpu, int *ret_recent);
+		    const char *zone, const char *gpu, int *ret_recent);
+/*
+ * Add one row of store_spot_history() to V (*N entries; returns V
+ * grown): the zone's own entry, and its hours and interruptions to the
+ * (provider, region, GPU) sum, made when the row starts a new one.
+ */
+struct sched_hist *sched_offer_hist_add(struct sched_hist *v, size_t *n,
+		    const char *provider, const char *region, const char *zone,
+		    const char *gpu, double hours, int interruptions);
 /*
  * Build SH's offers on M (REGIONS: sched_offer_regions(); SH->ways
  * filled): every allowed seller x region x zone (or region, when the

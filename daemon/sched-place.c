@@ -246,6 +246,20 @@ sched_avoids(const struct sched_job *j, const struct sched_offer *o,
 	return 0;
 }
 
+int
+sched_place_spot_first(const struct sched_job *j, int64_t now)
+{
+	const struct sched_shape	*sh = j->shape;
+	size_t				 i;
+
+	if (sh == NULL)
+		return 0;
+	for (i = 0; i < sh->nok; i++)
+		if (!sched_avoids(j, &sh->offers[i], now))
+			return sh->offers[i].spot;
+	return 0;
+}
+
 void
 sched_avoid(struct sched_job *j, const struct provider *p,
     const char *region, int64_t until)
@@ -448,8 +462,8 @@ sched_place_claimed(const struct sched_ctx *ctx, const struct sched_job *j,
  * for at most [scheduler] spot_wait from the first pass that found it
  * so. Spot stockouts are mostly short, and flex-start or on-demand cost
  * two to four times Spot's price for the whole run, where waiting costs
- * nothing; a deadline job that cannot afford the wait is marked by the
- * slack policy, and then has no Spot offer to wait for. Sets V's why.
+ * nothing; a deadline job waits no longer than its slack allows
+ * (J->spot_wait_end, sched-deadline.c's bridge). Sets V's why.
  */
 static int
 sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
@@ -465,7 +479,8 @@ sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
 	}
 	if (j->spot_wait_since == 0)
 		j->spot_wait_since = ctx->now;
-	if (ctx->now - j->spot_wait_since >= sh->spot_wait)
+	if (ctx->now - j->spot_wait_since >= sh->spot_wait ||
+	    (j->spot_wait_end != 0 && ctx->now >= j->spot_wait_end))
 		return 0;
 	sched_clock(sh->spot_cooled_until, when, sizeof when);
 	v->reason = SCHED_X_COOLDOWN;

@@ -78,6 +78,8 @@ struct sched_job {
 	int64_t			 blocked_since;	/* waiting on quota since */
 	int64_t			 spot_wait_since; /* waiting out Spot
 						   cool-downs since; 0 not */
+	int64_t			 spot_wait_end;	/* its deadline allows no
+						   wait past; 0 no bound */
 	int			 spot_worn_at;	/* interruptions at which it
 						   leaves Spot; 0 never */
 	int			 spot_worn;	/* it has left Spot */
@@ -98,6 +100,11 @@ struct sched_verdict {
 	char			*claim_what;	/* "NVIDIA_T4_GPUS in ..." */
 };
 
+/*
+ * Is the first of J's shape's usable offers that J does not avoid a Spot
+ * one (sched-deadline.c's bridge back to Spot)? Quota is not asked.
+ */
+int		 sched_place_spot_first(const struct sched_job *j, int64_t now);
 /* Forget CTX's buckets (a new pass or plan). */
 void		 sched_place_reset(struct sched_ctx *ctx);
 /* Free what CTX holds and zero it. */

@@ -492,18 +492,13 @@ sched_on_cool(const char *zone, const char *gpu, int spot, int64_t until,
 }
 
 static int
-sched_on_history(const char *provider, const char *region, const char *gpu,
-    double hours, int interruptions, void *arg)
+sched_on_history(const char *provider, const char *region, const char *zone,
+    const char *gpu, double hours, int interruptions, void *arg)
 {
-	struct sched		*s = arg;
-	struct sched_hist	*h;
+	struct sched	*s = arg;
 
-	s->hist = xreallocarray(s->hist, s->nhist + 1, sizeof *s->hist);
-	h = &s->hist[s->nhist++];
-	h->key = xprintf("%s/%s/%s", provider, region, gpu);
-	h->hash = sched_hash(h->key);
-	h->hours = hours;
-	h->interruptions = interruptions;
+	s->hist = sched_offer_hist_add(s->hist, &s->nhist, provider, region,
+	    zone, gpu, hours, interruptions);
 	return 0;
 }
 
@@ -522,7 +517,7 @@ sched_history_load(struct sched *s, int64_t now)
 	s->hist = NULL;
 	s->nhist = 0;
 	s->hist_at = now;
-	if (store_spot_history(s->store, now - COST_HISTORY_SEC,
+	if (store_spot_history(s->store, now - COST_HISTORY_SEC, now,
 	    sched_on_history, s, &cause) < 0) {
 		log_warnx("scheduler: cannot read the Spot history: %s; "
 		    "using the prior", cause);
@@ -1198,6 +1193,38 @@ sched_on_deadline_safe(void *arg, int64_t id)
 		sched_job_free(s, j);
 }
 
+/* Queued job ID may wait for Spot until UNTIL (sched-deadline.h). */
+static void
+sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
+{
+	struct sched_job	*j = sched_job_find(arg, id);
+
+	if (j != NULL)
+		j->spot_wait_end = until;
+}
+
+/* Would job ROW take Spot now: its shape's offers of this pass (built
+ * for it if no queued job needed them) rank an open Spot offer first.
+ * A running job has been evicted from the cache: made again. */
+static int
+sched_on_deadline_spot(void *arg, const struct store_job *row)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_shape	*sh = j->shape;
+
+	j->last_seen = s->ctx.now;
+	TAILQ_REMOVE(&s->job_list, j, entry);
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	if (sh == NULL)
+		return 0;
+	if (sh->gen != s->gen) {
+		sched_shape_build(s, &s->ctx, &s->market, sh);
+		sh->gen = s->gen;
+	}
+	return sched_place_spot_first(j, s->ctx.now);
+}
+
 /*
  * The jobs with a deadline, before the queue is read (doc/DESIGN.md
  * "Deadlines"): those short of slack are marked and leave Spot, and
@@ -1207,16 +1234,18 @@ static void
 sched_deadlines(struct sched *s)
 {
 	struct sched_deadline_run	r;
+	struct sched_deadline_hooks	h = { sched_on_deadline_safe,
+	    sched_on_deadline_wait, sched_on_deadline_spot, s };
 
 	sched_deadline_check(s->store, s->att, cloud_conf(s->cloud),
-	    s->ctx.now, sched_on_deadline_safe, s, &r);
+	    s->ctx.now, &h, &r);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
 	if (r.jobs > 0)
 		log_debug("scheduler: %d deadline job(s), %d marked safe, %d "
-		    "moved off Spot, next look in %llds", r.jobs, r.marked,
-		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
-		    -1));
+		    "moved off Spot, %d back to Spot, next look in %llds",
+		    r.jobs, r.marked, r.moved, r.back, (long long)(r.next > 0 ?
+		    r.next - s->ctx.now : -1));
 }
 
 /* The synchronous part of a pass, once quotas are fresh enough. */

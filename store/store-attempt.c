@@ -595,22 +595,25 @@ store_cooldown_list(struct store *st, int64_t now, store_cooldown_cb cb,
 }
 
 /*
- * Spot history since SINCE per (provider, region, gpu): hours run and
- * interruptions (preempted, maintenance, lost). GPU "" when none.
+ * Spot history since SINCE per (provider, region, gpu, zone): hours run
+ * (live attempts up to NOW) and interruptions (preempted, maintenance,
+ * lost).
  */
 int
-store_spot_history(struct store *st, int64_t since, store_history_cb cb,
-    void *arg, char **cause)
+store_spot_history(struct store *st, int64_t since, int64_t now,
+    store_history_cb cb, void *arg, char **cause)
 {
 	sqlite3_stmt	*s = st->stmt[STMT_SPOT_HISTORY];
 	int		 rc, n = 0;
 
 	sqlite3_bind_int64(s, 1, since);
+	sqlite3_bind_int64(s, 2, now);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		rc = cb((const char *)sqlite3_column_text(s, 0),
 		    (const char *)sqlite3_column_text(s, 1),
 		    (const char *)sqlite3_column_text(s, 2),
-		    sqlite3_column_double(s, 3), sqlite3_column_int(s, 4),
+		    (const char *)sqlite3_column_text(s, 3),
+		    sqlite3_column_double(s, 4), sqlite3_column_int(s, 5),
 		    arg);
 		if (rc != 0) {
 			sqlite3_reset(s);

@@ -163,13 +163,22 @@ static const char *const store_sql[STMT_COUNT] = {
 	 * Running hours count only attempts that were seen running; 3, 4
 	 * and 5 are END_PREEMPTED, END_MAINTENANCE and END_LOST.
 	 */
-	[STMT_SPOT_HISTORY] = "SELECT provider, region, coalesce(gpu, ''),"
-	    " total(CASE WHEN started > 0 AND ended > started"
-	    " THEN ended - started ELSE 0 END) / 3600.0,"
-	    " total(end_reason IN (3, 4, 5))"
+	/* Live attempts count up to ?2 (now): leaving them out counted
+	 * every short preempted run and none of the long runs still going,
+	 * so a zone that keeps its VMs looked as bad as one that does not
+	 * (doc/DESIGN.md "Expected cost"). */
+	[STMT_SPOT_HISTORY] = "SELECT provider, region, z, g, total(h) / 3600.0,"
+	    " total(i) FROM (SELECT provider, region, coalesce(zone, '') AS z,"
+	    " coalesce(gpu, '') AS g, CASE WHEN started > 0 AND"
+	    " ended > started THEN ended - started ELSE 0 END AS h,"
+	    " end_reason IN (3, 4, 5) AS i"
 	    " FROM attempts INDEXED BY attempts_spot"
-	    " WHERE spot = 1 AND ended IS NOT NULL AND ended >= ?1"
-	    " GROUP BY provider, region, gpu ORDER BY provider, region, gpu",
+	    " WHERE spot = 1 AND ended >= ?1"
+	    " UNION ALL SELECT provider, region, coalesce(zone, ''),"
+	    " coalesce(gpu, ''), max(?2 - started, 0), 0"
+	    " FROM attempts INDEXED BY attempts_live"
+	    " WHERE ended IS NULL AND spot = 1 AND started > 0)"
+	    " GROUP BY provider, region, g, z ORDER BY provider, region, g, z",
 	/* A new job's "submitted" event: its first, seq 1 (no search). */
 	[STMT_EVENT_FIRST] = "INSERT INTO events (job_id, seq, time,"
 	    " from_state, to_state, message) VALUES (?1, 1, ?2, NULL, ?3, ?4)",

@@ -462,12 +462,16 @@ int	 store_cooldown_list(struct store *, int64_t now, store_cooldown_cb,
 
 /*
  * Preemption history for λ: running hours and interruptions per
- * (provider, region, gpu) over ended Spot attempts since SINCE.
+ * (provider, region, gpu, zone) over Spot attempts that ended since
+ * SINCE or are running (counted up to NOW), ordered so that the zones
+ * of one (provider, region, gpu) come together. Zone "" when the
+ * attempt has none; GPU "" when none.
  */
 typedef int (*store_history_cb)(const char *provider, const char *region,
-	    const char *gpu, double hours, int interruptions, void *);
-int	 store_spot_history(struct store *, int64_t since, store_history_cb,
-	    void *, char **cause);
+	    const char *zone, const char *gpu, double hours,
+	    int interruptions, void *);
+int	 store_spot_history(struct store *, int64_t since, int64_t now,
+	    store_history_cb, void *, char **cause);
 
 /*
  * Job arrays and dependencies (doc/DESIGN.md "Arrays and dependencies").

@@ -134,6 +134,47 @@ test_deadline_margin_crossing(void **state)
 	assert_false(deadline_unsafe(&j, margin));
 }
 
+/*
+ * Flex-start as a bridge: a queued job waits for Spot only while its
+ * slack keeps two switches above the margin; one on flex-start goes
+ * back to Spot only while its slack pays one switch above it.
+ */
+static void
+test_deadline_bridge(void **state)
+{
+	struct deadline_job	j = job();
+	int64_t			margin = 3600, sw, until;
+
+	(void)state;
+	/* A switch: the overhead of the new run and a checkpoint interval
+	 * of work; no interval known: the overhead. */
+	sw = deadline_switch(&j, 1800);
+	assert_int_equal(sw, 600 + 1800);
+	assert_int_equal(deadline_switch(&j, 0), 600);
+	/* Slack 4 h - 600 s: it may wait until the slack is margin + 2
+	 * switches, i.e. 4 h - 600 s - 1 h - 2 x 2400 s from now. */
+	until = deadline_wait_until(&j, margin, sw);
+	assert_int_equal(until, T0 + 4 * 3600 - 600 - 3600 - 2 * sw);
+	/* Waited that long: no more (the caller takes flex-start). */
+	j.now = until;
+	assert_int_equal(deadline_wait_until(&j, margin, sw), j.now);
+	/* Short of slack: the bound is already past. */
+	j.now = until + 600;
+	assert_true(deadline_wait_until(&j, margin, sw) < j.now);
+	/* Marked: no bound, and never back to Spot. */
+	j.safe = 1;
+	assert_int_equal(deadline_wait_until(&j, margin, sw), 0);
+	assert_false(deadline_back_to_spot(&j, margin, 0));
+	/* Back to Spot: slack 4 h - 600 s pays a switch over a 1 h margin,
+	 * not over a 3 h 30 min one. */
+	j = job();
+	assert_true(deadline_back_to_spot(&j, margin, sw));
+	assert_false(deadline_back_to_spot(&j, 3 * 3600 + 1800, sw));
+	/* Exactly margin + switch: back. */
+	assert_true(deadline_back_to_spot(&j, 4 * 3600 - 600 - sw, sw));
+	assert_false(deadline_back_to_spot(&j, 4 * 3600 - 600 - sw + 1, sw));
+}
+
 int
 main(void)
 {
@@ -141,6 +182,7 @@ main(void)
 		cmocka_unit_test(test_deadline_when_parse),
 		cmocka_unit_test(test_deadline_slack),
 		cmocka_unit_test(test_deadline_margin_crossing),
+		cmocka_unit_test(test_deadline_bridge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -302,6 +302,65 @@ test_offer_capacity_kinds(void **state)
 	sched_offer_shape_free(sh);
 }
 
+/*
+ * λ is a zone's own where the offer names the zone: the steady zone of a
+ * region ranks before the one that preempts every hour at the same
+ * price; a service that picks the zone, and a zone not tried yet, take
+ * the region's sum.
+ */
+static void
+test_offer_zone_lambda(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	struct sched_hist	*v = NULL;
+	size_t			 n = 0, i;
+	int			 a, b, c, r;
+
+	(void)state;
+	st_init(&t, "gce,batch", 0.1);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_zone(&t, "r1-b", "r1", 4);
+	st_zone(&t, "r1-c", "r1", 4);
+	st_price(&t, "gce", "r1", 1, 0.40);
+	st_price(&t, "batch", "r1", 1, 0.40);
+	/* As sched.c reads store_spot_history(): zones after their sum. */
+	v = sched_offer_hist_add(v, &n, "gce", "r1", "r1-a", "nvidia-tesla-t4",
+	    100, 1);
+	v = sched_offer_hist_add(v, &n, "gce", "r1", "r1-b", "nvidia-tesla-t4",
+	    10, 10);
+	v = sched_offer_hist_add(v, &n, "batch", "r1", "r1-b",
+	    "nvidia-tesla-t4", 5, 5);
+	assert_int_equal(n, 5);
+	assert_string_equal(v[0].key, "gce/r1/nvidia-tesla-t4");
+	assert_float_equal(v[0].hours, 110, 0);
+	assert_int_equal(v[0].interruptions, 11);
+	assert_string_equal(v[2].key, "gce/r1/nvidia-tesla-t4/r1-b");
+	assert_string_equal(v[3].key, "batch/r1/nvidia-tesla-t4");
+	for (i = 0; i < n; i++)
+		st_hist(&t, v[i].key, v[i].hours, v[i].interruptions);
+	sh = st_shape(&t, T4_ANY "}");
+	a = st_find(sh, "gce", "r1", "r1-a", 1);
+	b = st_find(sh, "gce", "r1", "r1-b", 1);
+	c = st_find(sh, "gce", "r1", "r1-c", 1);
+	r = st_find(sh, "batch", "r1", NULL, 1);
+	assert_true(a >= 0 && b >= 0 && c >= 0 && r >= 0);
+	assert_float_equal(sh->offers[a].lambda, cost_lambda(100, 1, 0.1),
+	    1e-12);
+	assert_float_equal(sh->offers[b].lambda, cost_lambda(10, 10, 0.1),
+	    1e-12);
+	assert_float_equal(sh->offers[c].lambda, cost_lambda(110, 11, 0.1),
+	    1e-12);
+	assert_float_equal(sh->offers[r].lambda, cost_lambda(5, 5, 0.1),
+	    1e-12);
+	assert_int_equal(a, 0);
+	assert_true(b > c);
+	sched_offer_shape_free(sh);
+	for (i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+}
+
 /* Spot is cheaper by the hour; λ decides whether it is by the job. */
 static void
 test_offer_spot_lambda(void **state)
@@ -583,6 +642,7 @@ main(void)
 		cmocka_unit_test(test_offer_cooldown_picks_zone),
 		cmocka_unit_test(test_offer_shape_whys),
 		cmocka_unit_test(test_offer_spot_lambda),
+		cmocka_unit_test(test_offer_zone_lambda),
 		cmocka_unit_test(test_offer_spot_only_shapes),
 		cmocka_unit_test(test_offer_capacity_kinds),
 		cmocka_unit_test(test_offer_regions_filter),

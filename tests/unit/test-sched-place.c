@@ -157,6 +157,18 @@ test_place_wait_for_spot(void **state)
 	sched_place(&f->ctx, &f->b, 0, &v);
 	assert_null(v.offer);
 	sched_verdict_done(&v);
+	/* Its deadline bounds it (spot_wait_end, sched-deadline.c): at the
+	 * bound it takes the dearer offer, before it still waits. */
+	f->b.spot_wait_end = f->ctx.now + 1;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_null(v.offer);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = f->ctx.now;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = 0;
 	/* spot_wait 0: no wait. */
 	f->t.m.spot_wait = 0;
 	st_build(&f->t, sh);
@@ -294,6 +306,41 @@ test_place_why_limits(void **state)
 	sched_place(&f->ctx, &f->a, 0, &v);
 	assert_string_equal(v.offer->region, "r1");
 	sched_verdict_done(&v);
+}
+
+/*
+ * The deadline bridge's question (sched_place_spot_first()): would the
+ * job take Spot now? Not when the Spot offers ranked first are places
+ * it avoids: a job sent back to Spot there launched flex-start again,
+ * forty times over in the replay.
+ */
+static void
+test_place_spot_first(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_shape	*sh;
+	const struct provider	*gce;
+
+	st_price(&f->t, "gce", "r1", 1, 0.5);
+	st_price(&f->t, "gce", "r2", 1, 0.7);
+	sh = st_shape(&f->t, "{\"accelerator\":{\"type\":"
+	    "\"nvidia-tesla-t4\",\"count\":1},\"machine_type\":"
+	    "\"n1-standard-8\"}");
+	sched_place_buckets(&f->ctx, sh);
+	f->a.shape = sh;
+	gce = sh->offers[0].prov;
+	assert_true(sh->offers[0].spot);
+	assert_true(sched_place_spot_first(&f->a, NOW));
+	/* r1's Spot avoided: r2's is next, still Spot. */
+	sched_avoid_kind(&f->a, gce, "r1", CAPACITY_SPOT, NOW + 60);
+	assert_true(sched_place_spot_first(&f->a, NOW));
+	/* Both avoided: standard comes first. */
+	sched_avoid_kind(&f->a, gce, "r2", CAPACITY_SPOT, NOW + 60);
+	assert_false(sched_place_spot_first(&f->a, NOW));
+	/* Until the avoidance ends. */
+	assert_true(sched_place_spot_first(&f->a, NOW + 60));
+	f->a.shape = f->sh;
+	sched_offer_shape_free(sh);
 }
 
 /* A place that refused the job lately is skipped until its time. */
@@ -493,6 +540,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_place_why_cpu, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_why_limits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_spot_first, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_avoid, setup,
 		    teardown),

@@ -1589,41 +1589,46 @@ test_store_cooldown_list(void **state)
 
 struct hist {
 	int	n;
-	char	key[4][96];
-	double	hours[4];
-	int	intr[4];
+	char	key[6][96];
+	double	hours[6];
+	int	intr[6];
 };
 
 static int
-collect_history(const char *provider, const char *region, const char *gpu,
-    double hours, int interruptions, void *arg)
+collect_history(const char *provider, const char *region, const char *zone,
+    const char *gpu, double hours, int interruptions, void *arg)
 {
 	struct hist	*h = arg;
 
-	assert_true(h->n < 4);
-	snprintf(h->key[h->n], sizeof h->key[0], "%s/%s/%s", provider, region,
-	    gpu);
+	assert_true(h->n < 6);
+	snprintf(h->key[h->n], sizeof h->key[0], "%s/%s/%s/%s", provider,
+	    region, gpu, zone);
 	h->hours[h->n] = hours;
 	h->intr[h->n] = interruptions;
 	h->n++;
 	return 0;
 }
 
-/* One attempt of job JOB: spot or not, started at S (0: never), ended E. */
+/* One attempt of job JOB: spot or not, started at S (0: never), ended E
+ * (0: still running), in zone "REGION-a". */
 static void
 history_attempt(struct store *st, int64_t job, char *region, int spot,
     int64_t s, int64_t e, int reason)
 {
 	struct store_attempt	a;
+	char			zone[64];
 
 	fill_attempt(&a, job, spot);
 	a.region = region;
+	(void)snprintf(zone, sizeof zone, "%s-a", region);
+	a.zone = zone;
 	assert_int_equal(store_attempt_insert(st, &a, NULL), 0);
 	if (s != 0)
 		assert_int_equal(store_attempt_set_state(st, a.id,
 		    ATTEMPT_RUNNING, s, NULL, NULL), 0);
-	assert_int_equal(store_attempt_end(st, a.id, e, reason, -1, NULL, 0,
-	    NULL), 0);
+	if (e != 0)
+		assert_int_equal(store_attempt_end(st, a.id, e, reason, -1,
+		    NULL, 0, NULL), 0);
 }
 
 static void
@@ -1653,25 +1658,39 @@ test_store_spot_history(void **state)
 	/* us-east1: ended before SINCE. */
 	history_attempt(fx->st, j, "us-east1", 1, 1 * H, 2 * H, END_PREEMPTED);
 	history_attempt(fx->st, j, "us-west1", 1, 8 * H, 9 * H, END_FAILED);
-	/* A live Spot attempt does not count. */
+	/* A live Spot attempt that never started does not count. */
 	fill_attempt(&a, j, 1);
 	assert_int_equal(store_attempt_insert(fx->st, &a, NULL), 0);
+	/*
+	 * One that runs counts its hours up to now: leaving it out kept
+	 * the long runs of a steady zone out of λ until they ended, and
+	 * only the short preempted ones in (doc/DESIGN.md "Expected
+	 * cost").
+	 */
+	history_attempt(fx->st, j, "europe-west4", 1, 90 * H, 0, 0);
 
 	memset(&h, 0, sizeof h);
-	assert_int_equal(store_spot_history(fx->st, 5 * H, collect_history, &h,
-	    &cause), 2);
-	assert_string_equal(h.key[0], "gce/us-central1/nvidia-tesla-t4");
-	assert_float_equal(h.hours[0], 6.0, 1e-9);
-	assert_int_equal(h.intr[0], 3);
-	assert_string_equal(h.key[1], "gce/us-west1/nvidia-tesla-t4");
-	assert_float_equal(h.hours[1], 1.0, 1e-9);
-	assert_int_equal(h.intr[1], 0);
+	assert_int_equal(store_spot_history(fx->st, 5 * H, 100 * H,
+	    collect_history, &h, &cause), 3);
+	assert_string_equal(h.key[0],
+	    "gce/europe-west4/nvidia-tesla-t4/europe-west4-a");
+	assert_float_equal(h.hours[0], 10.0, 1e-9);
+	assert_int_equal(h.intr[0], 0);
+	assert_string_equal(h.key[1],
+	    "gce/us-central1/nvidia-tesla-t4/us-central1-a");
+	assert_float_equal(h.hours[1], 6.0, 1e-9);
+	assert_int_equal(h.intr[1], 3);
+	assert_string_equal(h.key[2],
+	    "gce/us-west1/nvidia-tesla-t4/us-west1-a");
+	assert_float_equal(h.hours[2], 1.0, 1e-9);
+	assert_int_equal(h.intr[2], 0);
 
 	memset(&h, 0, sizeof h);
-	assert_int_equal(store_spot_history(fx->st, 0, collect_history, &h,
-	    &cause), 3);
-	assert_string_equal(h.key[1], "gce/us-east1/nvidia-tesla-t4");
-	assert_int_equal(h.intr[1], 1);
+	assert_int_equal(store_spot_history(fx->st, 0, 100 * H,
+	    collect_history, &h, &cause), 4);
+	assert_string_equal(h.key[2],
+	    "gce/us-east1/nvidia-tesla-t4/us-east1-a");
+	assert_int_equal(h.intr[2], 1);
 }
 
 static void
