@@ -215,6 +215,8 @@ struct sched_shape {
 	int64_t			 fail_claim_id;	/* who holds its buckets */
 	int			 fail_claim_prio;
 	char			*fail_claim_what;
+	uint64_t		 fail_why_hash;	/* sched_hash(fail_why) */
+	uint64_t		 fail_claim_hash; /* of the claim's why */
 };
 
 /* FNV-1a of S, 0 for NULL (so "no text" hashes apart from any text). */

@@ -569,6 +569,32 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 /* ---------------------------------------------------------------- */
 /* Backfill: one walk per shape and pass.			    */
 
+/* The why of the shortcut's claim (sched_place_fast_why()). */
+static char *
+sched_place_claim_why(const struct sched_shape *sh)
+{
+	return xprintf("waiting for higher-priority job %" PRId64 " (%s)",
+	    sh->fail_claim_id, sh->fail_claim_what);
+}
+
+int
+sched_place_fast_hash(struct sched_ctx *ctx, struct sched_job *j, int prio,
+    uint64_t *ret)
+{
+	struct sched_shape	*sh = j->shape;
+
+	if (sh->fail_gen != ctx->gen || sched_job_hinted(j, ctx->now) ||
+	    sh->fail_hourly != j->max_hourly || sh->fail_total !=
+	    j->max_total || sh->fail_hours != j->hours)
+		return 0;
+	if (sh->fail_quota && sh->fail_claim_id != 0 &&
+	    sh->fail_claim_id != j->id && sh->fail_claim_prio > prio)
+		*ret = sh->fail_claim_hash;
+	else
+		*ret = sh->fail_why_hash;
+	return 1;
+}
+
 char *
 sched_place_fast_why(struct sched_ctx *ctx, struct sched_job *j, int prio)
 {
@@ -580,8 +606,7 @@ sched_place_fast_why(struct sched_ctx *ctx, struct sched_job *j, int prio)
 		return NULL;
 	if (sh->fail_quota && sh->fail_claim_id != 0 &&
 	    sh->fail_claim_id != j->id && sh->fail_claim_prio > prio)
-		return xprintf("waiting for higher-priority job %" PRId64
-		    " (%s)", sh->fail_claim_id, sh->fail_claim_what);
+		return sched_place_claim_why(sh);
 	return xstrdup(sh->fail_why);
 }
 
@@ -590,6 +615,7 @@ sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
     const struct sched_verdict *v)
 {
 	struct sched_shape	*sh = j->shape;
+	char			*why;
 
 	/* A wait for Spot is this job's own (its spot_wait_since). */
 	if (sh->fail_gen == ctx->gen || sched_job_hinted(j, ctx->now) ||
@@ -607,6 +633,15 @@ sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
 	    xstrdup(v->claim_what) : NULL;
 	sh->fail_claim_id = v->claim_id;
 	sh->fail_claim_prio = v->claim_prio;
+	/* Hashed once here, so that each later job of the shape whose
+	 * stored why is already this one costs no text at all. */
+	sh->fail_why_hash = sched_hash(sh->fail_why);
+	sh->fail_claim_hash = 0;
+	if (sh->fail_claim_what != NULL) {
+		why = sched_place_claim_why(sh);
+		sh->fail_claim_hash = sched_hash(why);
+		free(why);
+	}
 }
 
 /* ---------------------------------------------------------------- */

@@ -82,6 +82,9 @@ struct sched_job {
 						   leaves Spot; 0 never */
 	int			 spot_worn;	/* it has left Spot */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
+	int			 in_set;	/* in the runnable set (sched.c);
+						   then not on the job list */
+	int			 priority;	/* as last read */
 	TAILQ_ENTRY(sched_job)	 entry;		/* oldest seen first */
 };
 TAILQ_HEAD(sched_jobs, sched_job);
@@ -138,6 +141,10 @@ void		 sched_verdict_done(struct sched_verdict *v);
  */
 char		*sched_place_fast_why(struct sched_ctx *ctx,
 		    struct sched_job *j, int prio);
+/* Whether the shortcut of sched_place_fast_why() applies to J, and
+ * then the hash of the why it would give, into *RET (no text made). */
+int		 sched_place_fast_hash(struct sched_ctx *ctx,
+		    struct sched_job *j, int prio, uint64_t *ret);
 /* Remember job J's failure V for the rest of its shape this pass. */
 void		 sched_place_fail_note(struct sched_ctx *ctx,
 		    struct sched_job *j, const struct sched_verdict *v);

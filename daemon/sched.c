@@ -113,6 +113,8 @@
 					   sooner than this many times the
 					   last one's length after it */
 #define SCHED_GAP_MAX_MS	1000
+#define SCHED_TOUCH_MAX		4096	/* moves since the last pass past
+					   which the set is read whole */
 
 /* What the scheduler is doing now (the transitions: top of this file). */
 enum sched_state {
@@ -132,7 +134,14 @@ enum sched_state {
 #define SCHED_OWE_QUOTA		0x1
 #define SCHED_OWE_PRICE		0x2
 
-/* A runnable job in this pass. */
+/* A queued job waiting out its backoff: runnable at AT. */
+struct sched_later {
+	int64_t			 id;
+	int64_t			 at;
+};
+
+/* A runnable job: the set, kept between passes (doc/DESIGN.md "The
+ * pass"), by priority desc, then id. */
 struct sched_item {
 	struct sched_job	*job;
 	int			 priority;
@@ -161,6 +170,21 @@ struct sched {
 	unsigned		 gen;		/* pass number */
 	int64_t			 wake_at;	/* earliest requested, 0 none */
 	int64_t			 due;		/* the timer's target */
+
+	/*
+	 * The runnable set, kept between passes: read whole from the
+	 * store when STALE (the first pass, another writer, a failed
+	 * write), else brought up to date from the jobs the store's
+	 * watcher saw move into or out of the queue (TOUCHED), the jobs
+	 * submitted since (id > MAX_ID) and the backoffs that ended.
+	 */
+	int			 stale;
+	int64_t			 max_id;	/* highest job id read */
+	int64_t			 data_stamp;	/* store_foreign_write() */
+	int64_t			*touched;
+	size_t			 ntouched, captouched;
+	struct sched_later	*later;		/* queued, in backoff */
+	size_t			 nlater, caplater;
 
 	void			*jobs;		/* tsearch tree of sched_job */
 	struct sched_jobs	 job_list;
@@ -376,6 +400,7 @@ sched_spot_worn_at(int max)
 }
 
 static void	sched_job_free(struct sched *, struct sched_job *);
+static void	sched_set_remove(struct sched *, struct sched_job *);
 
 /* The cached job for row J, made on first sight (the spec parsed once);
  * made again when Spot has worn it out since. */
@@ -432,6 +457,7 @@ sched_job_get(struct sched *s, const struct store_job *row)
 static void
 sched_job_free(struct sched *s, struct sched_job *j)
 {
+	sched_set_remove(s, j);
 	(void)tdelete(j, &s->jobs, sched_now_cmp);
 	TAILQ_REMOVE(&s->job_list, j, entry);
 	s->njobs--;
@@ -465,6 +491,237 @@ sched_job_find(struct sched *s, int64_t id)
 	key.id = id;
 	found = tfind(&key, &s->jobs, sched_now_cmp);
 	return found != NULL ? *found : NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* The runnable set (doc/DESIGN.md "The pass").			    */
+
+/* Index in the set of where priority PRIO and ID is or would go. */
+static size_t
+sched_set_index(const struct sched *s, int prio, int64_t id)
+{
+	const struct sched_item	*it;
+	size_t			 lo = 0, hi = s->nitems, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		it = &s->items[mid];
+		if (it->priority > prio || (it->priority == prio &&
+		    it->job->id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Take J out of the set (it left the queue, or is read again). */
+static void
+sched_set_remove(struct sched *s, struct sched_job *j)
+{
+	size_t	i;
+
+	if (!j->in_set)
+		return;
+	i = sched_set_index(s, j->priority, j->id);
+	if (i < s->nitems && s->items[i].job == j) {
+		memmove(&s->items[i], &s->items[i + 1],
+		    (s->nitems - i - 1) * sizeof s->items[0]);
+		s->nitems--;
+	} else
+		s->stale = 1;	/* cannot be: read it all again */
+	j->in_set = 0;
+	j->last_seen = s->ctx.now;
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+}
+
+/* Forget job ID's backoff entry, if any. */
+static void
+sched_later_drop(struct sched *s, int64_t id)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nlater; i++)
+		if (s->later[i].id == id) {
+			s->later[i] = s->later[--s->nlater];
+			return;
+		}
+}
+
+static void
+sched_later_add(struct sched *s, int64_t id, int64_t at)
+{
+	if (s->nlater == s->caplater) {
+		s->caplater = s->caplater ? s->caplater * 2 : 16;
+		s->later = xreallocarray(s->later, s->caplater,
+		    sizeof *s->later);
+	}
+	s->later[s->nlater].id = id;
+	s->later[s->nlater++].at = at;
+}
+
+/*
+ * Put queued job ROW in the set, or among those in backoff; APPEND: the
+ * caller reads in the set's order (a whole read), so it goes last.
+ */
+static void
+sched_set_add(struct sched *s, const struct store_job *row, int append)
+{
+	struct sched_item	*it;
+	struct sched_job	*j;
+	size_t			 i;
+
+	if (row->id > s->max_id)
+		s->max_id = row->id;
+	if (row->state != JOB_QUEUED)
+		return;
+	if (row->not_before > s->ctx.now) {
+		sched_later_add(s, row->id, row->not_before);
+		return;
+	}
+	j = sched_job_get(s, row);
+	if (j->in_set)
+		return;
+	if (s->nitems == s->capitems) {
+		s->capitems = s->capitems ? s->capitems * 2 : 256;
+		s->items = xreallocarray(s->items, s->capitems,
+		    sizeof *s->items);
+	}
+	j->priority = row->priority;
+	i = append ? s->nitems : sched_set_index(s, j->priority, j->id);
+	memmove(&s->items[i + 1], &s->items[i],
+	    (s->nitems - i) * sizeof s->items[0]);
+	s->nitems++;
+	it = &s->items[i];
+	it->job = j;
+	it->priority = row->priority;
+	it->why_hash = sched_hash(row->why);
+	it->cost_usd = row->cost_usd;
+	j->in_set = 1;
+	TAILQ_REMOVE(&s->job_list, j, entry);
+}
+
+/* Job ID moved into or out of the queue: read it again next pass. */
+static void
+sched_touch(struct sched *s, int64_t id)
+{
+	if (s->ntouched == s->captouched) {
+		if (s->ntouched >= SCHED_TOUCH_MAX) {
+			s->stale = 1;
+			return;
+		}
+		s->captouched = s->captouched ? s->captouched * 2 : 64;
+		s->touched = xreallocarray(s->touched, s->captouched,
+		    sizeof *s->touched);
+	}
+	s->touched[s->ntouched++] = id;
+}
+
+/* The store's watcher: every committed move of every job. */
+static void
+sched_on_move(const struct store_move *m, void *arg)
+{
+	if (m->from == JOB_QUEUED || m->to == JOB_QUEUED)
+		sched_touch(arg, m->job_id);
+}
+
+static int
+sched_on_row(const struct store_job *row, void *arg)
+{
+	sched_set_add(arg, row, 0);
+	return 0;
+}
+
+static int
+sched_on_row_append(const struct store_job *row, void *arg)
+{
+	sched_set_add(arg, row, 1);
+	return 0;
+}
+
+/* Read job ID again: in the set if queued and due. */
+static void
+sched_set_reread(struct sched *s, int64_t id)
+{
+	struct sched_job	*j = sched_job_find(s, id);
+	struct store_job	*row = NULL;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (j != NULL)
+		sched_set_remove(s, j);
+	sched_later_drop(s, id);
+	rc = store_job_get(s->store, id, &row, &cause);
+	if (rc == 0)
+		sched_set_add(s, row, 0);
+	else if (rc != -ENOENT) {
+		log_warnx("scheduler: cannot read job %" PRId64 ": %s", id,
+		    cause);
+		s->stale = 1;
+	}
+	free(cause);
+	store_job_free(row);
+}
+
+/*
+ * Bring the set up to date for a pass at CTX's now: whole when stale,
+ * else only the jobs that moved, were submitted, or left their backoff.
+ * Returns the rows read.
+ */
+static size_t
+sched_set_update(struct sched *s)
+{
+	struct sched_job	*j;
+	char			*cause = NULL;
+	size_t			 i, n = 0;
+	int64_t			 now = s->ctx.now;
+
+	if (store_foreign_write(s->store, &s->data_stamp))
+		s->stale = 1;
+	if (s->stale) {
+		for (i = 0; i < s->nitems; i++) {
+			j = s->items[i].job;
+			j->in_set = 0;
+			j->last_seen = now;
+			TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+		}
+		s->nitems = 0;
+		s->nlater = 0;
+		s->ntouched = 0;
+		s->stale = 0;
+		if (store_job_list_runnable(s->store, now,
+		    sched_on_row_append, s, &cause) < 0 ||
+		    store_job_list_later(s->store, now, sched_on_row_append,
+		    s, &cause) < 0) {
+			log_warnx("scheduler: cannot list the queue: %s",
+			    cause);
+			free(cause);
+			s->stale = 1;
+		}
+		n = s->nitems + s->nlater;
+	} else {
+		for (i = 0; i < s->ntouched; i++)
+			sched_set_reread(s, s->touched[i]);
+		n = s->ntouched;
+		s->ntouched = 0;
+		for (i = 0; i < s->nlater; ) {
+			if (s->later[i].at > now) {
+				i++;
+				continue;
+			}
+			/* sched_set_reread() drops this entry. */
+			sched_set_reread(s, s->later[i].id);
+			n++;
+		}
+	}
+	/* What was submitted since (and any job with a higher id). */
+	if (store_job_list_after(s->store, s->max_id, sched_on_row, s,
+	    &cause) < 0) {
+		log_warnx("scheduler: cannot list new jobs: %s", cause);
+		free(cause);
+		s->stale = 1;
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------- */
@@ -775,12 +1032,18 @@ sched_shape_build(struct sched *s, struct sched_ctx *ctx,
 /* ---------------------------------------------------------------- */
 /* Whys.							    */
 
-/* Queue WHY for job ID if it differs from the stored one (HASH). */
+/* Queue WHY for job ID if it differs from the stored one (*HASH, then
+ * brought up to date; NULL: unknown). */
 static void
-sched_why_set(struct sched *s, int64_t id, uint64_t hash, const char *why)
+sched_why_set(struct sched *s, int64_t id, uint64_t *hash, const char *why)
 {
-	if (sched_hash(why) == hash)
-		return;
+	uint64_t	h = sched_hash(why);
+
+	if (hash != NULL) {
+		if (h == *hash)
+			return;
+		*hash = h;
+	}
 	if (s->nwhy == s->capwhy) {
 		s->capwhy = s->capwhy ? s->capwhy * 2 : 64;
 		s->why_ids = xreallocarray(s->why_ids, s->capwhy,
@@ -809,6 +1072,8 @@ sched_why_flush(struct sched *s)
 		log_warnx("scheduler: cannot record why %zu job(s) wait: %s",
 		    s->nwhy, cause);
 		free(cause);
+		/* The set's whys are no longer the stored ones. */
+		s->stale = 1;
 	}
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
@@ -935,7 +1200,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	}
 	/* Its why goes, unless the answer came at once and gave one. */
 	if (s->why_said != j->id)
-		sched_why_set(s, j->id, it->why_hash, NULL);
+		sched_why_set(s, j->id, &it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s%s%s, "
 	    "$%.2f/h, expected $%.2f", j->id, number, place, a.spot ?
 	    " (Spot)" : o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
@@ -1039,7 +1304,7 @@ sched_on_why(void *arg, int64_t id, const char *why)
 	if (!sched_in_pass(s))
 		return;
 	s->why_said = id;
-	sched_why_set(s, id, sched_hash(why) ^ 1, why);
+	sched_why_set(s, id, NULL, why);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1092,30 +1357,6 @@ sched_dep_cancel(struct sched *s, const struct sched_job *j, const char *why)
 	sched_gate_reset(&s->gate);
 }
 
-static int
-sched_on_runnable(const struct store_job *row, void *arg)
-{
-	struct sched		*s = arg;
-	struct sched_item	*it;
-	struct sched_job	*j;
-
-	if (s->nitems == s->capitems) {
-		s->capitems = s->capitems ? s->capitems * 2 : 256;
-		s->items = xreallocarray(s->items, s->capitems,
-		    sizeof *s->items);
-	}
-	j = sched_job_get(s, row);
-	j->last_seen = s->ctx.now;
-	TAILQ_REMOVE(&s->job_list, j, entry);
-	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
-	it = &s->items[s->nitems++];
-	it->job = j;
-	it->priority = row->priority;
-	it->why_hash = sched_hash(row->why);
-	it->cost_usd = row->cost_usd;
-	return 0;
-}
-
 /* After a pass: when the next one is due, in seconds from now; -1 none. */
 static int64_t
 sched_next_due(struct sched *s, size_t waiting)
@@ -1137,10 +1378,19 @@ sched_next_due(struct sched *s, size_t waiting)
 				SCHED_DUE(t);
 		}
 	}
-	/* Jobs in backoff this daemon did not put there (a restart). */
+	/* The end of the first backoff: a timed wake-up, not a poll. */
+	for (i = 0; i < s->nlater; i++)
+		SCHED_DUE(s->later[i].at > now ? s->later[i].at - now : 0);
+	/*
+	 * Queued jobs the set does not hold (cannot be, short of a bug):
+	 * read it whole soon rather than leave them waiting for ever.
+	 */
 	if (store_job_counts(s->store, counts, NULL) == 0 &&
-	    (size_t)counts[JOB_QUEUED] > s->nitems)
+	    (size_t)counts[JOB_QUEUED] > s->nitems + s->nlater +
+	    s->ntouched) {
+		s->stale = 1;
 		SCHED_DUE(SCHED_IDLE_SEC);
+	}
 #undef SCHED_DUE
 	return due;
 }
@@ -1196,6 +1446,7 @@ sched_on_deadline_safe(void *arg, int64_t id)
 
 	if (j != NULL)
 		sched_job_free(s, j);
+	sched_touch(s, id);
 }
 
 /*
@@ -1227,9 +1478,9 @@ sched_pass_run(struct sched *s)
 	struct sched_item	*it;
 	struct sched_job	*j;
 	struct sched_verdict	 v;
-	char			*cause = NULL, *why;
-	uint64_t		 t0 = uv_hrtime();
-	size_t			 i, waiting = 0, shapes = 0, cancels = 0;
+	char			*why;
+	uint64_t		 t0 = uv_hrtime(), hash;
+	size_t			 i, waiting = 0, shapes = 0, cancels = 0, read;
 	int			 burst = SCHED_LAUNCH_BURST, gate;
 	int64_t			 due;
 
@@ -1238,13 +1489,8 @@ sched_pass_run(struct sched *s)
 	s->quota_stamp = quota_fetched_at(gcp_quota(cloud_gcp(s->cloud)));
 	sched_ctx_begin(s, ctx, &s->market);
 	ctx->gen = s->gen;
-	s->nitems = 0;
 	sched_deadlines(s);
-	if (store_job_list_runnable(s->store, ctx->now, sched_on_runnable, s,
-	    &cause) < 0) {
-		log_warnx("scheduler: cannot list the queue: %s", cause);
-		free(cause);
-	}
+	read = sched_set_update(s);
 	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
@@ -1260,17 +1506,17 @@ sched_pass_run(struct sched *s)
 			continue;
 		}
 		if (gate == SCHED_GATE_WAIT) {
-			sched_why_set(s, j->id, it->why_hash, why);
+			sched_why_set(s, j->id, &it->why_hash, why);
 			free(why);
 			waiting++;
 			continue;
 		}
 		if (j->shape == NULL) {
-			sched_why_set(s, j->id, it->why_hash, j->bad);
+			sched_why_set(s, j->id, &it->why_hash, j->bad);
 			continue;
 		}
 		if (s->blocked != NULL) {
-			sched_why_set(s, j->id, it->why_hash, s->blocked);
+			sched_why_set(s, j->id, &it->why_hash, s->blocked);
 			waiting++;
 			continue;
 		}
@@ -1279,10 +1525,17 @@ sched_pass_run(struct sched *s)
 			j->shape->gen = s->gen;
 			shapes++;
 		}
-		if ((why = sched_place_fast_why(ctx, j, it->priority)) !=
-		    NULL) {
-			sched_why_set(s, j->id, it->why_hash, why);
-			free(why);
+		/*
+		 * Its shape already found nothing this pass: a job whose
+		 * stored why is the shape's costs a comparison, no text.
+		 */
+		if (sched_place_fast_hash(ctx, j, it->priority, &hash)) {
+			if (hash != it->why_hash) {
+				why = sched_place_fast_why(ctx, j,
+				    it->priority);
+				sched_why_set(s, j->id, &it->why_hash, why);
+				free(why);
+			}
 			waiting++;
 			continue;
 		}
@@ -1298,7 +1551,7 @@ sched_pass_run(struct sched *s)
 				    j->gate.array_id);
 			}
 		} else {
-			sched_why_set(s, j->id, it->why_hash, v.why);
+			sched_why_set(s, j->id, &it->why_hash, v.why);
 			sched_place_fail_note(ctx, j, &v);
 			waiting++;
 		}
@@ -1316,9 +1569,9 @@ sched_pass_run(struct sched *s)
 	s->stats.pass_ms = (double)(uv_hrtime() - t0) / 1e6;
 	if (s->stats.pass_ms > s->stats.max_pass_ms)
 		s->stats.max_pass_ms = s->stats.pass_ms;
-	log_debug("scheduler: pass %u: %zu runnable, %zu shape(s), %zu "
-	    "waiting, %.1f ms", s->gen, s->nitems, shapes, waiting,
-	    s->stats.pass_ms);
+	log_debug("scheduler: pass %u: %zu runnable, %zu read, %zu shape(s), "
+	    "%zu waiting, %zu why(s) written, %.2f ms", s->gen, s->nitems,
+	    read, shapes, waiting, s->stats.why_writes, s->stats.pass_ms);
 
 	s->last_end = uv_now(cloud_loop(s->cloud));
 	if (s->state == SCHED_S_PASS_AGAIN) {
@@ -1594,6 +1847,9 @@ sched_new(struct cloud *cloud)
 	if (uv_timer_init(cloud_loop(cloud), &s->timer) != 0)
 		fatalx("scheduler: cannot make its timer");
 	s->timer.data = s;
+	s->stale = 1;
+	if (store_watch(s->store, sched_on_move, s) < 0)
+		fatalx("scheduler: cannot watch the store's job moves");
 	return s;
 }
 
@@ -1667,6 +1923,8 @@ sched_unref(struct sched *s)
 	free(s->sellers);
 	sched_ctx_done(&s->ctx);
 	free(s->items);
+	free(s->touched);
+	free(s->later);
 	sched_gate_free(&s->gate);
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
@@ -1694,6 +1952,7 @@ sched_close(struct sched *s)
 		return;
 	started = s->state != SCHED_S_NEW && s->state != SCHED_S_PRIMED;
 	s->state = SCHED_S_CLOSED;
+	store_unwatch(s->store, sched_on_move, s);
 	if (s->att != NULL)
 		attempt_set_listener(s->att, NULL);
 	if (started)
