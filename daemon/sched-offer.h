@@ -186,6 +186,8 @@ struct sched_shape {
 
 	/* sched_offer_build(): the offers, ranked. */
 	unsigned		 gen;		/* pass the offers are of */
+	uint64_t		 stamp;		/* of what they were built on
+						   (sched.c); 0: never built */
 	struct sched_offer	*offers;	/* ranked OK ones first */
 	size_t			 n, nok, cap;
 	char			*why;		/* when nok == 0 */

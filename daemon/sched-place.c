@@ -578,21 +578,35 @@ sched_place_claim_why(const struct sched_shape *sh)
 }
 
 int
-sched_place_fast_hash(struct sched_ctx *ctx, struct sched_job *j, int prio,
-    uint64_t *ret)
+sched_place_fast_hash_of(const struct sched_ctx *ctx,
+    const struct sched_shape *sh, int64_t id, int prio, double max_hourly,
+    double max_total, double hours, uint64_t *ret)
 {
-	struct sched_shape	*sh = j->shape;
-
-	if (sh->fail_gen != ctx->gen || sched_job_hinted(j, ctx->now) ||
-	    sh->fail_hourly != j->max_hourly || sh->fail_total !=
-	    j->max_total || sh->fail_hours != j->hours)
+	if (sh->fail_gen != ctx->gen || sh->fail_hourly != max_hourly ||
+	    sh->fail_total != max_total || sh->fail_hours != hours)
 		return 0;
 	if (sh->fail_quota && sh->fail_claim_id != 0 &&
-	    sh->fail_claim_id != j->id && sh->fail_claim_prio > prio)
+	    sh->fail_claim_id != id && sh->fail_claim_prio > prio)
 		*ret = sh->fail_claim_hash;
 	else
 		*ret = sh->fail_why_hash;
 	return 1;
+}
+
+int
+sched_place_fast_hash(struct sched_ctx *ctx, struct sched_job *j, int prio,
+    uint64_t *ret)
+{
+	if (sched_job_hinted(j, ctx->now))
+		return 0;
+	return sched_place_fast_hash_of(ctx, j->shape, j->id, prio,
+	    j->max_hourly, j->max_total, j->hours, ret);
+}
+
+int
+sched_place_hinted(const struct sched_job *j, int64_t now)
+{
+	return sched_job_hinted(j, now);
 }
 
 char *

@@ -145,9 +145,21 @@ struct sched_later {
 struct sched_item {
 	struct sched_job	*job;
 	int			 priority;
+	unsigned		 flags;		/* SCHED_I_* */
 	uint64_t		 why_hash;	/* of the stored why */
 	double			 cost_usd;
+	/*
+	 * Copies of the job's, so that a pass over jobs whose shape has
+	 * already found nothing reads this array alone, in order, and
+	 * not 100,000 struct sched_job scattered on the heap.
+	 */
+	int64_t			 id;
+	struct sched_shape	*shape;
+	double			 max_hourly, max_total, hours;
 };
+#define SCHED_I_GATED	0x1	/* deps or an array: the long way */
+#define SCHED_I_HINTED	0x2	/* may have hints in force: the long way;
+				   cleared by a pass that finds none */
 
 struct sched {
 	struct cloud		*cloud;		/* borrowed */
@@ -191,6 +203,21 @@ struct sched {
 	size_t			 njobs;
 	void			*shapes;	/* tsearch tree of sched_shape */
 	size_t			 nshapes;
+
+	/*
+	 * What shapes' offers are built on, digested (sched_shape_stamp()):
+	 * the market's global part, once a pass; the quota readings' shape
+	 * (which metrics exist, zones), again only after a refresh.
+	 */
+	uint64_t		 mdigest;
+	time_t			 qdigest_at;
+	uint64_t		 qdigest;
+	struct sched_zdigest {
+		const struct gpu_type *gpu;
+		time_t		 at;
+		uint64_t	 digest;
+	}			*zdig;
+	size_t			 nzdig;
 
 	struct sched_hist	*hist;
 	size_t			 nhist;
@@ -535,6 +562,20 @@ sched_set_remove(struct sched *s, struct sched_job *j)
 	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
 }
 
+/* J was given hints (places to avoid or prefer): its item goes the
+ * long way until a pass finds them over. */
+static void
+sched_set_hinted(struct sched *s, struct sched_job *j)
+{
+	size_t	i;
+
+	if (!j->in_set)
+		return;
+	i = sched_set_index(s, j->priority, j->id);
+	if (i < s->nitems && s->items[i].job == j)
+		s->items[i].flags |= SCHED_I_HINTED;
+}
+
 /* Forget job ID's backoff entry, if any. */
 static void
 sched_later_drop(struct sched *s, int64_t id)
@@ -597,6 +638,14 @@ sched_set_add(struct sched *s, const struct store_job *row, int append)
 	it->priority = row->priority;
 	it->why_hash = sched_hash(row->why);
 	it->cost_usd = row->cost_usd;
+	it->id = j->id;
+	it->shape = j->shape;
+	it->max_hourly = j->max_hourly;
+	it->max_total = j->max_total;
+	it->hours = j->hours;
+	it->flags = SCHED_I_HINTED;
+	if (j->gate.ndeps > 0 || j->gate.array_id != 0)
+		it->flags |= SCHED_I_GATED;
 	j->in_set = 1;
 	TAILQ_REMOVE(&s->job_list, j, entry);
 }
@@ -675,6 +724,7 @@ sched_set_update(struct sched *s)
 	char			*cause = NULL;
 	size_t			 i, n = 0;
 	int64_t			 now = s->ctx.now;
+	int			 rc;
 
 	if (store_foreign_write(s->store, &s->data_stamp))
 		s->stale = 1;
@@ -715,12 +765,13 @@ sched_set_update(struct sched *s)
 		}
 	}
 	/* What was submitted since (and any job with a higher id). */
-	if (store_job_list_after(s->store, s->max_id, sched_on_row, s,
-	    &cause) < 0) {
+	if ((rc = store_job_list_after(s->store, s->max_id, sched_on_row, s,
+	    &cause)) < 0) {
 		log_warnx("scheduler: cannot list new jobs: %s", cause);
 		free(cause);
 		s->stale = 1;
-	}
+	} else
+		n += (size_t)rc;
 	return n;
 }
 
@@ -841,6 +892,163 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	m->restart_overhead = conf->restart_overhead;
 	m->spot_wait = conf->spot_wait;
 	m->zones_error = s->quota_error;
+}
+
+/* ---------------------------------------------------------------- */
+/* What a shape's offers are built on, digested.		    */
+
+static uint64_t
+sched_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t
+sched_mix_double(uint64_t h, double d)
+{
+	uint64_t	v;
+
+	memcpy(&v, &d, sizeof v);
+	return sched_mix(h, v);
+}
+
+/*
+ * The quota readings as far as offers see them: which metrics exist and
+ * grant anything (quota_gpu_metric() and quota_cpu_metric() choose by
+ * them), not how much is free -- that is the buckets', read each pass.
+ * Worked out again only after a refresh.
+ */
+static uint64_t
+sched_quota_digest(struct sched *s)
+{
+	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
+	struct quota_row r;
+	time_t		 at = quota_fetched_at(q);
+	size_t		 it = 0;
+	uint64_t	 h = 1;
+
+	if (at == s->qdigest_at && s->qdigest != 0)
+		return s->qdigest;
+	while (quota_next(q, &it, &r) == 1) {
+		h = sched_mix(h, (uint64_t)r.service);
+		h = sched_mix(h, sched_hash(r.region));
+		h = sched_mix(h, sched_hash(r.metric));
+		h = sched_mix(h, (uint64_t)(r.known ? 1 : 0) |
+		    (r.known && r.limit > 0 ? 2 : 0));
+	}
+	s->qdigest_at = at;
+	s->qdigest = h;
+	return h;
+}
+
+/* The zones of GPU (quota_zones()), digested once per refresh. */
+static uint64_t
+sched_zones_digest(struct sched *s, const struct gpu_type *gpu)
+{
+	struct quota		*q = gcp_quota(cloud_gcp(s->cloud));
+	struct sched_zdigest	*z = NULL;
+	time_t			 at = quota_fetched_at(q);
+	uint64_t		 h = 1;
+	size_t			 i;
+	int			 n;
+
+	for (i = 0; i < s->nzdig; i++)
+		if (s->zdig[i].gpu == gpu) {
+			z = &s->zdig[i];
+			break;
+		}
+	if (z != NULL && z->at == at && z->digest != 0)
+		return z->digest;
+	if (z == NULL) {
+		s->zdig = xreallocarray(s->zdig, s->nzdig + 1,
+		    sizeof *s->zdig);
+		z = &s->zdig[s->nzdig++];
+		z->gpu = gpu;
+	}
+	n = quota_zones(q, NULL, gpu->name, s->zones, SCHED_MAX_ZONES);
+	h = sched_mix(h, (uint64_t)(int64_t)n);
+	for (i = 0; n > 0 && i < (size_t)n; i++) {
+		h = sched_mix(h, sched_hash(s->zones[i].zone));
+		h = sched_mix(h, sched_hash(s->zones[i].region));
+		h = sched_mix(h, (uint64_t)s->zones[i].max_per_vm);
+		h = sched_mix(h, (uint64_t)s->zones[i].up);
+	}
+	z->at = at;
+	z->digest = h;
+	return h;
+}
+
+/*
+ * The part of every shape's inputs the pass reads once (M, just read by
+ * sched_ctx_begin()): prices, the providers and regions, the policy's
+ * numbers, the quota error and the quota readings' shape.
+ */
+static uint64_t
+sched_market_digest(struct sched *s, const struct sched_market *m)
+{
+	uint64_t	h = 1;
+	size_t		i;
+
+	h = sched_mix(h, (uint64_t)price_fetched_at(gcp_price(
+	    cloud_gcp(s->cloud))));
+	for (i = 0; i < m->nsellers; i++) {
+		h = sched_mix(h, (uint64_t)(uintptr_t)m->sellers[i].prov);
+		h = sched_mix(h, (uint64_t)m->sellers[i].qsvc);
+		h = sched_mix(h, (uint64_t)m->sellers[i].psvc);
+	}
+	h = sched_mix(h, (uint64_t)m->nregions);
+	for (i = 0; i < m->nregions; i++)
+		h = sched_mix(h, sched_hash(m->regions[i]));
+	h = sched_mix_double(h, m->prior);
+	h = sched_mix_double(h, (double)m->restart_overhead);
+	h = sched_mix_double(h, (double)m->spot_wait);
+	h = sched_mix(h, sched_hash(m->zones_error));
+	h = sched_mix(h, sched_quota_digest(s));
+	return h;
+}
+
+/*
+ * Everything SH's offers are built on (doc/DESIGN.md "The pass"): the
+ * market's digest, the zones of its GPU, the stockout cool-downs and
+ * Spot history of its GPU, and the reservations it may use (M->resv,
+ * read for SH). Equal stamps, equal offers: a pass builds again only
+ * the shapes a change can reach. An input the offers come to depend on
+ * must join this stamp, or a change of it is not seen.
+ */
+static uint64_t
+sched_shape_stamp(struct sched *s, const struct sched_ctx *ctx,
+    const struct sched_market *m, const struct sched_shape *sh)
+{
+	const char	*gpu = sh->gpu->name, *k;
+	uint64_t	 h = s->mdigest;
+	size_t		 i, n = strlen(gpu), kl;
+
+	h = sched_mix(h, sched_zones_digest(s, sh->gpu));
+	for (i = 0; i < ctx->ncool; i++) {
+		if (strcmp(ctx->cool[i].gpu, gpu) != 0)
+			continue;
+		h = sched_mix(h, sched_hash(ctx->cool[i].zone));
+		h = sched_mix(h, (uint64_t)ctx->cool[i].spot);
+		h = sched_mix(h, (uint64_t)ctx->cool[i].until);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		k = m->hist[i].key;
+		kl = strlen(k);
+		if (kl <= n || k[kl - n - 1] != '/' ||
+		    strcmp(k + kl - n, gpu) != 0)
+			continue;
+		h = sched_mix(h, m->hist[i].hash);
+		h = sched_mix_double(h, m->hist[i].hours);
+		h = sched_mix(h, (uint64_t)m->hist[i].interruptions);
+	}
+	for (i = 0; i < m->nresv; i++) {
+		h = sched_mix(h, sched_hash(m->resv[i].name));
+		h = sched_mix(h, sched_hash(m->resv[i].zone));
+		h = sched_mix(h, (uint64_t)m->resv[i].free_vms);
+		h = sched_mix(h, (uint64_t)m->resv[i].count);
+	}
+	return h != 0 ? h : 1;
 }
 
 /*
@@ -1008,25 +1216,35 @@ sched_resv_read(struct sched *s, struct sched_market *m,
 /*
  * Build SH's offers for this pass (or a plan) on CTX and M: read its
  * GPU's zones into M and its ways, rank (sched-offer.c), and give the
- * usable offers their quota buckets (sched-place.c).
+ * usable offers their quota buckets (sched-place.c). Unless FORCE, a
+ * shape whose inputs are those it was built on keeps its offers and
+ * only gets this pass's buckets. 1 if built, 0 if kept.
  */
-static void
+static int
 sched_shape_build(struct sched *s, struct sched_ctx *ctx,
-    struct sched_market *m, struct sched_shape *sh)
+    struct sched_market *m, struct sched_shape *sh, int force)
 {
 	char			**regions;
 	size_t			 nregions;
+	uint64_t		 stamp;
 
+	sched_resv_read(s, m, sh);
+	stamp = sched_shape_stamp(s, ctx, m, sh);
+	if (!force && sh->stamp == stamp) {
+		sched_place_buckets(ctx, sh);
+		return 0;
+	}
+	sh->stamp = force ? 0 : stamp;
 	m->zones = s->zones;
 	m->nzones = quota_zones(ctx->quota, NULL, sh->gpu->name, s->zones,
 	    SCHED_MAX_ZONES);
 	m->zones_error = s->quota_error;
 	regions = sched_offer_regions(sh, m, &nregions);
-	sched_resv_read(s, m, sh);
 	sched_ways_read(s, m, sh, regions, nregions);
 	sched_offer_build(sh, m, regions, nregions);
 	sched_strv_free(regions, nregions);
 	sched_place_buckets(ctx, sh);
+	return 1;
 }
 
 /* ---------------------------------------------------------------- */
@@ -1270,8 +1488,10 @@ sched_on_avoid(void *arg, int64_t id, const struct provider *p,
 {
 	struct sched_job	*j = sched_job_find(arg, id);
 
-	if (j != NULL && p != NULL)
+	if (j != NULL && p != NULL) {
 		sched_avoid(j, p, region, until);
+		sched_set_hinted(arg, j);
+	}
 }
 
 static void
@@ -1280,8 +1500,10 @@ sched_on_avoid_kind(void *arg, int64_t id, const struct provider *p,
 {
 	struct sched_job	*j = sched_job_find(arg, id);
 
-	if (j != NULL && p != NULL)
+	if (j != NULL && p != NULL) {
 		sched_avoid_kind(j, p, region, kind, until);
+		sched_set_hinted(arg, j);
+	}
 }
 
 static void
@@ -1293,6 +1515,7 @@ sched_on_prefer(void *arg, int64_t id, const char *zones, int64_t until)
 		return;
 	(void)snprintf(j->prefer, sizeof j->prefer, "%s", zones);
 	j->prefer_until = until;
+	sched_set_hinted(arg, j);
 }
 
 /* A requeue wrote job ID's why; a pass under way must not undo it. */
@@ -1470,6 +1693,17 @@ sched_deadlines(struct sched *s)
 		    -1));
 }
 
+/* This thread's CPU time, in ms. */
+static double
+sched_cpu_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* The synchronous part of a pass, once quotas are fresh enough. */
 static void
 sched_pass_run(struct sched *s)
@@ -1479,8 +1713,10 @@ sched_pass_run(struct sched *s)
 	struct sched_job	*j;
 	struct sched_verdict	 v;
 	char			*why;
-	uint64_t		 t0 = uv_hrtime(), hash;
+	uint64_t		 t0 = uv_hrtime(), t1, t2, t3, t4, hash;
+	double			 cpu0 = sched_cpu_ms();
 	size_t			 i, waiting = 0, shapes = 0, cancels = 0, read;
+	size_t			 priced = 0, walked = 0;
 	int			 burst = SCHED_LAUNCH_BURST, gate;
 	int64_t			 due;
 
@@ -1489,12 +1725,33 @@ sched_pass_run(struct sched *s)
 	s->quota_stamp = quota_fetched_at(gcp_quota(cloud_gcp(s->cloud)));
 	sched_ctx_begin(s, ctx, &s->market);
 	ctx->gen = s->gen;
+	s->mdigest = sched_market_digest(s, &s->market);
 	sched_deadlines(s);
+	t1 = uv_hrtime();
 	read = sched_set_update(s);
+	t2 = uv_hrtime();
 	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
+		/*
+		 * The common case, from the item alone: a plain job whose
+		 * shape already found nothing this pass, and whose stored
+		 * why is the one it would be given.
+		 */
+		if (!(it->flags & (SCHED_I_GATED | SCHED_I_HINTED)) &&
+		    it->shape != NULL && s->blocked == NULL &&
+		    it->shape->gen == s->gen &&
+		    sched_place_fast_hash_of(ctx, it->shape, it->id,
+		    it->priority, it->max_hourly, it->max_total, it->hours,
+		    &hash) && hash == it->why_hash) {
+			waiting++;
+			continue;
+		}
 		j = it->job;
+		walked++;
+		if ((it->flags & SCHED_I_HINTED) &&
+		    !sched_place_hinted(j, ctx->now))
+			it->flags &= ~SCHED_I_HINTED;
 		if (sched_gate_is_doomed(&s->gate, j->gate.array_id))
 			continue;	/* cancelled with its array */
 		gate = sched_gate_check(&s->gate, s->store, j->id, &j->gate,
@@ -1521,7 +1778,8 @@ sched_pass_run(struct sched *s)
 			continue;
 		}
 		if (j->shape->gen != s->gen) {
-			sched_shape_build(s, ctx, &s->market, j->shape);
+			priced += sched_shape_build(s, ctx, &s->market,
+			    j->shape, 0);
 			j->shape->gen = s->gen;
 			shapes++;
 		}
@@ -1557,7 +1815,9 @@ sched_pass_run(struct sched *s)
 		}
 		sched_verdict_done(&v);
 	}
+	t3 = uv_hrtime();
 	sched_why_flush(s);
+	t4 = uv_hrtime();
 	sched_evict(s, ctx->now);
 	/* A job cancelled for its dependency may doom one waiting for it. */
 	if (cancels > 0 && s->state == SCHED_S_PASS)
@@ -1566,12 +1826,21 @@ sched_pass_run(struct sched *s)
 	s->stats.passes++;
 	s->stats.jobs_seen = s->nitems;
 	s->stats.shapes = shapes;
+	s->stats.shapes_priced = priced;
+	s->stats.jobs_read = read;
+	s->stats.jobs_walked = walked;
 	s->stats.pass_ms = (double)(uv_hrtime() - t0) / 1e6;
+	s->stats.pass_cpu_ms = sched_cpu_ms() - cpu0;
 	if (s->stats.pass_ms > s->stats.max_pass_ms)
 		s->stats.max_pass_ms = s->stats.pass_ms;
-	log_debug("scheduler: pass %u: %zu runnable, %zu read, %zu shape(s), "
-	    "%zu waiting, %zu why(s) written, %.2f ms", s->gen, s->nitems,
-	    read, shapes, waiting, s->stats.why_writes, s->stats.pass_ms);
+	log_debug("scheduler: pass %u: %zu runnable, %zu read, %zu walked, "
+	    "%zu shape(s), %zu priced, %zu waiting, %lu why(s) written, "
+	    "cpu %.2f, market %.2f, set %.2f, walk %.2f, whys %.2f, "
+	    "%.2f ms", s->gen, s->nitems, read, walked, shapes, priced,
+	    waiting, s->stats.why_writes, s->stats.pass_cpu_ms,
+	    (double)(t1 - t0) / 1e6,
+	    (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
+	    (double)(t4 - t3) / 1e6, s->stats.pass_ms);
 
 	s->last_end = uv_now(cloud_loop(s->cloud));
 	if (s->state == SCHED_S_PASS_AGAIN) {
@@ -1819,7 +2088,7 @@ sched_plan(struct sched *s, json_t *spec)
 
 	memset(&ctx, 0, sizeof ctx);
 	sched_ctx_begin(s, &ctx, &m);
-	sched_shape_build(s, &ctx, &m, sh);
+	(void)sched_shape_build(s, &ctx, &m, sh, 1);
 	sh->gen = 0;	/* the next pass builds it with its own buckets */
 	plan = sched_place_plan(&ctx, &j, prio);
 	(void)json_object_set_new(plan, "kinds_excluded",
@@ -1931,6 +2200,7 @@ sched_unref(struct sched *s)
 	free(s->why_ids);
 	free(s->why_texts);
 	free(s->zones);
+	free(s->zdig);
 	free(s->resv);
 	free(s->quota_error);
 	free(s->blocked);
