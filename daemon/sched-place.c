@@ -96,8 +96,6 @@ static struct sched_bucket *
 sched_bucket_load(struct sched_ctx *ctx, int i)
 {
 	struct sched_bucket	*b = &ctx->b[i];
-	size_t			 it = 0;
-	struct quota_row	 row;
 
 	if (b->loaded)
 		return b;
@@ -109,14 +107,14 @@ sched_bucket_load(struct sched_ctx *ctx, int i)
 	    &b->free) == 0;
 	if (!b->known)
 		return b;
-	/* The limit, for "N of M free" in whys: rare, so a walk is fine. */
-	while (quota_next(ctx->quota, &it, &row) == 1)
-		if (row.service == b->svc && row.known &&
-		    strcmp(row.region, b->region) == 0 &&
-		    strcmp(row.metric, b->metric) == 0) {
-			b->limit = row.limit;
-			break;
-		}
+	/*
+	 * The limit, for "N of M free" in whys. Not a walk of every
+	 * reading: each pass loads every bucket its shapes' first jobs
+	 * try, and that walk was most of a pass with nothing to do.
+	 */
+	if (quota_limit(ctx->quota, b->svc, b->region, b->metric,
+	    &b->limit) < 0)
+		b->limit = -1;
 	return b;
 }
 

@@ -1834,10 +1834,11 @@ sched_pass_run(struct sched *s)
 	if (s->stats.pass_ms > s->stats.max_pass_ms)
 		s->stats.max_pass_ms = s->stats.pass_ms;
 	log_debug("scheduler: pass %u: %zu runnable, %zu read, %zu walked, "
-	    "%zu shape(s), %zu priced, %zu waiting, %lu why(s) written, "
-	    "cpu %.2f, market %.2f, set %.2f, walk %.2f, whys %.2f, "
+	    "%zu shape(s), %zu priced, %zu waiting, %d launched, %lu why(s) "
+	    "written, cpu %.2f, market %.2f, set %.2f, walk %.2f, whys %.2f, "
 	    "%.2f ms", s->gen, s->nitems, read, walked, shapes, priced,
-	    waiting, s->stats.why_writes, s->stats.pass_cpu_ms,
+	    waiting, SCHED_LAUNCH_BURST - burst, s->stats.why_writes,
+	    s->stats.pass_cpu_ms,
 	    (double)(t1 - t0) / 1e6,
 	    (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
 	    (double)(t4 - t3) / 1e6, s->stats.pass_ms);
