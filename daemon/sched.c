@@ -9,17 +9,21 @@
  *   1. quotas older than [scheduler] quota_ttl are refreshed (the pass
  *      goes on when the refresh calls back, or after SCHED_QUOTA_WAIT_MS
  *      on what is known);
- *   2. the runnable jobs are read in priority order, FIFO within a
- *      priority (store_job_list_runnable); each job's spec was parsed
- *      once, when it was first seen, into its SHAPE (sched-offer.c);
- *      equal shapes are one;
- *   3. each shape gets, once per pass, its offers ranked by expected
- *      cost (sched_offer_build(), on a struct sched_market this file
- *      reads: zones, cool-downs, Spot history, prices, quota metrics).
- *      10,000 queued jobs of a handful of shapes cost a handful of
- *      enumerations;
+ *   2. the runnable set, kept between passes in priority order, FIFO
+ *      within a priority, is brought up to date: only the jobs that
+ *      moved into or out of the queue, were submitted or left their
+ *      backoff are read (sched_set_update(); whole when stale). Each
+ *      job's spec was parsed once, when it was first seen, into its
+ *      SHAPE (sched-offer.c); equal shapes are one;
+ *   3. each shape whose inputs moved gets its offers ranked by expected
+ *      cost again (sched_offer_build(), on a struct sched_market this
+ *      file reads: zones, cool-downs, Spot history, prices, quota
+ *      metrics; sched_shape_stamp() says whether they moved); the rest
+ *      keep theirs and only get this pass's quota buckets;
  *   4. each job is placed (sched_place(): its shape's first offer within
- *      its limits with room, claims, backfill);
+ *      its limits with room, claims, backfill); a waiting job whose
+ *      shape already found nothing and whose stored why is the shape's
+ *      is settled from its item alone (doc/DESIGN.md "The pass");
  *   5. the chosen offer's quota is reserved and the attempt handed to
  *      attempt.c (attempt_launch), which commits it and calls the
  *      provider; a job that found nothing gets its why, all of them
