@@ -647,7 +647,7 @@ sched_set_add(struct sched *s, const struct store_job *row, int append)
 	it->max_hourly = j->max_hourly;
 	it->max_total = j->max_total;
 	it->hours = j->hours;
-	it->flags = SCHED_I_HINTED;
+	it->flags = sched_place_hinted(j, s->ctx.now) ? SCHED_I_HINTED : 0;
 	if (j->gate.ndeps > 0 || j->gate.array_id != 0)
 		it->flags |= SCHED_I_GATED;
 	j->in_set = 1;
