@@ -161,7 +161,8 @@ struct sched_item {
 	struct sched_shape	*shape;
 	double			 max_hourly, max_total, hours;
 };
-#define SCHED_I_GATED	0x1	/* deps or an array: the long way */
+#define SCHED_I_GATED	0x1	/* deps or an array's parallelism: the
+				   long way */
 #define SCHED_I_HINTED	0x2	/* may have hints in force: the long way;
 				   cleared by a pass that finds none */
 
@@ -648,7 +649,10 @@ sched_set_add(struct sched *s, const struct store_job *row, int append)
 	it->max_total = j->max_total;
 	it->hours = j->hours;
 	it->flags = sched_place_hinted(j, s->ctx.now) ? SCHED_I_HINTED : 0;
-	if (j->gate.ndeps > 0 || j->gate.array_id != 0)
+	/* A task of an array without a parallelism is held back only if
+	 * its array is doomed this pass (checked at the walk). */
+	if (j->gate.ndeps > 0 || (j->gate.array_id != 0 &&
+	    j->gate.parallelism > 0))
 		it->flags |= SCHED_I_GATED;
 	j->in_set = 1;
 	TAILQ_REMOVE(&s->job_list, j, entry);
@@ -1743,6 +1747,7 @@ sched_pass_run(struct sched *s)
 		 * why is the one it would be given.
 		 */
 		if (!(it->flags & (SCHED_I_GATED | SCHED_I_HINTED)) &&
+		    s->gate.ndoomed == 0 &&
 		    it->shape != NULL && s->blocked == NULL &&
 		    it->shape->gen == s->gen &&
 		    sched_place_fast_hash_of(ctx, it->shape, it->id,
