@@ -144,7 +144,8 @@ class Passes:
             if m:
                 g = m.groups()
                 out.append({"runnable": int(g[1]), "read": int(g[2]),
-                            "walked": int(g[3]), "priced": int(g[5]),
+                            "walked": int(g[3]), "shapes": int(g[4]),
+                            "priced": int(g[5]),
                             "launched": int(g[7]), "whys": int(g[8]),
                             "cpu": float(g[9]), "ms": float(g[10])})
         return out
@@ -281,8 +282,10 @@ def changes(cu, c, n, args, regions):
     log.mark()
     c.price(service="compute", gpu="nvidia-tesla-t4", region=regions[-1],
             usage_type="OnDemand", usd_per_hour=9.99)
-    r = log.wait(first(lambda p: p["priced"] >= 1 and p["read"] < n // 2),
-                 150)
+    # Every shape priced again (a stockout's cool-down that ends prices
+    # only the shapes of its GPU).
+    r = log.wait(first(lambda p: p["priced"] >= max(1, p["shapes"]) and
+                       p["read"] < n // 2), 150)
     if r:
         res["price"].append(r)
     for k in keys:
