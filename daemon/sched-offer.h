@@ -187,6 +187,8 @@ struct sched_shape {
 
 	/* sched_offer_build(): the offers, ranked. */
 	unsigned		 gen;		/* pass the offers are of */
+	uint64_t		 stamp;		/* of what they were built on
+						   (sched.c); 0: never built */
 	struct sched_offer	*offers;	/* ranked OK ones first */
 	size_t			 n, nok, cap;
 	char			*why;		/* when nok == 0 */
@@ -216,6 +218,8 @@ struct sched_shape {
 	int64_t			 fail_claim_id;	/* who holds its buckets */
 	int			 fail_claim_prio;
 	char			*fail_claim_what;
+	uint64_t		 fail_why_hash;	/* sched_hash(fail_why) */
+	uint64_t		 fail_claim_hash; /* of the claim's why */
 };
 
 /* FNV-1a of S, 0 for NULL (so "no text" hashes apart from any text). */

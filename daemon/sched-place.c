@@ -96,8 +96,6 @@ static struct sched_bucket *
 sched_bucket_load(struct sched_ctx *ctx, int i)
 {
 	struct sched_bucket	*b = &ctx->b[i];
-	size_t			 it = 0;
-	struct quota_row	 row;
 
 	if (b->loaded)
 		return b;
@@ -109,14 +107,14 @@ sched_bucket_load(struct sched_ctx *ctx, int i)
 	    &b->free) == 0;
 	if (!b->known)
 		return b;
-	/* The limit, for "N of M free" in whys: rare, so a walk is fine. */
-	while (quota_next(ctx->quota, &it, &row) == 1)
-		if (row.service == b->svc && row.known &&
-		    strcmp(row.region, b->region) == 0 &&
-		    strcmp(row.metric, b->metric) == 0) {
-			b->limit = row.limit;
-			break;
-		}
+	/*
+	 * The limit, for "N of M free" in whys. Not a walk of every
+	 * reading: each pass loads every bucket its shapes' first jobs
+	 * try, and that walk was most of a pass with nothing to do.
+	 */
+	if (quota_limit(ctx->quota, b->svc, b->region, b->metric,
+	    &b->limit) < 0)
+		b->limit = -1;
 	return b;
 }
 
@@ -584,6 +582,46 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 /* ---------------------------------------------------------------- */
 /* Backfill: one walk per shape and pass.			    */
 
+/* The why of the shortcut's claim (sched_place_fast_why()). */
+static char *
+sched_place_claim_why(const struct sched_shape *sh)
+{
+	return xprintf("waiting for higher-priority job %" PRId64 " (%s)",
+	    sh->fail_claim_id, sh->fail_claim_what);
+}
+
+int
+sched_place_fast_hash_of(const struct sched_ctx *ctx,
+    const struct sched_shape *sh, int64_t id, int prio, double max_hourly,
+    double max_total, double hours, uint64_t *ret)
+{
+	if (sh->fail_gen != ctx->gen || sh->fail_hourly != max_hourly ||
+	    sh->fail_total != max_total || sh->fail_hours != hours)
+		return 0;
+	if (sh->fail_quota && sh->fail_claim_id != 0 &&
+	    sh->fail_claim_id != id && sh->fail_claim_prio > prio)
+		*ret = sh->fail_claim_hash;
+	else
+		*ret = sh->fail_why_hash;
+	return 1;
+}
+
+int
+sched_place_fast_hash(struct sched_ctx *ctx, struct sched_job *j, int prio,
+    uint64_t *ret)
+{
+	if (sched_job_hinted(j, ctx->now))
+		return 0;
+	return sched_place_fast_hash_of(ctx, j->shape, j->id, prio,
+	    j->max_hourly, j->max_total, j->hours, ret);
+}
+
+int
+sched_place_hinted(const struct sched_job *j, int64_t now)
+{
+	return sched_job_hinted(j, now);
+}
+
 char *
 sched_place_fast_why(struct sched_ctx *ctx, struct sched_job *j, int prio)
 {
@@ -595,8 +633,7 @@ sched_place_fast_why(struct sched_ctx *ctx, struct sched_job *j, int prio)
 		return NULL;
 	if (sh->fail_quota && sh->fail_claim_id != 0 &&
 	    sh->fail_claim_id != j->id && sh->fail_claim_prio > prio)
-		return xprintf("waiting for higher-priority job %" PRId64
-		    " (%s)", sh->fail_claim_id, sh->fail_claim_what);
+		return sched_place_claim_why(sh);
 	return xstrdup(sh->fail_why);
 }
 
@@ -605,6 +642,7 @@ sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
     const struct sched_verdict *v)
 {
 	struct sched_shape	*sh = j->shape;
+	char			*why;
 
 	/* A wait for Spot is this job's own (its spot_wait_since). */
 	if (sh->fail_gen == ctx->gen || sched_job_hinted(j, ctx->now) ||
@@ -622,6 +660,15 @@ sched_place_fail_note(struct sched_ctx *ctx, struct sched_job *j,
 	    xstrdup(v->claim_what) : NULL;
 	sh->fail_claim_id = v->claim_id;
 	sh->fail_claim_prio = v->claim_prio;
+	/* Hashed once here, so that each later job of the shape whose
+	 * stored why is already this one costs no text at all. */
+	sh->fail_why_hash = sched_hash(sh->fail_why);
+	sh->fail_claim_hash = 0;
+	if (sh->fail_claim_what != NULL) {
+		why = sched_place_claim_why(sh);
+		sh->fail_claim_hash = sched_hash(why);
+		free(why);
+	}
 }
 
 /* ---------------------------------------------------------------- */

@@ -84,6 +84,9 @@ struct sched_job {
 						   leaves Spot; 0 never */
 	int			 spot_worn;	/* it has left Spot */
 	struct sched_gate_job	 gate;		/* deps, array (sched-gate.h) */
+	int			 in_set;	/* in the runnable set (sched.c);
+						   then not on the job list */
+	int			 priority;	/* as last read */
 	TAILQ_ENTRY(sched_job)	 entry;		/* oldest seen first */
 };
 TAILQ_HEAD(sched_jobs, sched_job);
@@ -145,6 +148,18 @@ void		 sched_verdict_done(struct sched_verdict *v);
  */
 char		*sched_place_fast_why(struct sched_ctx *ctx,
 		    struct sched_job *j, int prio);
+/* Whether the shortcut of sched_place_fast_why() applies to J, and
+ * then the hash of the why it would give, into *RET (no text made). */
+int		 sched_place_fast_hash(struct sched_ctx *ctx,
+		    struct sched_job *j, int prio, uint64_t *ret);
+/* The same for a job of shape SH, ID, PRIO and these limits, known to
+ * have no hints in force (no look at its struct sched_job). */
+int		 sched_place_fast_hash_of(const struct sched_ctx *ctx,
+		    const struct sched_shape *sh, int64_t id, int prio,
+		    double max_hourly, double max_total, double hours,
+		    uint64_t *ret);
+/* Has job J hints (preferred zones, places avoided) in force at NOW? */
+int		 sched_place_hinted(const struct sched_job *j, int64_t now);
 /* Remember job J's failure V for the rest of its shape this pass. */
 void		 sched_place_fail_note(struct sched_ctx *ctx,
 		    struct sched_job *j, const struct sched_verdict *v);

@@ -9,17 +9,21 @@
  *   1. quotas older than [scheduler] quota_ttl are refreshed (the pass
  *      goes on when the refresh calls back, or after SCHED_QUOTA_WAIT_MS
  *      on what is known);
- *   2. the runnable jobs are read in priority order, FIFO within a
- *      priority (store_job_list_runnable); each job's spec was parsed
- *      once, when it was first seen, into its SHAPE (sched-offer.c);
- *      equal shapes are one;
- *   3. each shape gets, once per pass, its offers ranked by expected
- *      cost (sched_offer_build(), on a struct sched_market this file
- *      reads: zones, cool-downs, Spot history, prices, quota metrics).
- *      10,000 queued jobs of a handful of shapes cost a handful of
- *      enumerations;
+ *   2. the runnable set, kept between passes in priority order, FIFO
+ *      within a priority, is brought up to date: only the jobs that
+ *      moved into or out of the queue, were submitted or left their
+ *      backoff are read (sched_set_update(); whole when stale). Each
+ *      job's spec was parsed once, when it was first seen, into its
+ *      SHAPE (sched-offer.c); equal shapes are one;
+ *   3. each shape whose inputs moved gets its offers ranked by expected
+ *      cost again (sched_offer_build(), on a struct sched_market this
+ *      file reads: zones, cool-downs, Spot history, prices, quota
+ *      metrics; sched_shape_stamp() says whether they moved); the rest
+ *      keep theirs and only get this pass's quota buckets;
  *   4. each job is placed (sched_place(): its shape's first offer within
- *      its limits with room, claims, backfill);
+ *      its limits with room, claims, backfill); a waiting job whose
+ *      shape already found nothing and whose stored why is the shape's
+ *      is settled from its item alone (doc/DESIGN.md "The pass");
  *   5. the chosen offer's quota is reserved and the attempt handed to
  *      attempt.c (attempt_launch), which commits it and calls the
  *      provider; a job that found nothing gets its why, all of them
@@ -113,6 +117,8 @@
 					   sooner than this many times the
 					   last one's length after it */
 #define SCHED_GAP_MAX_MS	1000
+#define SCHED_TOUCH_MAX		4096	/* moves since the last pass past
+					   which the set is read whole */
 
 /* What the scheduler is doing now (the transitions: top of this file). */
 enum sched_state {
@@ -132,13 +138,33 @@ enum sched_state {
 #define SCHED_OWE_QUOTA		0x1
 #define SCHED_OWE_PRICE		0x2
 
-/* A runnable job in this pass. */
+/* A queued job waiting out its backoff: runnable at AT. */
+struct sched_later {
+	int64_t			 id;
+	int64_t			 at;
+};
+
+/* A runnable job: the set, kept between passes (doc/DESIGN.md "The
+ * pass"), by priority desc, then id. */
 struct sched_item {
 	struct sched_job	*job;
 	int			 priority;
+	unsigned		 flags;		/* SCHED_I_* */
 	uint64_t		 why_hash;	/* of the stored why */
 	double			 cost_usd;
+	/*
+	 * Copies of the job's, so that a pass over jobs whose shape has
+	 * already found nothing reads this array alone, in order, and
+	 * not 100,000 struct sched_job scattered on the heap.
+	 */
+	int64_t			 id;
+	struct sched_shape	*shape;
+	double			 max_hourly, max_total, hours;
 };
+#define SCHED_I_GATED	0x1	/* deps or an array's parallelism: the
+				   long way */
+#define SCHED_I_HINTED	0x2	/* may have hints in force: the long way;
+				   cleared by a pass that finds none */
 
 struct sched {
 	struct cloud		*cloud;		/* borrowed */
@@ -162,11 +188,41 @@ struct sched {
 	int64_t			 wake_at;	/* earliest requested, 0 none */
 	int64_t			 due;		/* the timer's target */
 
+	/*
+	 * The runnable set, kept between passes: read whole from the
+	 * store when STALE (the first pass, another writer, a failed
+	 * write), else brought up to date from the jobs the store's
+	 * watcher saw move into or out of the queue (TOUCHED), the jobs
+	 * submitted since (id > MAX_ID) and the backoffs that ended.
+	 */
+	int			 stale;
+	int64_t			 max_id;	/* highest job id read */
+	int64_t			 data_stamp;	/* store_foreign_write() */
+	int64_t			*touched;
+	size_t			 ntouched, captouched;
+	struct sched_later	*later;		/* queued, in backoff */
+	size_t			 nlater, caplater;
+
 	void			*jobs;		/* tsearch tree of sched_job */
 	struct sched_jobs	 job_list;
 	size_t			 njobs;
 	void			*shapes;	/* tsearch tree of sched_shape */
 	size_t			 nshapes;
+
+	/*
+	 * What shapes' offers are built on, digested (sched_shape_stamp()):
+	 * the market's global part, once a pass; the quota readings' shape
+	 * (which metrics exist, zones), again only after a refresh.
+	 */
+	uint64_t		 mdigest;
+	time_t			 qdigest_at;
+	uint64_t		 qdigest;
+	struct sched_zdigest {
+		const struct gpu_type *gpu;
+		time_t		 at;
+		uint64_t	 digest;
+	}			*zdig;
+	size_t			 nzdig;
 
 	struct sched_hist	*hist;
 	size_t			 nhist;
@@ -376,6 +432,7 @@ sched_spot_worn_at(int max)
 }
 
 static void	sched_job_free(struct sched *, struct sched_job *);
+static void	sched_set_remove(struct sched *, struct sched_job *);
 
 /* The cached job for row J, made on first sight (the spec parsed once);
  * made again when Spot has worn it out since. */
@@ -432,6 +489,7 @@ sched_job_get(struct sched *s, const struct store_job *row)
 static void
 sched_job_free(struct sched *s, struct sched_job *j)
 {
+	sched_set_remove(s, j);
 	(void)tdelete(j, &s->jobs, sched_now_cmp);
 	TAILQ_REMOVE(&s->job_list, j, entry);
 	s->njobs--;
@@ -465,6 +523,264 @@ sched_job_find(struct sched *s, int64_t id)
 	key.id = id;
 	found = tfind(&key, &s->jobs, sched_now_cmp);
 	return found != NULL ? *found : NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* The runnable set (doc/DESIGN.md "The pass").			    */
+
+/* Index in the set of where priority PRIO and ID is or would go. */
+static size_t
+sched_set_index(const struct sched *s, int prio, int64_t id)
+{
+	const struct sched_item	*it;
+	size_t			 lo = 0, hi = s->nitems, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		it = &s->items[mid];
+		if (it->priority > prio || (it->priority == prio &&
+		    it->job->id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Take J out of the set (it left the queue, or is read again). */
+static void
+sched_set_remove(struct sched *s, struct sched_job *j)
+{
+	size_t	i;
+
+	if (!j->in_set)
+		return;
+	i = sched_set_index(s, j->priority, j->id);
+	if (i < s->nitems && s->items[i].job == j) {
+		memmove(&s->items[i], &s->items[i + 1],
+		    (s->nitems - i - 1) * sizeof s->items[0]);
+		s->nitems--;
+	} else
+		s->stale = 1;	/* cannot be: read it all again */
+	j->in_set = 0;
+	j->last_seen = s->ctx.now;
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+}
+
+/* J was given hints (places to avoid or prefer): its item goes the
+ * long way until a pass finds them over. */
+static void
+sched_set_hinted(struct sched *s, struct sched_job *j)
+{
+	size_t	i;
+
+	if (!j->in_set)
+		return;
+	i = sched_set_index(s, j->priority, j->id);
+	if (i < s->nitems && s->items[i].job == j)
+		s->items[i].flags |= SCHED_I_HINTED;
+}
+
+/* Forget job ID's backoff entry, if any. */
+static void
+sched_later_drop(struct sched *s, int64_t id)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nlater; i++)
+		if (s->later[i].id == id) {
+			s->later[i] = s->later[--s->nlater];
+			return;
+		}
+}
+
+static void
+sched_later_add(struct sched *s, int64_t id, int64_t at)
+{
+	if (s->nlater == s->caplater) {
+		s->caplater = s->caplater ? s->caplater * 2 : 16;
+		s->later = xreallocarray(s->later, s->caplater,
+		    sizeof *s->later);
+	}
+	s->later[s->nlater].id = id;
+	s->later[s->nlater++].at = at;
+}
+
+/*
+ * Put queued job ROW in the set, or among those in backoff; APPEND: the
+ * caller reads in the set's order (a whole read), so it goes last.
+ */
+static void
+sched_set_add(struct sched *s, const struct store_job *row, int append)
+{
+	struct sched_item	*it;
+	struct sched_job	*j;
+	size_t			 i;
+
+	if (row->id > s->max_id)
+		s->max_id = row->id;
+	if (row->state != JOB_QUEUED)
+		return;
+	if (row->not_before > s->ctx.now) {
+		sched_later_add(s, row->id, row->not_before);
+		return;
+	}
+	j = sched_job_get(s, row);
+	if (j->in_set)
+		return;
+	if (s->nitems == s->capitems) {
+		s->capitems = s->capitems ? s->capitems * 2 : 256;
+		s->items = xreallocarray(s->items, s->capitems,
+		    sizeof *s->items);
+	}
+	j->priority = row->priority;
+	i = append ? s->nitems : sched_set_index(s, j->priority, j->id);
+	memmove(&s->items[i + 1], &s->items[i],
+	    (s->nitems - i) * sizeof s->items[0]);
+	s->nitems++;
+	it = &s->items[i];
+	it->job = j;
+	it->priority = row->priority;
+	it->why_hash = sched_hash(row->why);
+	it->cost_usd = row->cost_usd;
+	it->id = j->id;
+	it->shape = j->shape;
+	it->max_hourly = j->max_hourly;
+	it->max_total = j->max_total;
+	it->hours = j->hours;
+	it->flags = sched_place_hinted(j, s->ctx.now) ? SCHED_I_HINTED : 0;
+	/* A task of an array without a parallelism is held back only if
+	 * its array is doomed this pass (checked at the walk). */
+	if (j->gate.ndeps > 0 || (j->gate.array_id != 0 &&
+	    j->gate.parallelism > 0))
+		it->flags |= SCHED_I_GATED;
+	j->in_set = 1;
+	TAILQ_REMOVE(&s->job_list, j, entry);
+}
+
+/* Job ID moved into or out of the queue: read it again next pass. */
+static void
+sched_touch(struct sched *s, int64_t id)
+{
+	if (s->ntouched == s->captouched) {
+		if (s->ntouched >= SCHED_TOUCH_MAX) {
+			s->stale = 1;
+			return;
+		}
+		s->captouched = s->captouched ? s->captouched * 2 : 64;
+		s->touched = xreallocarray(s->touched, s->captouched,
+		    sizeof *s->touched);
+	}
+	s->touched[s->ntouched++] = id;
+}
+
+/* The store's watcher: every committed move of every job. */
+static void
+sched_on_move(const struct store_move *m, void *arg)
+{
+	if (m->from == JOB_QUEUED || m->to == JOB_QUEUED)
+		sched_touch(arg, m->job_id);
+}
+
+static int
+sched_on_row(const struct store_job *row, void *arg)
+{
+	sched_set_add(arg, row, 0);
+	return 0;
+}
+
+static int
+sched_on_row_append(const struct store_job *row, void *arg)
+{
+	sched_set_add(arg, row, 1);
+	return 0;
+}
+
+/* Read job ID again: in the set if queued and due. */
+static void
+sched_set_reread(struct sched *s, int64_t id)
+{
+	struct sched_job	*j = sched_job_find(s, id);
+	struct store_job	*row = NULL;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (j != NULL)
+		sched_set_remove(s, j);
+	sched_later_drop(s, id);
+	rc = store_job_get(s->store, id, &row, &cause);
+	if (rc == 0)
+		sched_set_add(s, row, 0);
+	else if (rc != -ENOENT) {
+		log_warnx("scheduler: cannot read job %" PRId64 ": %s", id,
+		    cause);
+		s->stale = 1;
+	}
+	free(cause);
+	store_job_free(row);
+}
+
+/*
+ * Bring the set up to date for a pass at CTX's now: whole when stale,
+ * else only the jobs that moved, were submitted, or left their backoff.
+ * Returns the rows read.
+ */
+static size_t
+sched_set_update(struct sched *s)
+{
+	struct sched_job	*j;
+	char			*cause = NULL;
+	size_t			 i, n = 0;
+	int64_t			 now = s->ctx.now;
+	int			 rc;
+
+	if (store_foreign_write(s->store, &s->data_stamp))
+		s->stale = 1;
+	if (s->stale) {
+		for (i = 0; i < s->nitems; i++) {
+			j = s->items[i].job;
+			j->in_set = 0;
+			j->last_seen = now;
+			TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+		}
+		s->nitems = 0;
+		s->nlater = 0;
+		s->ntouched = 0;
+		s->stale = 0;
+		if (store_job_list_runnable(s->store, now,
+		    sched_on_row_append, s, &cause) < 0 ||
+		    store_job_list_later(s->store, now, sched_on_row_append,
+		    s, &cause) < 0) {
+			log_warnx("scheduler: cannot list the queue: %s",
+			    cause);
+			free(cause);
+			s->stale = 1;
+		}
+		n = s->nitems + s->nlater;
+	} else {
+		for (i = 0; i < s->ntouched; i++)
+			sched_set_reread(s, s->touched[i]);
+		n = s->ntouched;
+		s->ntouched = 0;
+		for (i = 0; i < s->nlater; ) {
+			if (s->later[i].at > now) {
+				i++;
+				continue;
+			}
+			/* sched_set_reread() drops this entry. */
+			sched_set_reread(s, s->later[i].id);
+			n++;
+		}
+	}
+	/* What was submitted since (and any job with a higher id). */
+	if ((rc = store_job_list_after(s->store, s->max_id, sched_on_row, s,
+	    &cause)) < 0) {
+		log_warnx("scheduler: cannot list new jobs: %s", cause);
+		free(cause);
+		s->stale = 1;
+	} else
+		n += (size_t)rc;
+	return n;
 }
 
 /* ---------------------------------------------------------------- */
@@ -579,6 +895,163 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	m->restart_overhead = conf->restart_overhead;
 	m->spot_wait = conf->spot_wait;
 	m->zones_error = s->quota_error;
+}
+
+/* ---------------------------------------------------------------- */
+/* What a shape's offers are built on, digested.		    */
+
+static uint64_t
+sched_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t
+sched_mix_double(uint64_t h, double d)
+{
+	uint64_t	v;
+
+	memcpy(&v, &d, sizeof v);
+	return sched_mix(h, v);
+}
+
+/*
+ * The quota readings as far as offers see them: which metrics exist and
+ * grant anything (quota_gpu_metric() and quota_cpu_metric() choose by
+ * them), not how much is free -- that is the buckets', read each pass.
+ * Worked out again only after a refresh.
+ */
+static uint64_t
+sched_quota_digest(struct sched *s)
+{
+	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
+	struct quota_row r;
+	time_t		 at = quota_fetched_at(q);
+	size_t		 it = 0;
+	uint64_t	 h = 1;
+
+	if (at == s->qdigest_at && s->qdigest != 0)
+		return s->qdigest;
+	while (quota_next(q, &it, &r) == 1) {
+		h = sched_mix(h, (uint64_t)r.service);
+		h = sched_mix(h, sched_hash(r.region));
+		h = sched_mix(h, sched_hash(r.metric));
+		h = sched_mix(h, (uint64_t)(r.known ? 1 : 0) |
+		    (r.known && r.limit > 0 ? 2 : 0));
+	}
+	s->qdigest_at = at;
+	s->qdigest = h;
+	return h;
+}
+
+/* The zones of GPU (quota_zones()), digested once per refresh. */
+static uint64_t
+sched_zones_digest(struct sched *s, const struct gpu_type *gpu)
+{
+	struct quota		*q = gcp_quota(cloud_gcp(s->cloud));
+	struct sched_zdigest	*z = NULL;
+	time_t			 at = quota_fetched_at(q);
+	uint64_t		 h = 1;
+	size_t			 i;
+	int			 n;
+
+	for (i = 0; i < s->nzdig; i++)
+		if (s->zdig[i].gpu == gpu) {
+			z = &s->zdig[i];
+			break;
+		}
+	if (z != NULL && z->at == at && z->digest != 0)
+		return z->digest;
+	if (z == NULL) {
+		s->zdig = xreallocarray(s->zdig, s->nzdig + 1,
+		    sizeof *s->zdig);
+		z = &s->zdig[s->nzdig++];
+		z->gpu = gpu;
+	}
+	n = quota_zones(q, NULL, gpu->name, s->zones, SCHED_MAX_ZONES);
+	h = sched_mix(h, (uint64_t)(int64_t)n);
+	for (i = 0; n > 0 && i < (size_t)n; i++) {
+		h = sched_mix(h, sched_hash(s->zones[i].zone));
+		h = sched_mix(h, sched_hash(s->zones[i].region));
+		h = sched_mix(h, (uint64_t)s->zones[i].max_per_vm);
+		h = sched_mix(h, (uint64_t)s->zones[i].up);
+	}
+	z->at = at;
+	z->digest = h;
+	return h;
+}
+
+/*
+ * The part of every shape's inputs the pass reads once (M, just read by
+ * sched_ctx_begin()): prices, the providers and regions, the policy's
+ * numbers, the quota error and the quota readings' shape.
+ */
+static uint64_t
+sched_market_digest(struct sched *s, const struct sched_market *m)
+{
+	uint64_t	h = 1;
+	size_t		i;
+
+	h = sched_mix(h, (uint64_t)price_fetched_at(gcp_price(
+	    cloud_gcp(s->cloud))));
+	for (i = 0; i < m->nsellers; i++) {
+		h = sched_mix(h, (uint64_t)(uintptr_t)m->sellers[i].prov);
+		h = sched_mix(h, (uint64_t)m->sellers[i].qsvc);
+		h = sched_mix(h, (uint64_t)m->sellers[i].psvc);
+	}
+	h = sched_mix(h, (uint64_t)m->nregions);
+	for (i = 0; i < m->nregions; i++)
+		h = sched_mix(h, sched_hash(m->regions[i]));
+	h = sched_mix_double(h, m->prior);
+	h = sched_mix_double(h, (double)m->restart_overhead);
+	h = sched_mix_double(h, (double)m->spot_wait);
+	h = sched_mix(h, sched_hash(m->zones_error));
+	h = sched_mix(h, sched_quota_digest(s));
+	return h;
+}
+
+/*
+ * Everything SH's offers are built on (doc/DESIGN.md "The pass"): the
+ * market's digest, the zones of its GPU, the stockout cool-downs and
+ * Spot history of its GPU, and the reservations it may use (M->resv,
+ * read for SH). Equal stamps, equal offers: a pass builds again only
+ * the shapes a change can reach. An input the offers come to depend on
+ * must join this stamp, or a change of it is not seen.
+ */
+static uint64_t
+sched_shape_stamp(struct sched *s, const struct sched_ctx *ctx,
+    const struct sched_market *m, const struct sched_shape *sh)
+{
+	const char	*gpu = sh->gpu->name, *k;
+	uint64_t	 h = s->mdigest;
+	size_t		 i, n = strlen(gpu), kl;
+
+	h = sched_mix(h, sched_zones_digest(s, sh->gpu));
+	for (i = 0; i < ctx->ncool; i++) {
+		if (strcmp(ctx->cool[i].gpu, gpu) != 0)
+			continue;
+		h = sched_mix(h, sched_hash(ctx->cool[i].zone));
+		h = sched_mix(h, (uint64_t)ctx->cool[i].spot);
+		h = sched_mix(h, (uint64_t)ctx->cool[i].until);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		k = m->hist[i].key;
+		kl = strlen(k);
+		if (kl <= n || k[kl - n - 1] != '/' ||
+		    strcmp(k + kl - n, gpu) != 0)
+			continue;
+		h = sched_mix(h, m->hist[i].hash);
+		h = sched_mix_double(h, m->hist[i].hours);
+		h = sched_mix(h, (uint64_t)m->hist[i].interruptions);
+	}
+	for (i = 0; i < m->nresv; i++) {
+		h = sched_mix(h, sched_hash(m->resv[i].name));
+		h = sched_mix(h, sched_hash(m->resv[i].zone));
+		h = sched_mix(h, (uint64_t)m->resv[i].free_vms);
+		h = sched_mix(h, (uint64_t)m->resv[i].count);
+	}
+	return h != 0 ? h : 1;
 }
 
 /*
@@ -746,36 +1219,52 @@ sched_resv_read(struct sched *s, struct sched_market *m,
 /*
  * Build SH's offers for this pass (or a plan) on CTX and M: read its
  * GPU's zones into M and its ways, rank (sched-offer.c), and give the
- * usable offers their quota buckets (sched-place.c).
+ * usable offers their quota buckets (sched-place.c). Unless FORCE, a
+ * shape whose inputs are those it was built on keeps its offers and
+ * only gets this pass's buckets. 1 if built, 0 if kept.
  */
-static void
+static int
 sched_shape_build(struct sched *s, struct sched_ctx *ctx,
-    struct sched_market *m, struct sched_shape *sh)
+    struct sched_market *m, struct sched_shape *sh, int force)
 {
 	char			**regions;
 	size_t			 nregions;
+	uint64_t		 stamp;
 
+	sched_resv_read(s, m, sh);
+	stamp = sched_shape_stamp(s, ctx, m, sh);
+	if (!force && sh->stamp == stamp) {
+		sched_place_buckets(ctx, sh);
+		return 0;
+	}
+	sh->stamp = force ? 0 : stamp;
 	m->zones = s->zones;
 	m->nzones = quota_zones(ctx->quota, NULL, sh->gpu->name, s->zones,
 	    SCHED_MAX_ZONES);
 	m->zones_error = s->quota_error;
 	regions = sched_offer_regions(sh, m, &nregions);
-	sched_resv_read(s, m, sh);
 	sched_ways_read(s, m, sh, regions, nregions);
 	sched_offer_build(sh, m, regions, nregions);
 	sched_strv_free(regions, nregions);
 	sched_place_buckets(ctx, sh);
+	return 1;
 }
 
 /* ---------------------------------------------------------------- */
 /* Whys.							    */
 
-/* Queue WHY for job ID if it differs from the stored one (HASH). */
+/* Queue WHY for job ID if it differs from the stored one (*HASH, then
+ * brought up to date; NULL: unknown). */
 static void
-sched_why_set(struct sched *s, int64_t id, uint64_t hash, const char *why)
+sched_why_set(struct sched *s, int64_t id, uint64_t *hash, const char *why)
 {
-	if (sched_hash(why) == hash)
-		return;
+	uint64_t	h = sched_hash(why);
+
+	if (hash != NULL) {
+		if (h == *hash)
+			return;
+		*hash = h;
+	}
 	if (s->nwhy == s->capwhy) {
 		s->capwhy = s->capwhy ? s->capwhy * 2 : 64;
 		s->why_ids = xreallocarray(s->why_ids, s->capwhy,
@@ -804,6 +1293,8 @@ sched_why_flush(struct sched *s)
 		log_warnx("scheduler: cannot record why %zu job(s) wait: %s",
 		    s->nwhy, cause);
 		free(cause);
+		/* The set's whys are no longer the stored ones. */
+		s->stale = 1;
 	}
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
@@ -930,7 +1421,7 @@ sched_launch_start(struct sched *s, struct sched_ctx *ctx,
 	}
 	/* Its why goes, unless the answer came at once and gave one. */
 	if (s->why_said != j->id)
-		sched_why_set(s, j->id, it->why_hash, NULL);
+		sched_why_set(s, j->id, &it->why_hash, NULL);
 	log_info("job %" PRId64 ": launching attempt %d on %s%s%s%s, "
 	    "$%.2f/h, expected $%.2f", j->id, number, place, a.spot ?
 	    " (Spot)" : o->capacity == CAPACITY_FLEX ? " (flex-start)" : "",
@@ -1000,8 +1491,10 @@ sched_on_avoid(void *arg, int64_t id, const struct provider *p,
 {
 	struct sched_job	*j = sched_job_find(arg, id);
 
-	if (j != NULL && p != NULL)
+	if (j != NULL && p != NULL) {
 		sched_avoid(j, p, region, until);
+		sched_set_hinted(arg, j);
+	}
 }
 
 static void
@@ -1010,8 +1503,10 @@ sched_on_avoid_kind(void *arg, int64_t id, const struct provider *p,
 {
 	struct sched_job	*j = sched_job_find(arg, id);
 
-	if (j != NULL && p != NULL)
+	if (j != NULL && p != NULL) {
 		sched_avoid_kind(j, p, region, kind, until);
+		sched_set_hinted(arg, j);
+	}
 }
 
 static void
@@ -1023,6 +1518,7 @@ sched_on_prefer(void *arg, int64_t id, const char *zones, int64_t until)
 		return;
 	(void)snprintf(j->prefer, sizeof j->prefer, "%s", zones);
 	j->prefer_until = until;
+	sched_set_hinted(arg, j);
 }
 
 /* A requeue wrote job ID's why; a pass under way must not undo it. */
@@ -1034,7 +1530,7 @@ sched_on_why(void *arg, int64_t id, const char *why)
 	if (!sched_in_pass(s))
 		return;
 	s->why_said = id;
-	sched_why_set(s, id, sched_hash(why) ^ 1, why);
+	sched_why_set(s, id, NULL, why);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1087,30 +1583,6 @@ sched_dep_cancel(struct sched *s, const struct sched_job *j, const char *why)
 	sched_gate_reset(&s->gate);
 }
 
-static int
-sched_on_runnable(const struct store_job *row, void *arg)
-{
-	struct sched		*s = arg;
-	struct sched_item	*it;
-	struct sched_job	*j;
-
-	if (s->nitems == s->capitems) {
-		s->capitems = s->capitems ? s->capitems * 2 : 256;
-		s->items = xreallocarray(s->items, s->capitems,
-		    sizeof *s->items);
-	}
-	j = sched_job_get(s, row);
-	j->last_seen = s->ctx.now;
-	TAILQ_REMOVE(&s->job_list, j, entry);
-	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
-	it = &s->items[s->nitems++];
-	it->job = j;
-	it->priority = row->priority;
-	it->why_hash = sched_hash(row->why);
-	it->cost_usd = row->cost_usd;
-	return 0;
-}
-
 /* After a pass: when the next one is due, in seconds from now; -1 none. */
 static int64_t
 sched_next_due(struct sched *s, size_t waiting)
@@ -1132,10 +1604,19 @@ sched_next_due(struct sched *s, size_t waiting)
 				SCHED_DUE(t);
 		}
 	}
-	/* Jobs in backoff this daemon did not put there (a restart). */
+	/* The end of the first backoff: a timed wake-up, not a poll. */
+	for (i = 0; i < s->nlater; i++)
+		SCHED_DUE(s->later[i].at > now ? s->later[i].at - now : 0);
+	/*
+	 * Queued jobs the set does not hold (cannot be, short of a bug):
+	 * read it whole soon rather than leave them waiting for ever.
+	 */
 	if (store_job_counts(s->store, counts, NULL) == 0 &&
-	    (size_t)counts[JOB_QUEUED] > s->nitems)
+	    (size_t)counts[JOB_QUEUED] > s->nitems + s->nlater +
+	    s->ntouched) {
+		s->stale = 1;
 		SCHED_DUE(SCHED_IDLE_SEC);
+	}
 #undef SCHED_DUE
 	return due;
 }
@@ -1191,6 +1672,7 @@ sched_on_deadline_safe(void *arg, int64_t id)
 
 	if (j != NULL)
 		sched_job_free(s, j);
+	sched_touch(s, id);
 }
 
 /* Queued job ID may wait for Spot until UNTIL (sched-deadline.h). */
@@ -1248,6 +1730,17 @@ sched_deadlines(struct sched *s)
 		    r.next - s->ctx.now : -1));
 }
 
+/* This thread's CPU time, in ms. */
+static double
+sched_cpu_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* The synchronous part of a pass, once quotas are fresh enough. */
 static void
 sched_pass_run(struct sched *s)
@@ -1256,9 +1749,11 @@ sched_pass_run(struct sched *s)
 	struct sched_item	*it;
 	struct sched_job	*j;
 	struct sched_verdict	 v;
-	char			*cause = NULL, *why;
-	uint64_t		 t0 = uv_hrtime();
-	size_t			 i, waiting = 0, shapes = 0, cancels = 0;
+	char			*why;
+	uint64_t		 t0 = uv_hrtime(), t1, t2, t3, t4, hash;
+	double			 cpu0 = sched_cpu_ms();
+	size_t			 i, waiting = 0, shapes = 0, cancels = 0, read;
+	size_t			 priced = 0, walked = 0;
 	int			 burst = SCHED_LAUNCH_BURST, gate;
 	int64_t			 due;
 
@@ -1267,17 +1762,34 @@ sched_pass_run(struct sched *s)
 	s->quota_stamp = quota_fetched_at(gcp_quota(cloud_gcp(s->cloud)));
 	sched_ctx_begin(s, ctx, &s->market);
 	ctx->gen = s->gen;
-	s->nitems = 0;
+	s->mdigest = sched_market_digest(s, &s->market);
 	sched_deadlines(s);
-	if (store_job_list_runnable(s->store, ctx->now, sched_on_runnable, s,
-	    &cause) < 0) {
-		log_warnx("scheduler: cannot list the queue: %s", cause);
-		free(cause);
-	}
+	t1 = uv_hrtime();
+	read = sched_set_update(s);
+	t2 = uv_hrtime();
 	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
+		/*
+		 * The common case, from the item alone: a plain job whose
+		 * shape already found nothing this pass, and whose stored
+		 * why is the one it would be given.
+		 */
+		if (!(it->flags & (SCHED_I_GATED | SCHED_I_HINTED)) &&
+		    s->gate.ndoomed == 0 &&
+		    it->shape != NULL && s->blocked == NULL &&
+		    it->shape->gen == s->gen &&
+		    sched_place_fast_hash_of(ctx, it->shape, it->id,
+		    it->priority, it->max_hourly, it->max_total, it->hours,
+		    &hash) && hash == it->why_hash) {
+			waiting++;
+			continue;
+		}
 		j = it->job;
+		walked++;
+		if ((it->flags & SCHED_I_HINTED) &&
+		    !sched_place_hinted(j, ctx->now))
+			it->flags &= ~SCHED_I_HINTED;
 		if (sched_gate_is_doomed(&s->gate, j->gate.array_id))
 			continue;	/* cancelled with its array */
 		gate = sched_gate_check(&s->gate, s->store, j->id, &j->gate,
@@ -1289,29 +1801,37 @@ sched_pass_run(struct sched *s)
 			continue;
 		}
 		if (gate == SCHED_GATE_WAIT) {
-			sched_why_set(s, j->id, it->why_hash, why);
+			sched_why_set(s, j->id, &it->why_hash, why);
 			free(why);
 			waiting++;
 			continue;
 		}
 		if (j->shape == NULL) {
-			sched_why_set(s, j->id, it->why_hash, j->bad);
+			sched_why_set(s, j->id, &it->why_hash, j->bad);
 			continue;
 		}
 		if (s->blocked != NULL) {
-			sched_why_set(s, j->id, it->why_hash, s->blocked);
+			sched_why_set(s, j->id, &it->why_hash, s->blocked);
 			waiting++;
 			continue;
 		}
 		if (j->shape->gen != s->gen) {
-			sched_shape_build(s, ctx, &s->market, j->shape);
+			priced += sched_shape_build(s, ctx, &s->market,
+			    j->shape, 0);
 			j->shape->gen = s->gen;
 			shapes++;
 		}
-		if ((why = sched_place_fast_why(ctx, j, it->priority)) !=
-		    NULL) {
-			sched_why_set(s, j->id, it->why_hash, why);
-			free(why);
+		/*
+		 * Its shape already found nothing this pass: a job whose
+		 * stored why is the shape's costs a comparison, no text.
+		 */
+		if (sched_place_fast_hash(ctx, j, it->priority, &hash)) {
+			if (hash != it->why_hash) {
+				why = sched_place_fast_why(ctx, j,
+				    it->priority);
+				sched_why_set(s, j->id, &it->why_hash, why);
+				free(why);
+			}
 			waiting++;
 			continue;
 		}
@@ -1327,13 +1847,15 @@ sched_pass_run(struct sched *s)
 				    j->gate.array_id);
 			}
 		} else {
-			sched_why_set(s, j->id, it->why_hash, v.why);
+			sched_why_set(s, j->id, &it->why_hash, v.why);
 			sched_place_fail_note(ctx, j, &v);
 			waiting++;
 		}
 		sched_verdict_done(&v);
 	}
+	t3 = uv_hrtime();
 	sched_why_flush(s);
+	t4 = uv_hrtime();
 	sched_evict(s, ctx->now);
 	/* A job cancelled for its dependency may doom one waiting for it. */
 	if (cancels > 0 && s->state == SCHED_S_PASS)
@@ -1342,12 +1864,22 @@ sched_pass_run(struct sched *s)
 	s->stats.passes++;
 	s->stats.jobs_seen = s->nitems;
 	s->stats.shapes = shapes;
+	s->stats.shapes_priced = priced;
+	s->stats.jobs_read = read;
+	s->stats.jobs_walked = walked;
 	s->stats.pass_ms = (double)(uv_hrtime() - t0) / 1e6;
+	s->stats.pass_cpu_ms = sched_cpu_ms() - cpu0;
 	if (s->stats.pass_ms > s->stats.max_pass_ms)
 		s->stats.max_pass_ms = s->stats.pass_ms;
-	log_debug("scheduler: pass %u: %zu runnable, %zu shape(s), %zu "
-	    "waiting, %.1f ms", s->gen, s->nitems, shapes, waiting,
-	    s->stats.pass_ms);
+	log_debug("scheduler: pass %u: %zu runnable, %zu read, %zu walked, "
+	    "%zu shape(s), %zu priced, %zu waiting, %d launched, %lu why(s) "
+	    "written, cpu %.2f, market %.2f, set %.2f, walk %.2f, whys %.2f, "
+	    "%.2f ms", s->gen, s->nitems, read, walked, shapes, priced,
+	    waiting, SCHED_LAUNCH_BURST - burst, s->stats.why_writes,
+	    s->stats.pass_cpu_ms,
+	    (double)(t1 - t0) / 1e6,
+	    (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
+	    (double)(t4 - t3) / 1e6, s->stats.pass_ms);
 
 	s->last_end = uv_now(cloud_loop(s->cloud));
 	if (s->state == SCHED_S_PASS_AGAIN) {
@@ -1595,7 +2127,7 @@ sched_plan(struct sched *s, json_t *spec)
 
 	memset(&ctx, 0, sizeof ctx);
 	sched_ctx_begin(s, &ctx, &m);
-	sched_shape_build(s, &ctx, &m, sh);
+	(void)sched_shape_build(s, &ctx, &m, sh, 1);
 	sh->gen = 0;	/* the next pass builds it with its own buckets */
 	plan = sched_place_plan(&ctx, &j, prio);
 	(void)json_object_set_new(plan, "kinds_excluded",
@@ -1623,6 +2155,9 @@ sched_new(struct cloud *cloud)
 	if (uv_timer_init(cloud_loop(cloud), &s->timer) != 0)
 		fatalx("scheduler: cannot make its timer");
 	s->timer.data = s;
+	s->stale = 1;
+	if (store_watch(s->store, sched_on_move, s) < 0)
+		fatalx("scheduler: cannot watch the store's job moves");
 	return s;
 }
 
@@ -1696,12 +2231,15 @@ sched_unref(struct sched *s)
 	free(s->sellers);
 	sched_ctx_done(&s->ctx);
 	free(s->items);
+	free(s->touched);
+	free(s->later);
 	sched_gate_free(&s->gate);
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
 	free(s->why_ids);
 	free(s->why_texts);
 	free(s->zones);
+	free(s->zdig);
 	free(s->resv);
 	free(s->quota_error);
 	free(s->blocked);
@@ -1723,6 +2261,7 @@ sched_close(struct sched *s)
 		return;
 	started = s->state != SCHED_S_NEW && s->state != SCHED_S_PRIMED;
 	s->state = SCHED_S_CLOSED;
+	store_unwatch(s->store, sched_on_move, s);
 	if (s->att != NULL)
 		attempt_set_listener(s->att, NULL);
 	if (started)

@@ -52,8 +52,15 @@ struct sched_stats {
 	unsigned long	 jobs_seen;		/* runnable jobs, last pass */
 	unsigned long	 shapes;		/* job shapes, last pass */
 	unsigned long	 why_writes;		/* whys changed, last pass */
+	/* What the last pass redid (doc/DESIGN.md "The pass"): */
+	unsigned long	 shapes_priced;		/* shapes whose offers were
+						   built again */
+	unsigned long	 jobs_read;		/* rows read from the store */
+	unsigned long	 jobs_walked;		/* jobs placed one by one, not
+						   settled from their item */
 	double		 pass_ms;		/* CPU-bound time, last pass */
 	double		 max_pass_ms;
+	double		 pass_cpu_ms;		/* its CPU time */
 };
 
 /* New scheduler over CLOUD (borrowed; outlives it). No pass runs

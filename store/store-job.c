@@ -373,6 +373,46 @@ store_job_list_runnable(struct store *st, int64_t now, store_job_cb cb,
 	    "list runnable jobs", 0);
 }
 
+static int	store_data_version(struct store *, int64_t *, char **);
+
+/* Queued jobs with not_before > NOW (in backoff), in no order. */
+int
+store_job_list_later(struct store *st, int64_t now, store_job_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_QUEUED_LATER];
+
+	sqlite3_bind_int64(s, 1, now);
+	return store_job_walk(st, s, -1, cb, arg, NULL, cause,
+	    "list jobs in backoff", 0);
+}
+
+/* Every job with id > AFTER, in any state, ascending id. */
+int
+store_job_list_after(struct store *st, int64_t after, store_job_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[STMT_JOB_AFTER];
+
+	sqlite3_bind_int64(s, 1, after);
+	return store_job_walk(st, s, -1, cb, arg, NULL, cause,
+	    "list new jobs", 0);
+}
+
+/* Has another connection written the file since *STAMP? */
+int
+store_foreign_write(struct store *st, int64_t *stamp)
+{
+	int64_t	dv = 0;
+
+	if (store_data_version(st, &dv, NULL) != 0)
+		return 1;
+	if (dv == *stamp)
+		return 0;
+	*stamp = dv;
+	return 1;
+}
+
 /* Read job ID's state inside the caller's transaction. */
 static int
 store_job_state(struct store *st, int64_t id, int *ret, char **cause)

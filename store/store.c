@@ -184,6 +184,13 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " from_state, to_state, message) VALUES (?1, 1, ?2, NULL, ?3, ?4)",
 	/* The implied "submitted" event's time (store_event_list). */
 	[STMT_EVENT_SUBMITTED] = "SELECT created FROM jobs WHERE id = ?1",
+	/* The scheduler's runnable set (doc/DESIGN.md "The pass"): queued
+	 * jobs in backoff, and every job submitted since it last looked. */
+	[STMT_JOB_QUEUED_LATER] = "SELECT " STORE_JOB_COLS
+	    " FROM jobs INDEXED BY jobs_runnable"
+	    " WHERE state = 1 AND not_before > ?1",
+	[STMT_JOB_AFTER] = "SELECT " STORE_JOB_COLS
+	    " FROM jobs WHERE id > ?1 ORDER BY id",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
@@ -351,6 +358,22 @@ store_watch(struct store *st, store_move_cb cb, void *arg)
 	st->watch[st->nwatch].arg = arg;
 	st->nwatch++;
 	return 0;
+}
+
+/* Stop calling CB(…, ARG) (a watcher that goes before the store). */
+void
+store_unwatch(struct store *st, store_move_cb cb, void *arg)
+{
+	int	i;
+
+	for (i = 0; i < st->nwatch; i++)
+		if (st->watch[i].cb == cb && st->watch[i].arg == arg) {
+			memmove(&st->watch[i], &st->watch[i + 1],
+			    (size_t)(st->nwatch - i - 1) *
+			    sizeof st->watch[0]);
+			st->nwatch--;
+			return;
+		}
 }
 
 void

@@ -245,7 +245,7 @@ struct store_move {
 	int64_t		 attempt_id;	/* that attempt's row, or 0 */
 };
 typedef void (*store_move_cb)(const struct store_move *, void *arg);
-#define STORE_WATCHERS	4
+#define STORE_WATCHERS	6
 
 /* Commits since store_open(), for metrics. */
 struct store_commit_stats {
@@ -300,6 +300,16 @@ int	 store_job_list(struct store *, const struct store_filter *f,
  * then id asc (FIFO within a priority). */
 int	 store_job_list_runnable(struct store *, int64_t now,
 	    store_job_cb cb, void *arg, char **cause);
+/* Queued jobs with not_before > NOW (waiting out a backoff), no order. */
+int	 store_job_list_later(struct store *, int64_t now,
+	    store_job_cb cb, void *arg, char **cause);
+/* Every job with id > AFTER, whatever its state, by id (what was
+ * submitted since the scheduler last looked). */
+int	 store_job_list_after(struct store *, int64_t after,
+	    store_job_cb cb, void *arg, char **cause);
+/* 1 if another connection (not this store) committed to the file since
+ * *STAMP was taken, or it cannot tell; *STAMP is brought up to date. */
+int	 store_foreign_write(struct store *, int64_t *stamp);
 
 /*
  * Move job ID to state TO if its state is in FROM_MASK; write an event
@@ -380,6 +390,8 @@ int	 store_job_set_checkpoint(struct store *, int64_t id, const char *uri,
  * not write it. -ENOSPC past STORE_WATCHERS.
  */
 int	 store_watch(struct store *, store_move_cb cb, void *arg);
+/* Forget the watcher CB with ARG, if registered. */
+void	 store_unwatch(struct store *, store_move_cb cb, void *arg);
 /* Dollars billed over every job's ended attempts, into *RET. */
 int	 store_cost_total(struct store *, double *ret, char **cause);
 /* Dollars the same jobs would have cost on Vertex AI on-demand, and the

@@ -1271,6 +1271,22 @@ quota_headroom(struct quota *q, enum gcp_service svc, const char *region,
 }
 
 int
+quota_limit(struct quota *q, enum gcp_service svc, const char *region,
+    const char *metric, double *ret)
+{
+	enum quota_class	 cls = quota_class_of(svc);
+	struct quota_entry	*lim;
+
+	if (quota_find(q, cls, region, metric) == NULL)
+		return -ENOENT;
+	lim = quota_limit_entry(q, cls, region, metric);
+	if (lim == NULL || !lim->known)
+		return -ENOENT;
+	*ret = lim->limit;
+	return 0;
+}
+
+int
 quota_gpu_headroom(struct quota *q, enum gcp_service svc, const char *region,
     const char *gpu, int spot, double *ret)
 {

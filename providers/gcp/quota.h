@@ -119,6 +119,13 @@ const char *quota_cpu_metric(struct quota *, const char *region,
 int	 quota_headroom(struct quota *, enum gcp_service, const char *region,
 	    const char *metric, double *ret);
 /*
+ * The limit of METRIC in REGION, as quota_next() gives it for that
+ * reading, without walking every reading. -ENOENT if there is no
+ * reading or its limit is unknown.
+ */
+int	 quota_limit(struct quota *, enum gcp_service, const char *region,
+	    const char *metric, double *ret);
+/*
  * GPUs of type GPU a launch may still take in REGION: the headroom of
  * quota_gpu_metric(), bounded for Compute/Batch by GPUS_ALL_REGIONS.
  * -ENOENT if the regional metric is unknown.

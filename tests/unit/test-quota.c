@@ -609,6 +609,39 @@ test_quota_json(void **state)
 	assert_null(quota_to_json(t->q, NULL, "nvidia-voodoo"));
 }
 
+/* quota_limit() says for one reading what quota_next() says of it. */
+static void
+test_quota_limit(void **state)
+{
+	struct t		*t = *state;
+	struct quota_row	 row;
+	size_t			 iter = 0, n = 0;
+	double			 lim;
+
+	NEED_FAKE(t->ut);
+	json_decref(fake_post(&t->ut->fake, "/_fake/quota", "{\"region\":"
+	    "\"us-central1\",\"metric\":\"NVIDIA_T4_GPUS\",\"limit\":4}"));
+	start(t);
+	refresh(t, 0);
+	assert_int_equal(quota_limit(t->q, GCP_SERVICE_GCE, "us-central1",
+	    "NVIDIA_T4_GPUS", &lim), 0);
+	assert_true(lim == 4);
+	while (quota_next(t->q, &iter, &row)) {
+		if (!row.known) {
+			assert_int_equal(quota_limit(t->q, row.service,
+			    row.region, row.metric, &lim), -ENOENT);
+			continue;
+		}
+		assert_int_equal(quota_limit(t->q, row.service, row.region,
+		    row.metric, &lim), 0);
+		assert_true(lim == row.limit);
+		n++;
+	}
+	assert_true(n > 10);
+	assert_int_equal(quota_limit(t->q, GCP_SERVICE_GCE, "us-central1",
+	    "NO_SUCH_METRIC", &lim), -ENOENT);
+}
+
 int
 main(void)
 {
@@ -636,6 +669,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_quota_unknown_region,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quota_read_error, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_quota_limit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_quota_json, setup,
 		    teardown),

@@ -28,6 +28,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/gpu.h"
 #include "common/xmalloc.h"
 #include "daemon/cloud.h"
@@ -779,6 +780,123 @@ test_sched_pass_10000(void **state)
 	assert_int_equal(t->launches, 0);
 }
 
+/* Passes run so far reach passes_target. */
+static unsigned long	passes_target;
+
+static int
+passes_reached(void *arg)
+{
+	struct t		*t = arg;
+	struct sched_stats	 s;
+
+	sched_get_stats(t->sched, &s);
+	return s.passes >= passes_target;
+}
+
+/* Wake the scheduler and run its next pass; its stats into RET. */
+static void
+next_pass(struct t *t, struct sched_stats *ret)
+{
+	sched_get_stats(t->sched, ret);
+	passes_target = ret->passes + 1;
+	sched_wake(t->sched);
+	unittest_run_cond(t->ut, passes_reached, t);
+	sched_get_stats(t->sched, ret);
+}
+
+#define L4	"\"image\":\"x\",\"accelerator\":{\"type\":"		\
+	"\"nvidia-l4\",\"count\":1},\"providers\":[\"gce\",\"batch\"]"
+
+/* A second scheduler over the same store has done a pass. */
+static struct sched	*other;
+
+static int
+other_passed(void *arg)
+{
+	struct sched_stats	s;
+
+	(void)arg;
+	sched_get_stats(other, &s);
+	return s.passes >= 1;
+}
+
+/*
+ * The pass after one change redoes only what the change reaches
+ * (doc/DESIGN.md "The pass"): nothing changed, nothing is read, priced
+ * or written; a stockout cool-down of a T4 zone prices the T4 shape
+ * again and not the L4 one; a cancel and a submit read those two jobs
+ * alone. And what the incremental passes wrote is what a full pass
+ * writes: a scheduler that reads everything afresh changes no why.
+ */
+static void
+test_sched_incremental(void **state)
+{
+	struct t		*t = *state;
+	struct sched_stats	 s;
+	struct quota_zone	 z[64];
+	int64_t			 until;
+	char			*cause = NULL;
+	int			 n;
+
+	NEED_FAKE(t->ut);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0, 20);
+	(void)submit(t, "{" L4 "}", 0, 20);
+	start(t, 0);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+	sched_get_stats(t->sched, &s);
+	assert_int_equal(s.jobs_read, 40);
+	assert_int_equal(s.jobs_seen, 40);
+	assert_int_equal(s.shapes_priced, 2);
+	assert_int_equal(s.why_writes, 40);
+
+	/* Nothing changed: the first job of each shape is placed, the
+	 * rest settled from their items. */
+	next_pass(t, &s);
+	assert_int_equal(s.jobs_read, 0);
+	assert_int_equal(s.shapes_priced, 0);
+	assert_int_equal(s.jobs_walked, 2);
+	assert_int_equal(s.why_writes, 0);
+
+	/* One zone stocks out for T4 Spot: the T4 shape alone. */
+	n = quota_zones(gcp_quota(cloud_gcp(t->cloud)), NULL,
+	    "nvidia-tesla-t4", z, 64);
+	assert_true(n >= 1);
+	assert_int_equal(store_cooldown_strike(t->store, z[0].zone,
+	    "nvidia-tesla-t4", 1, clock_now(), 600, 3600, &until, &cause), 0);
+	next_pass(t, &s);
+	assert_int_equal(s.shapes_priced, 1);
+	assert_int_equal(s.jobs_read, 0);
+	assert_int_equal(s.jobs_seen, 40);
+
+	/* A job leaves the queue, another comes: those two are read. */
+	assert_int_equal(store_job_transition(t->store, 1,
+	    JOB_MASK(JOB_QUEUED), JOB_CANCELLED, "test", NULL, &cause), 0);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0, 1);
+	next_pass(t, &s);
+	assert_int_equal(s.jobs_read, 2);
+	assert_int_equal(s.jobs_seen, 40);
+	assert_int_equal(s.shapes_priced, 0);
+	assert_int_equal(s.why_writes, 1);
+
+	/* A full pass from scratch finds every why already right. */
+	other = sched_new(t->cloud);
+	sched_start(other);
+	sched_ready(other);
+	unittest_run_cond(t->ut, other_passed, t);
+	sched_get_stats(other, &s);
+	assert_int_equal(s.jobs_read, 40);
+	assert_int_equal(s.jobs_seen, 40);
+	assert_int_equal(s.shapes_priced, 2);
+	assert_int_equal(s.why_writes, 0);
+	assert_int_equal(t->launches, 0);
+	sched_close(other);
+	other = NULL;
+}
+
 int
 main(void)
 {
@@ -806,6 +924,7 @@ main(void)
 		C(test_sched_no_double_count),
 		C(test_sched_why_batch),
 		C(test_sched_pass_10000),
+		C(test_sched_incremental),
 #undef C
 	};
 

@@ -663,6 +663,76 @@ test_store_runnable_order(void **state)
 	assert_int_equal(c.ids[0], later);
 }
 
+/* Moves a watcher heard (test_store_sched_set). */
+static int	moves_heard;
+
+static void
+hear_move(const struct store_move *m, void *arg)
+{
+	(void)m;
+	(void)arg;
+	moves_heard++;
+}
+
+/*
+ * What the scheduler's runnable set reads (doc/DESIGN.md "The pass"):
+ * the queued jobs in backoff, every job above an id whatever its state,
+ * whether another connection wrote the file, and a watcher that stops.
+ */
+static void
+test_store_sched_set(void **state)
+{
+	struct fixture	*fx = *state;
+	struct collect	 c;
+	struct store	*other = NULL;
+	int64_t		 a, b, later, held, stamp = 0;
+	char		*cause = NULL;
+
+	a = insert_one(fx->st, "a", 0);
+	later = insert_one(fx->st, "later", 5);
+	insert_n(fx->st, 1, "held", 1000, 0, 1, &held);
+	b = insert_one(fx->st, "b", 9);
+	assert_int_equal(store_job_set_not_before(fx->st, later, 2000000000,
+	    &cause), 0);
+
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_later(fx->st, 1900000000, collect_job,
+	    &c, &cause), 1);
+	assert_int_equal(c.ids[0], later);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_later(fx->st, 2000000000, collect_job,
+	    &c, &cause), 0);
+
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_after(fx->st, a, collect_job, &c,
+	    &cause), 3);
+	assert_int_equal(c.ids[0], later);
+	assert_int_equal(c.ids[1], held);	/* any state */
+	assert_int_equal(c.ids[2], b);
+
+	/* Our own writes are not foreign; another connection's are. */
+	(void)store_foreign_write(fx->st, &stamp);
+	assert_int_equal(store_foreign_write(fx->st, &stamp), 0);
+	(void)insert_one(fx->st, "own", 0);
+	assert_int_equal(store_foreign_write(fx->st, &stamp), 0);
+	assert_int_equal(store_open(fx->path, &other, &cause), 0);
+	(void)insert_one(other, "theirs", 0);
+	store_close(other);
+	assert_int_equal(store_foreign_write(fx->st, &stamp), 1);
+	assert_int_equal(store_foreign_write(fx->st, &stamp), 0);
+
+	/* A watcher that goes hears nothing more. */
+	moves_heard = 0;
+	assert_int_equal(store_watch(fx->st, hear_move, NULL), 0);
+	assert_int_equal(store_job_transition(fx->st, a, JOB_MASK(JOB_QUEUED),
+	    JOB_HELD, "held", NULL, &cause), 0);
+	assert_int_equal(moves_heard, 1);
+	store_unwatch(fx->st, hear_move, NULL);
+	assert_int_equal(store_job_transition(fx->st, a, JOB_MASK(JOB_HELD),
+	    JOB_QUEUED, "released", NULL, &cause), 0);
+	assert_int_equal(moves_heard, 1);
+}
+
 /* The scheduler's shape: write from inside a runnable walk. */
 static int
 launch_each(const struct store_job *j, void *arg)
@@ -2506,6 +2576,7 @@ main(void)
 		T(test_store_list_paging),
 		T(test_store_list_filters),
 		T(test_store_list_callback_stops),
+		T(test_store_sched_set),
 		T(test_store_runnable_order),
 		T(test_store_runnable_write_during_walk),
 		T(test_store_transition_ok),
