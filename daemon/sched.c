@@ -1701,7 +1701,7 @@ sched_on_deadline_spot(void *arg, const struct store_job *row)
 	if (sh == NULL)
 		return 0;
 	if (sh->gen != s->gen) {
-		sched_shape_build(s, &s->ctx, &s->market, sh);
+		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
 		sh->gen = s->gen;
 	}
 	return sched_place_spot_first(j, s->ctx.now);
