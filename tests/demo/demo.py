@@ -568,6 +568,10 @@ def main():
         SPEED = QUICK_SPEED
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
+    # Python leaves SIGINT ignored if it started ignored, as a command
+    # sent to the background by a non-interactive shell does; the demo
+    # must still stop and clean up on it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     demo = Demo(args.builddir, args.keep)
     rc = 1
     verdict = "demo: failed"
