@@ -547,18 +547,29 @@ sched_set_index(const struct sched *s, int prio, int64_t id)
 	return lo;
 }
 
-/* Take J out of the set (it left the queue, or is read again). */
-static void
-sched_set_remove(struct sched *s, struct sched_job *j)
+/* J's item in the set, or NULL. */
+static struct sched_item *
+sched_set_item(struct sched *s, const struct sched_job *j)
 {
 	size_t	i;
 
 	if (!j->in_set)
-		return;
+		return NULL;
 	i = sched_set_index(s, j->priority, j->id);
-	if (i < s->nitems && s->items[i].job == j) {
-		memmove(&s->items[i], &s->items[i + 1],
-		    (s->nitems - i - 1) * sizeof s->items[0]);
+	return i < s->nitems && s->items[i].job == j ? &s->items[i] : NULL;
+}
+
+/* Take J out of the set (it left the queue, or is read again). */
+static void
+sched_set_remove(struct sched *s, struct sched_job *j)
+{
+	struct sched_item	*it;
+
+	if (!j->in_set)
+		return;
+	if ((it = sched_set_item(s, j)) != NULL) {
+		memmove(it, it + 1, (size_t)(s->items + s->nitems - it - 1) *
+		    sizeof *it);
 		s->nitems--;
 	} else
 		s->stale = 1;	/* cannot be: read it all again */
@@ -572,13 +583,10 @@ sched_set_remove(struct sched *s, struct sched_job *j)
 static void
 sched_set_hinted(struct sched *s, struct sched_job *j)
 {
-	size_t	i;
+	struct sched_item	*it;
 
-	if (!j->in_set)
-		return;
-	i = sched_set_index(s, j->priority, j->id);
-	if (i < s->nitems && s->items[i].job == j)
-		s->items[i].flags |= SCHED_I_HINTED;
+	if ((it = sched_set_item(s, j)) != NULL)
+		it->flags |= SCHED_I_HINTED;
 }
 
 /* Forget job ID's backoff entry, if any. */
