@@ -51,6 +51,8 @@ when_parse(const char *s, int64_t *ret)
 	const char	*p = s;
 	int		 y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0, leap;
 
+	if (s == NULL)
+		return -EINVAL;
 	if (when_digits(&p, 4, &y) != 0 || *p++ != '-' ||
 	    when_digits(&p, 2, &mo) != 0 || *p++ != '-' ||
 	    when_digits(&p, 2, &d) != 0 ||

@@ -15,8 +15,10 @@
 /*
  * Parse an RFC 3339 date-time with a zone ("Z" or "+hh:mm"/"-hh:mm";
  * fractions of a second are dropped) into unix seconds in *ret. 0, or
- * -EINVAL when S is not one (a time without a zone is refused: it would
- * mean whatever zone gpuqd runs in).
+ * -EINVAL when S is NULL or not one (a time without a zone is refused:
+ * it would mean whatever zone gpuqd runs in). Google's APIs print the
+ * same form: Compute Engine with an offset, Batch and Vertex AI in UTC
+ * with up to nine fractional digits.
  */
 int	 when_parse(const char *s, int64_t *ret);
 /* T as "2026-12-01T08:00:00Z" into BUF (WHEN_TEXT_MAX); returns BUF. */

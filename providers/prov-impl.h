@@ -45,7 +45,6 @@ struct prov_text {
 /* provider.c */
 /* RFC 3339 ("2024-06-26T11:42:22.006-07:00") to unix seconds: 0 or
  * -EINVAL. Fractions are dropped; 'Z' and numeric offsets are honoured. */
-int		 prov_time_parse(const char *, int64_t *ret);
 /* Unix seconds of OBJ's string member KEY; 0 when absent or bad. */
 int64_t		 prov_json_time(json_t *obj, const char *key);
 /* Last '/'-separated part of S (borrowed from S); S itself if none. */

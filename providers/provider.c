@@ -20,6 +20,7 @@
 
 #include "common/gpu.h"
 #include "common/log.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
@@ -106,95 +107,18 @@ prov_state_name(int state)
 	return prov_state_names[state];
 }
 
-/* Read exactly N digits at *P into *RET and advance; -1 if not digits. */
-static int
-prov_digits(const char **p, int n, int *ret)
-{
-	int	v = 0;
-
-	while (n-- > 0) {
-		if (**p < '0' || **p > '9')
-			return -1;
-		v = v * 10 + (**p - '0');
-		(*p)++;
-	}
-	*ret = v;
-	return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t
-prov_days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/*
- * RFC 3339 date-time (section 5.6): Compute Engine prints local time with
- * an offset and milliseconds ("2024-06-26T11:42:22.006-07:00"); Batch and
- * Vertex print UTC with up to nine fractional digits ("...22.123456789Z").
- */
-int
-prov_time_parse(const char *s, int64_t *ret)
-{
-	const char	*p = s;
-	int		 y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-	int64_t		 t;
-
-	if (s == NULL)
-		return -EINVAL;
-	if (prov_digits(&p, 4, &y) != 0 || *p++ != '-' ||
-	    prov_digits(&p, 2, &mo) != 0 || *p++ != '-' ||
-	    prov_digits(&p, 2, &d) != 0 ||
-	    (*p != 'T' && *p != 't' && *p != ' '))
-		return -EINVAL;
-	p++;
-	if (prov_digits(&p, 2, &h) != 0 || *p++ != ':' ||
-	    prov_digits(&p, 2, &mi) != 0 || *p++ != ':' ||
-	    prov_digits(&p, 2, &sec) != 0)
-		return -EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60)
-		return -EINVAL;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z')
-		p++;
-	else if (*p == '+' || *p == '-') {
-		sign = *p++ == '-' ? -1 : 1;
-		if (prov_digits(&p, 2, &oh) != 0 || *p++ != ':' ||
-		    prov_digits(&p, 2, &om) != 0 || oh > 23 || om > 59)
-			return -EINVAL;
-	} else
-		return -EINVAL;
-	if (*p != '\0')
-		return -EINVAL;
-	t = prov_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
-	    sec;
-	t -= (int64_t)sign * (oh * 3600 + om * 60);
-	*ret = t;
-	return 0;
-}
-
 /* Unix seconds of OBJ[KEY], or 0 when absent or not a time. */
 int64_t
 prov_json_time(json_t *obj, const char *key)
 {
 	int64_t	t;
 
-	if (prov_time_parse(json_string_value(json_object_get(obj, key)),
+	/*
+	 * RFC 3339 (section 5.6): Compute Engine prints local time with an
+	 * offset and milliseconds ("2024-06-26T11:42:22.006-07:00"); Batch
+	 * and Vertex print UTC with up to nine fractional digits.
+	 */
+	if (when_parse(json_string_value(json_object_get(obj, key)),
 	    &t) != 0)
 		return 0;
 	return t;

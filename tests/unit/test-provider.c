@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "common/gpu.h"
+#include "common/when.h"
 #include "common/xmalloc.h"
 #include "providers/provider.h"
 #include "providers/prov-impl.h"
@@ -69,55 +70,55 @@ test_prov_state_names(void **state)
 }
 
 static void
-test_prov_time_parse_forms(void **state)
+test_when_parse_forms(void **state)
 {
 	int64_t	t = -1;
 
 	(void)state;
-	assert_int_equal(prov_time_parse("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(when_parse("1970-01-01T00:00:00Z", &t), 0);
 	assert_int_equal(t, 0);
 	/* Batch / Vertex: UTC, up to nine fractional digits. */
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.123456789Z",
+	assert_int_equal(when_parse("2024-06-26T18:42:22.123456789Z",
 	    &t), 0);
 	assert_int_equal(t, 1719427342);
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.5z", &t), 0);
+	assert_int_equal(when_parse("2024-06-26T18:42:22.5z", &t), 0);
 	assert_int_equal(t, 1719427342);
 	/* Compute Engine: local time with an offset. */
-	assert_int_equal(prov_time_parse("2024-06-26T11:42:22.006-07:00",
+	assert_int_equal(when_parse("2024-06-26T11:42:22.006-07:00",
 	    &t), 0);
 	assert_int_equal(t, 1719427342);
-	assert_int_equal(prov_time_parse("2024-06-27T00:12:22+05:30", &t),
+	assert_int_equal(when_parse("2024-06-27T00:12:22+05:30", &t),
 	    0);
 	assert_int_equal(t, 1719427342);
 	/* Leap day, end of century rules. */
-	assert_int_equal(prov_time_parse("2000-02-29T00:00:00Z", &t), 0);
+	assert_int_equal(when_parse("2000-02-29T00:00:00Z", &t), 0);
 	assert_int_equal(t, 951782400);
-	assert_int_equal(prov_time_parse("2100-03-01T00:00:00Z", &t), 0);
+	assert_int_equal(when_parse("2100-03-01T00:00:00Z", &t), 0);
 	assert_int_equal(t, 4107542400LL);
 }
 
 static void
-test_prov_time_parse_bad(void **state)
+test_when_parse_bad(void **state)
 {
 	int64_t	t = 42;
 
 	(void)state;
-	assert_int_equal(prov_time_parse(NULL, &t), -EINVAL);
-	assert_int_equal(prov_time_parse("", &t), -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26", &t), -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22", &t),
+	assert_int_equal(when_parse(NULL, &t), -EINVAL);
+	assert_int_equal(when_parse("", &t), -EINVAL);
+	assert_int_equal(when_parse("2024-06-26", &t), -EINVAL);
+	assert_int_equal(when_parse("2024-06-26T18:42:22", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse("2024-13-26T18:42:22Z", &t),
+	assert_int_equal(when_parse("2024-13-26T18:42:22Z", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26T24:42:22Z", &t),
+	assert_int_equal(when_parse("2024-06-26T24:42:22Z", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22.Z", &t),
+	assert_int_equal(when_parse("2024-06-26T18:42:22.Z", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22+0700", &t),
+	assert_int_equal(when_parse("2024-06-26T18:42:22+0700", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse("2024-06-26T18:42:22Zjunk", &t),
+	assert_int_equal(when_parse("2024-06-26T18:42:22Zjunk", &t),
 	    -EINVAL);
-	assert_int_equal(prov_time_parse(" 2024-06-26T18:42:22Z", &t),
+	assert_int_equal(when_parse(" 2024-06-26T18:42:22Z", &t),
 	    -EINVAL);
 	assert_int_equal(t, 42);
 }
@@ -454,8 +455,8 @@ main(void)
 		cmocka_unit_test(test_prov_services),
 		cmocka_unit_test(test_prov_daemon_never_branches_on_names),
 		cmocka_unit_test(test_prov_state_names),
-		cmocka_unit_test(test_prov_time_parse_forms),
-		cmocka_unit_test(test_prov_time_parse_bad),
+		cmocka_unit_test(test_when_parse_forms),
+		cmocka_unit_test(test_when_parse_bad),
 		cmocka_unit_test(test_prov_json_time_and_segment),
 		cmocka_unit_test(test_prov_labels_and_filter),
 		cmocka_unit_test(test_prov_launch_check_fields),
