@@ -175,7 +175,28 @@ hist_csvf(const char *fmt, double v)
 	putchar(',');
 }
 
-/* "batch/us-central1 spot, gce/us-east1-c" of JOB's attempts. */
+/*
+ * The kind of capacity attempt A ran on, as a suffix: " spot", " flex",
+ * " reserved"; "" for standard on-demand. gpuqd before capacity kinds
+ * sent only "spot".
+ */
+static const char *
+hist_kind(json_t *a)
+{
+	const char	*kind = cli_json_str(a, "capacity");
+
+	if (kind == NULL)
+		return json_is_true(json_object_get(a, "spot")) ? " spot" : "";
+	if (strcmp(kind, "spot") == 0)
+		return " spot";
+	if (strcmp(kind, "flex") == 0)
+		return " flex";
+	if (strcmp(kind, "reserved") == 0)
+		return " reserved";
+	return "";
+}
+
+/* "batch/us-central1 spot, gce/us-east1-c flex" of JOB's attempts. */
 static char *
 hist_where(json_t *job)
 {
@@ -187,8 +208,7 @@ hist_where(json_t *job)
 		cli_fmt_where_s(cli_json_str(a, "provider"),
 		    cli_json_str(a, "zone"), cli_json_str(a, "region"), buf,
 		    sizeof buf);
-		t = xprintf("%s%s%s%s", s, *s ? ", " : "", buf,
-		    json_is_true(json_object_get(a, "spot")) ? " spot" : "");
+		t = xprintf("%s%s%s%s", s, *s ? ", " : "", buf, hist_kind(a));
 		free(s);
 		s = t;
 	}

@@ -67,7 +67,6 @@ show_plain_ok(const char *s)
 	return ok;
 }
 
-/* A scalar as YAML: plain when safe, else a JSON (= YAML) string. */
 /* An attempt's SPOT cell: yes, no, or the kind of capacity that is
  * neither Spot nor standard ("flex", "reserved"). Borrowed. */
 static const char *
@@ -82,6 +81,7 @@ cli_show_spot(json_t *a)
 	return "no";
 }
 
+/* A scalar as YAML: plain when safe, else a JSON (= YAML) string. */
 static void
 show_scalar(json_t *v)
 {

@@ -195,6 +195,10 @@ api_hist_on_row(const struct store_acct_row *r, void *arg)
 	jsonw_string(w, r->zone);
 	JSONW_KEY(w, "spot");
 	jsonw_bool(w, r->spot);
+	/* Attempts from before capacity kinds have none: Spot or not. */
+	JSONW_KEY(w, "capacity");
+	jsonw_string(w, r->capacity != NULL ? r->capacity :
+	    r->spot ? "spot" : "standard");
 	JSONW_KEY(w, "gpu_count");
 	jsonw_int(w, r->a_gpu_count);
 	JSONW_KEY(w, "hourly_usd");

@@ -49,6 +49,7 @@ store_acct_row(sqlite3_stmt *s, struct store_acct_row *r)
 	r->a_gpu_count = sqlite3_column_int(s, 25);
 	r->baseline_hourly_usd = sqlite3_column_double(s, 26);
 	r->deadline = sqlite3_column_int64(s, 27);
+	r->capacity = (const char *)sqlite3_column_text(s, 28);
 }
 
 int

@@ -139,7 +139,8 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " j.interruptions, j.failures, j.exit_code, a.number, a.provider,"
 	    " a.region, a.zone, a.spot, a.hourly_usd, a.started, a.ended,"
 	    " a.billed_start, a.billed_end, a.cost_usd, a.baseline_usd,"
-	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd, j.deadline"
+	    " a.end_reason, a.gpu_count, a.baseline_hourly_usd, j.deadline,"
+	    " a.capacity"
 	    " FROM jobs AS j INDEXED BY jobs_history"
 	    " LEFT JOIN attempts AS a ON a.job_id = j.id"
 	    " WHERE " STORE_ENDED_WHERE("j.state")

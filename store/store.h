@@ -565,6 +565,7 @@ struct store_acct_row {
 	const char	*region;
 	const char	*zone;		/* or NULL */
 	int		 spot;
+	const char	*capacity;	/* "flex", ...; NULL: from spot */
 	int		 a_gpu_count;
 	double		 hourly_usd;
 	double		 baseline_hourly_usd;

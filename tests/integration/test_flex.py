@@ -71,6 +71,20 @@ def test_flex_only_runs_on_flex_on_each_service(cloud):
         flex_fields(c, p, body_of(c, p, jid), jid)
         rc, out, err = c.gpuq("show", str(jid))
         c.check(rc == 0 and " flex " in out, "gpuq show: %s" % out, jid)
+    # history says which kind of capacity each attempt ran on, in its
+    # JSON and in the WHERE column.
+    rc, out, err = c.gpuq("history", "--json")
+    assert rc == 0, err
+    hist = {j["id"]: j for j in json.loads(out)}
+    rc, table, err = c.gpuq("history")
+    assert rc == 0, err
+    for p, jid in ids.items():
+        atts = hist[jid]["attempts"]
+        c.check([a["capacity"] for a in atts] == ["flex"],
+                "history attempts %r" % atts, jid)
+        row = [ln for ln in table.splitlines() if "flex-" + p in ln]
+        c.check(len(row) == 1 and " flex" in row[0].split("flex-" + p)[1],
+                "history row %r" % row, jid)
 
 
 def test_flex_never_fulfilled_is_withdrawn(cloud):
