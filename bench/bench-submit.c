@@ -38,11 +38,15 @@
  *   1-row commit behind a socket  one at a time over one connection:
  *                  its ratio to the 1-row commit is the best "one at a
  *                  time" can reach on this machine
+ *   a job's 3 B-trees behind a socket  the same server writing what a
+ *                  queued submit writes in gpuqd's schema (a job row
+ *                  with its spec, two partial indexes): gpuqd's own
+ *                  code is what "one at a time" adds to it
  *   spawn + connect + 1-row commit  with -c, bench-client (libc only:
  *                  connect, one line, its reply) spawned per job against
- *                  that server: its ratio to /bin/true is the best "1
+ *                  the 1-row server: its ratio to /bin/true is the best "1
  *                  gpuq process per job" can reach here
- *   gpuq submit to that server  gpuq's own share: the figure with a
+ *   gpuq submit to the 1-row server  gpuq's own share: the figure with a
  *                  daemon that does nothing but the commit
  */
 #include "config.h"
@@ -423,12 +427,25 @@ bench_floor_sqlite(const char *dir, long n, int per)
 
 /*
  * The commit server: on listening socket LFD, one connection after
- * another, each request line answered with one row committed durably
- * (WAL, synchronous=FULL, as gpuqd's store) into a database in DIR and
- * {"ok":true,"id":N}. The least a daemon can do per durable submit.
+ * another, each request line answered with one durable commit (WAL,
+ * synchronous=FULL, as gpuqd's store) into a database in DIR and
+ * {"ok":true,"id":N}; READY gets a byte once it is warm. JOB 0: one
+ * tiny row, the least a daemon can do per durable submit. JOB 1: what a
+ * queued submit writes in gpuqd's schema, a job row with the stored
+ * spec in a table with two partial indexes that take it (FLOOR_JOBS:
+ * jobs, jobs_live and jobs_runnable, three B-trees, three WAL frames),
+ * so gpuqd's own code shows as what it adds to that.
  */
+#define FLOOR_JOBS \
+	"CREATE TABLE jobs (id INTEGER PRIMARY KEY, name TEXT," \
+	" state INT, priority INT, owner INT, spec TEXT, created INT," \
+	" updated INT, not_before INT NOT NULL DEFAULT 0);" \
+	"CREATE INDEX jobs_live ON jobs (id, state) WHERE state < 5;" \
+	"CREATE INDEX jobs_runnable ON jobs (priority DESC, id," \
+	" not_before) WHERE state = 1;"
+
 static void __attribute__((noreturn))
-floor_commit_server(int lfd, int ready, const char *dir)
+floor_commit_server(int lfd, int ready, const char *dir, int job)
 {
 	static char	 in[1 << 16];
 	sqlite3		*db;
@@ -437,16 +454,23 @@ floor_commit_server(int lfd, int ready, const char *dir)
 	ssize_t		 k, i;
 	int		 fd, n;
 
-	if (asprintf(&path, "%s/bench-floor-sock.db", dir) == -1)
+	if (asprintf(&path, "%s/bench-floor-sock%d.db", dir, job) == -1)
 		die("asprintf");
 	(void)unlink(path);
 	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db,
 	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-	    "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT);", NULL, NULL,
-	    NULL) != SQLITE_OK || sqlite3_prepare_v2(db,
+	    "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT);" FLOOR_JOBS,
+	    NULL, NULL, NULL) != SQLITE_OK || sqlite3_prepare_v2(db, job ?
+	    "INSERT INTO jobs (name, state, priority, owner, spec, created,"
+	    " updated) VALUES ('bench', 1, 0, 1000, ?1, ?2, ?2)" :
 	    "INSERT INTO t (v) VALUES (1)", -1, &s, NULL) != SQLITE_OK)
 		floor_sqlite_fail(db, path);
-	for (i = 0; i < 1024; i++)
+	if (job) {
+		sqlite3_bind_text(s, 1, FLOOR_SPEC, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)time(NULL));
+	}
+	/* Past the WAL's first checkpoint: it is reused, not grown. */
+	for (i = 0; i < 1536; i++)
 		floor_sqlite_step(db, path, s);
 	/* Warm: the timing starts now. */
 	if (write(ready, "", 1) != 1)
@@ -472,7 +496,7 @@ floor_commit_server(int lfd, int ready, const char *dir)
 
 /* Start the commit server on socket PATH, once it is warm; its pid. */
 static pid_t
-floor_commit_start(const char *path, const char *dir)
+floor_commit_start(const char *path, const char *dir, int job)
 {
 	struct sockaddr_un	sun;
 	pid_t			pid;
@@ -498,7 +522,7 @@ floor_commit_start(const char *path, const char *dir)
 		die("fork");
 	if (pid == 0) {
 		close(p[0]);
-		floor_commit_server(lfd, p[1], dir);
+		floor_commit_server(lfd, p[1], dir, job);
 	}
 	close(p[1]);
 	close(lfd);
@@ -670,6 +694,7 @@ struct best {
 	double	pipe, serial, proc;
 	double	f_group, f_append, f_commit, f_spawn;
 	double	f_sock;		/* 1-row commit behind a socket */
+	double	f_job;		/* a job's three B-trees behind it */
 	double	f_client;	/* bench-client processes to it */
 	double	f_gpuq;		/* gpuq processes to it */
 };
@@ -753,8 +778,11 @@ main(int argc, char **argv)
 				    bench_floor_serial(floor, n));
 				best_of(&b.f_commit, n,
 				    bench_floor_sqlite(floor, n, 1));
-				fpid = floor_commit_start(fsock, floor);
+				fpid = floor_commit_start(fsock, floor, 0);
 				best_of(&b.f_sock, n, bench_serial(fsock, n));
+				floor_commit_stop(fpid, fsock);
+				fpid = floor_commit_start(fsock, floor, 1);
+				best_of(&b.f_job, n, bench_serial(fsock, n));
 				floor_commit_stop(fpid, fsock);
 			}
 		}
@@ -763,7 +791,7 @@ main(int argc, char **argv)
 			    gpuq, file));
 			if (floor != NULL) {
 				best_of(&b.f_spawn, n, bench_floor_spawn(n));
-				fpid = floor_commit_start(fsock, floor);
+				fpid = floor_commit_start(fsock, floor, 0);
 				if (client != NULL)
 					best_of(&b.f_client, n,
 					    bench_clients(fsock, n, client));
@@ -804,6 +832,12 @@ main(int argc, char **argv)
 		    b.f_sock, b.f_commit, 0);
 		report_ratio("ratio: one at a time / that", b.serial,
 		    b.f_sock, 0);
+		report_best("floor: a job's 3 B-trees behind a socket",
+		    nserial / rounds, b.f_job, 0);
+		report_ratio("ratio: that / 1-row commit", b.f_job,
+		    b.f_commit, 0);
+		report_ratio("ratio: one at a time / that", b.serial,
+		    b.f_job, 0);
 	}
 	if (nproc / rounds > 0) {
 		report_best("floor: spawning " BENCH_TRUE, nproc / rounds,
