@@ -30,6 +30,24 @@
  *                  process: under "one at a time" (>= 0.6x)
  *   spawning /bin/true  back to back: under "1 gpuq process per job"
  *                  (>= 0.7x)
+ *
+ * and, to tell gpuqd's share from the machine's, the same commit behind
+ * a socket (a child that serves each request line with a one-row
+ * durable SQLite commit and a reply, the least any daemon can do):
+ *
+ *   1-row commit behind a socket  one at a time over one connection:
+ *                  its ratio to the 1-row commit is the best "one at a
+ *                  time" can reach on this machine
+ *   a job's 3 B-trees behind a socket  the same server writing what a
+ *                  queued submit writes in gpuqd's schema (a job row
+ *                  with its spec, two partial indexes): gpuqd's own
+ *                  code is what "one at a time" adds to it
+ *   spawn + connect + 1-row commit  with -c, bench-client (libc only:
+ *                  connect, one line, its reply) spawned per job against
+ *                  the 1-row server: its ratio to /bin/true is the best "1
+ *                  gpuq process per job" can reach here
+ *   gpuq submit to the 1-row server  gpuq's own share: the figure with a
+ *                  daemon that does nothing but the commit
  */
 #include "config.h"
 
@@ -41,6 +59,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -406,14 +425,129 @@ bench_floor_sqlite(const char *dir, long n, int per)
 	return t;
 }
 
-/* N `gpuq --socket PATH submit -q FILE` processes, one after another. */
+/*
+ * The commit server: on listening socket LFD, one connection after
+ * another, each request line answered with one durable commit (WAL,
+ * synchronous=FULL, as gpuqd's store) into a database in DIR and
+ * {"ok":true,"id":N}; READY gets a byte once it is warm. JOB 0: one
+ * tiny row, the least a daemon can do per durable submit. JOB 1: what a
+ * queued submit writes in gpuqd's schema, a job row with the stored
+ * spec in a table with two partial indexes that take it (FLOOR_JOBS:
+ * jobs, jobs_live and jobs_runnable, three B-trees, three WAL frames),
+ * so gpuqd's own code shows as what it adds to that.
+ */
+#define FLOOR_JOBS \
+	"CREATE TABLE jobs (id INTEGER PRIMARY KEY, name TEXT," \
+	" state INT, priority INT, owner INT, spec TEXT, created INT," \
+	" updated INT, not_before INT NOT NULL DEFAULT 0);" \
+	"CREATE INDEX jobs_live ON jobs (id, state) WHERE state < 5;" \
+	"CREATE INDEX jobs_runnable ON jobs (priority DESC, id," \
+	" not_before) WHERE state = 1;"
+
+static void __attribute__((noreturn))
+floor_commit_server(int lfd, int ready, const char *dir, int job)
+{
+	static char	 in[1 << 16];
+	sqlite3		*db;
+	sqlite3_stmt	*s;
+	char		*path, out[64];
+	ssize_t		 k, i;
+	int		 fd, n;
+
+	if (asprintf(&path, "%s/bench-floor-sock%d.db", dir, job) == -1)
+		die("asprintf");
+	(void)unlink(path);
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db,
+	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+	    "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT);" FLOOR_JOBS,
+	    NULL, NULL, NULL) != SQLITE_OK || sqlite3_prepare_v2(db, job ?
+	    "INSERT INTO jobs (name, state, priority, owner, spec, created,"
+	    " updated) VALUES ('bench', 1, 0, 1000, ?1, ?2, ?2)" :
+	    "INSERT INTO t (v) VALUES (1)", -1, &s, NULL) != SQLITE_OK)
+		floor_sqlite_fail(db, path);
+	if (job) {
+		sqlite3_bind_text(s, 1, FLOOR_SPEC, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)time(NULL));
+	}
+	/* Past the WAL's first checkpoint: it is reused, not grown. */
+	for (i = 0; i < 1536; i++)
+		floor_sqlite_step(db, path, s);
+	/* Warm: the timing starts now. */
+	if (write(ready, "", 1) != 1)
+		die("write");
+	close(ready);
+	while ((fd = accept(lfd, NULL, NULL)) != -1) {
+		while ((k = read(fd, in, sizeof in)) > 0) {
+			for (i = 0; i < k; i++) {
+				if (in[i] != '\n')
+					continue;
+				floor_sqlite_step(db, path, s);
+				n = snprintf(out, sizeof out,
+				    "{\"ok\":true,\"id\":%lld}\n",
+				    (long long)sqlite3_last_insert_rowid(db));
+				if (write(fd, out, (size_t)n) != n)
+					break;
+			}
+		}
+		close(fd);
+	}
+	_exit(0);
+}
+
+/* Start the commit server on socket PATH, once it is warm; its pid. */
+static pid_t
+floor_commit_start(const char *path, const char *dir, int job)
+{
+	struct sockaddr_un	sun;
+	pid_t			pid;
+	char			c;
+	int			lfd, p[2];
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		errno = ENAMETOOLONG;
+		die(path);
+	}
+	strcpy(sun.sun_path, path);
+	(void)unlink(path);
+	if ((lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		die("socket");
+	if (bind(lfd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
+	    listen(lfd, 64) == -1)
+		die(path);
+	if (pipe(p) == -1)
+		die("pipe");
+	if ((pid = fork()) == -1)
+		die("fork");
+	if (pid == 0) {
+		close(p[0]);
+		floor_commit_server(lfd, p[1], dir, job);
+	}
+	close(p[1]);
+	close(lfd);
+	if (read(p[0], &c, 1) != 1) {
+		fprintf(stderr, "bench-submit: the commit server failed\n");
+		exit(1);
+	}
+	close(p[0]);
+	return pid;
+}
+
+static void
+floor_commit_stop(pid_t pid, const char *path)
+{
+	(void)kill(pid, SIGTERM);
+	if (waitpid(pid, NULL, 0) == -1)
+		die("waitpid");
+	(void)unlink(path);
+}
+
+/* N processes of ARGV, one after another, stdout to /dev/null. */
 static double
-bench_processes(const char *path, long n, const char *gpuq, const char *file)
+bench_spawn_argv(char **argv, long n)
 {
 	posix_spawn_file_actions_t	 fa;
-	char				*argv[] = { (char *)gpuq,
-	    (char *)"--socket", (char *)path, (char *)"submit", (char *)"-q",
-	    (char *)file, NULL };
 	double				 t0;
 	pid_t				 pid;
 	long				 i;
@@ -424,22 +558,41 @@ bench_processes(const char *path, long n, const char *gpuq, const char *file)
 	    O_WRONLY, 0);
 	t0 = now_s();
 	for (i = 0; i < n; i++) {
-		rc = posix_spawn(&pid, gpuq, &fa, NULL, argv, environ);
+		rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 		if (rc != 0) {
 			errno = rc;
-			die(gpuq);
+			die(argv[0]);
 		}
 		if (waitpid(pid, &st, 0) == -1)
 			die("waitpid");
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "bench-submit: gpuq submit %ld failed "
-			    "(status %d)\n", i + 1, st);
+			fprintf(stderr, "bench-submit: %s %ld failed "
+			    "(status %d)\n", argv[0], i + 1, st);
 			exit(1);
 		}
 	}
 	t0 = now_s() - t0;
 	posix_spawn_file_actions_destroy(&fa);
 	return t0;
+}
+
+/* N `gpuq --socket PATH submit -q FILE` processes, one after another. */
+static double
+bench_processes(const char *path, long n, const char *gpuq, const char *file)
+{
+	char	*argv[] = { (char *)gpuq, (char *)"--socket", (char *)path,
+	    (char *)"submit", (char *)"-q", (char *)file, NULL };
+
+	return bench_spawn_argv(argv, n);
+}
+
+/* N `bench-client PATH` processes, one after another. */
+static double
+bench_clients(const char *path, long n, const char *client)
+{
+	char	*argv[] = { (char *)client, (char *)path, NULL };
+
+	return bench_spawn_argv(argv, n);
 }
 
 static double
@@ -491,15 +644,18 @@ bench_floor_spawn(long n)
 
 /*
  * A figure beside its floor measured in this run: RATE / FLOOR, and
- * whether that meets the ratio TARGET.
+ * whether that meets the ratio TARGET (0: none, a floor's own ratio).
  */
 static void
 report_ratio(const char *what, double rate, double floor, double target)
 {
 	double	ratio = rate / floor;
 
-	printf("%-44s %6.2fx (target >= %.2fx: %s)\n", what, ratio, target,
-	    ratio >= target ? "met" : "MISSED");
+	if (target <= 0)
+		printf("%-44s %6.2fx\n", what, ratio);
+	else
+		printf("%-44s %6.2fx (target >= %.2fx: %s)\n", what, ratio,
+		    target, ratio >= target ? "met" : "MISSED");
 	fflush(stdout);
 }
 
@@ -507,7 +663,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: bench-submit [-n PIPELINED] [-s SERIAL] "
-	    "[-p PROCESSES -g GPUQ -f JOBFILE] [-r ROUNDS] SOCKET\n"
+	    "[-p PROCESSES -g GPUQ -f JOBFILE] [-F DIR [-c CLIENT]]\n"
+	    "       [-r ROUNDS] SOCKET\n"
 	    "  -n N  submits pipelined over one connection (default 100000)\n"
 	    "  -s N  submits one at a time over one connection "
 	    "(default 20000)\n"
@@ -519,7 +676,13 @@ usage(void)
 	    "        append + fdatasync in DIR per request, a one-row "
 	    "durable\n"
 	    "        SQLite commit in DIR, and /bin/true spawned back to "
-	    "back\n"
+	    "back;\n"
+	    "        and that commit behind a socket, asked one at a time "
+	    "and\n"
+	    "        by gpuq processes\n"
+	    "  -c CLIENT  with -F: also bench-client processes against "
+	    "that\n"
+	    "        socket (spawn + connect + 1-row commit)\n"
 	    "  -r N  measure each figure and floor in turn N times, on N/ROUNDS\n"
 	    "        each, and print the best rate of each (default 5)\n"
 	    "  0 skips a measurement.\n");
@@ -530,6 +693,10 @@ usage(void)
 struct best {
 	double	pipe, serial, proc;
 	double	f_group, f_append, f_commit, f_spawn;
+	double	f_sock;		/* 1-row commit behind a socket */
+	double	f_job;		/* a job's three B-trees behind it */
+	double	f_client;	/* bench-client processes to it */
+	double	f_gpuq;		/* gpuq processes to it */
 };
 
 static void
@@ -549,12 +716,18 @@ int
 main(int argc, char **argv)
 {
 	const char	*gpuq = NULL, *file = NULL, *floor = NULL;
+	const char	*client = NULL;
+	char		*fsock = NULL;
+	pid_t		 fpid;
 	long		 npipe = 100000, nserial = 20000, nproc = 2000, n;
 	struct best	 b;
 	int		 ch, r, rounds = 5;
 
-	while ((ch = getopt(argc, argv, "n:s:p:g:f:F:r:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:s:p:g:f:F:c:r:")) != -1) {
 		switch (ch) {
+		case 'c':
+			client = optarg;
+			break;
 		case 'F':
 			floor = optarg;
 			break;
@@ -581,8 +754,10 @@ main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1 || rounds < 1 || (nproc > 0 && (gpuq == NULL ||
-	    file == NULL)))
+	    file == NULL)) || (client != NULL && floor == NULL))
 		usage();
+	if (floor != NULL && asprintf(&fsock, "%s/floor.sock", floor) == -1)
+		die("asprintf");
 	/*
 	 * Each figure and its floor are measured in turn, ROUNDS times over
 	 * a share of N each, and the best rate of each is kept: on a shared
@@ -603,13 +778,27 @@ main(int argc, char **argv)
 				    bench_floor_serial(floor, n));
 				best_of(&b.f_commit, n,
 				    bench_floor_sqlite(floor, n, 1));
+				fpid = floor_commit_start(fsock, floor, 0);
+				best_of(&b.f_sock, n, bench_serial(fsock, n));
+				floor_commit_stop(fpid, fsock);
+				fpid = floor_commit_start(fsock, floor, 1);
+				best_of(&b.f_job, n, bench_serial(fsock, n));
+				floor_commit_stop(fpid, fsock);
 			}
 		}
 		if ((n = nproc / rounds) > 0) {
 			best_of(&b.proc, n, bench_processes(argv[optind], n,
 			    gpuq, file));
-			if (floor != NULL)
+			if (floor != NULL) {
 				best_of(&b.f_spawn, n, bench_floor_spawn(n));
+				fpid = floor_commit_start(fsock, floor, 0);
+				if (client != NULL)
+					best_of(&b.f_client, n,
+					    bench_clients(fsock, n, client));
+				best_of(&b.f_gpuq, n, bench_processes(fsock, n,
+				    gpuq, file));
+				floor_commit_stop(fpid, fsock);
+			}
 		}
 	}
 	if (npipe / rounds > 0)
@@ -636,12 +825,38 @@ main(int argc, char **argv)
 		    nserial / rounds, b.f_commit, 0);
 		report_ratio("ratio: one at a time / 1-row commit", b.serial,
 		    b.f_commit, 0.6);
+		/* What any daemon reaches here, and gpuqd beside it. */
+		report_best("floor: 1-row commit behind a socket",
+		    nserial / rounds, b.f_sock, 0);
+		report_ratio("ratio: that / 1-row commit (best possible)",
+		    b.f_sock, b.f_commit, 0);
+		report_ratio("ratio: one at a time / that", b.serial,
+		    b.f_sock, 0);
+		report_best("floor: a job's 3 B-trees behind a socket",
+		    nserial / rounds, b.f_job, 0);
+		report_ratio("ratio: that / 1-row commit", b.f_job,
+		    b.f_commit, 0);
+		report_ratio("ratio: one at a time / that", b.serial,
+		    b.f_job, 0);
 	}
 	if (nproc / rounds > 0) {
 		report_best("floor: spawning " BENCH_TRUE, nproc / rounds,
 		    b.f_spawn, 0);
 		report_ratio("ratio: gpuq processes / " BENCH_TRUE, b.proc,
 		    b.f_spawn, 0.7);
+		if (client != NULL) {
+			report_best("floor: spawn + connect + 1-row commit",
+			    nproc / rounds, b.f_client, 0);
+			report_ratio("ratio: that / " BENCH_TRUE
+			    " (best possible)", b.f_client, b.f_spawn, 0);
+			report_ratio("ratio: gpuq processes / that", b.proc,
+			    b.f_client, 0);
+		}
+		report_best("gpuq processes to the 1-row commit server",
+		    nproc / rounds, b.f_gpuq, 0);
+		report_ratio("ratio: those / " BENCH_TRUE, b.f_gpuq,
+		    b.f_spawn, 0);
 	}
+	free(fsock);
 	return 0;
 }

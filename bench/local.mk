@@ -1,9 +1,11 @@
 # bench/local.mk: benchmarks that print figures (not tests). bench/run
 # builds these and runs bench/submit and bench/status.
-noinst_PROGRAMS += bench/bench-submit bench/bench-fill
+noinst_PROGRAMS += bench/bench-submit bench/bench-fill bench/bench-client
 bench_bench_submit_SOURCES = bench/bench-submit.c
 bench_bench_submit_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_bench_submit_LDADD = $(SQLITE_LIBS)
+bench_bench_client_SOURCES = bench/bench-client.c
+bench_bench_client_CFLAGS = $(AM_CFLAGS)
 bench_bench_fill_SOURCES = bench/bench-fill.c
 bench_bench_fill_CFLAGS = $(AM_CFLAGS)
 bench_bench_fill_LDADD = store/libstore.a common/libcommon.a $(SQLITE_LIBS)
