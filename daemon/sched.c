@@ -119,6 +119,7 @@
 #define SCHED_GAP_MAX_MS	1000
 #define SCHED_TOUCH_MAX		4096	/* moves since the last pass past
 					   which the set is read whole */
+#define SCHED_LIVE_MAX		64	/* whys kept with their live counts */
 
 /* What the scheduler is doing now (the transitions: top of this file). */
 enum sched_state {
@@ -246,6 +247,19 @@ struct sched {
 	int64_t			*why_ids;
 	char		       **why_texts;
 	size_t			 nwhy, capwhy;
+
+	/*
+	 * Each stored why the passes gave with counts left out, and its
+	 * text with the counts they saw (sched_why_live()): a handful,
+	 * one per verdict, not one per job.
+	 */
+	struct sched_live {
+		char		*why;		/* as stored */
+		size_t		 len;
+		char		*live;		/* with the counts */
+		unsigned	 gen;		/* pass that gave it */
+	}			*live;
+	size_t			 nlive;
 
 	struct sched_stats	 stats;
 };
@@ -1309,6 +1323,77 @@ sched_why_flush(struct sched *s)
 	s->nwhy = 0;
 }
 
+/*
+ * The pass gave stored text WHY, whose counts of now make LIVE: keep
+ * LIVE for sched_why_live() until a complete pass no longer gives WHY.
+ * At most SCHED_LIVE_MAX texts, so that a status of the whole queue
+ * compares each row's why with few (the rest show without counts).
+ */
+static void
+sched_live_note(struct sched *s, const char *why, const char *live)
+{
+	struct sched_live	*e;
+	size_t			 i, len;
+
+	if (why == NULL || live == NULL)
+		return;
+	len = strlen(why);
+	for (i = 0; i < s->nlive; i++) {
+		e = &s->live[i];
+		if (e->len == len && memcmp(e->why, why, len) == 0) {
+			if (strcmp(e->live, live) != 0) {
+				free(e->live);
+				e->live = xstrdup(live);
+			}
+			e->gen = s->gen;
+			return;
+		}
+	}
+	if (s->nlive == SCHED_LIVE_MAX)
+		return;
+	s->live = xreallocarray(s->live, s->nlive + 1, sizeof *s->live);
+	e = &s->live[s->nlive++];
+	e->why = xstrdup(why);
+	e->len = len;
+	e->live = xstrdup(live);
+	e->gen = s->gen;
+}
+
+/* A complete pass ended: forget the texts it no longer gave. */
+static void
+sched_live_sweep(struct sched *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nlive; ) {
+		if (s->live[i].gen == s->gen) {
+			i++;
+			continue;
+		}
+		free(s->live[i].why);
+		free(s->live[i].live);
+		s->live[i] = s->live[--s->nlive];
+	}
+}
+
+const char *
+sched_why_live(struct sched *s, const char *why)
+{
+	struct sched_live	*e;
+	size_t			 i, len;
+
+	if (s == NULL || why == NULL || s->nlive == 0 ||
+	    s->state == SCHED_S_CLOSED)
+		return NULL;
+	len = strlen(why);
+	for (i = 0; i < s->nlive; i++) {
+		e = &s->live[i];
+		if (e->len == len && memcmp(e->why, why, len) == 0)
+			return e->live;
+	}
+	return NULL;
+}
+
 /* ---------------------------------------------------------------- */
 /* Launching.							    */
 
@@ -1856,6 +1941,7 @@ sched_pass_run(struct sched *s)
 			}
 		} else {
 			sched_why_set(s, j->id, &it->why_hash, v.why);
+			sched_live_note(s, v.why, v.live);
 			sched_place_fail_note(ctx, j, &v);
 			waiting++;
 		}
@@ -1865,6 +1951,8 @@ sched_pass_run(struct sched *s)
 	sched_why_flush(s);
 	t4 = uv_hrtime();
 	sched_evict(s, ctx->now);
+	if (i == s->nitems)		/* every job seen: a complete pass */
+		sched_live_sweep(s);
 	/* A job cancelled for its dependency may doom one waiting for it. */
 	if (cancels > 0 && s->state == SCHED_S_PASS)
 		s->state = SCHED_S_PASS_AGAIN;
@@ -2246,6 +2334,11 @@ sched_unref(struct sched *s)
 		free(s->why_texts[i]);
 	free(s->why_ids);
 	free(s->why_texts);
+	for (i = 0; i < s->nlive; i++) {
+		free(s->live[i].why);
+		free(s->live[i].live);
+	}
+	free(s->live);
 	free(s->zones);
 	free(s->zdig);
 	free(s->resv);

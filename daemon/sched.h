@@ -103,6 +103,14 @@ void		 sched_history_changed(struct sched *);
  * "reason"}...], "why":"..." (only when no offer fits)}. New reference.
  */
 json_t		*sched_plan(struct sched *, json_t *spec);
+/*
+ * The why stored for a waiting job, WHY, with the free quota counts the
+ * last pass saw ("2 of 4 free"), or NULL when WHY has none to add. The
+ * stored why names the situation in kind and no count, so that a count
+ * that moves rewrites no row (doc/DESIGN.md "The pass"); what shows a
+ * job to a user shows this. Valid until the next pass.
+ */
+const char	*sched_why_live(struct sched *, const char *why);
 /* Counters; *RET is filled. */
 void		 sched_get_stats(struct sched *, struct sched_stats *ret);
 /*
