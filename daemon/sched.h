@@ -56,6 +56,8 @@ struct sched_stats {
 	unsigned long	 shapes_priced;		/* shapes whose offers were
 						   built again */
 	unsigned long	 jobs_read;		/* rows read from the store */
+	unsigned long	 jobs_read_whole;	/* ... of them read with their
+						   spec, not from the index */
 	unsigned long	 jobs_walked;		/* jobs placed one by one, not
 						   settled from their item */
 	double		 pass_ms;		/* CPU-bound time, last pass */

@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 #include <uv.h>
 
 #include "common/clock.h"
@@ -906,6 +907,84 @@ test_sched_incremental(void **state)
 	other = NULL;
 }
 
+/* Run SQL on the store's file from a connection of its own: another
+ * program's write, as PRAGMA data_version sees it. */
+static void
+foreign_sql(struct t *t, const char *sql)
+{
+	sqlite3	*db;
+	char	*path = unittest_path(t->ut, "gpuq.db"), *err = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(db);
+	free(path);
+}
+
+/*
+ * Another program wrote the queue: the pass after it reads it whole
+ * from the covering index and keeps the item of each job it knows, in
+ * place (doc/DESIGN.md "The pass"). A why written over is put back; a
+ * job held by the other program leaves the set; one whose priority
+ * moved is read with its spec and placed in its new order; no other
+ * row is read with its spec. And the set is the one a scheduler that
+ * reads everything afresh builds: it changes no why.
+ */
+static void
+test_sched_whole_read(void **state)
+{
+	struct t		*t = *state;
+	struct sched_stats	 s;
+	struct store_job	*a, *b;
+	char			*sql;
+
+	NEED_FAKE(t->ut);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0, 20);
+	(void)submit(t, "{" L4 "}", 0, 20);
+	start(t, 0);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+	next_pass(t, &s);
+	assert_int_equal(s.jobs_read, 0);
+
+	sql = xprintf("UPDATE jobs SET why = 'written by another program' "
+	    "WHERE id = 3; UPDATE jobs SET priority = 5 WHERE id = 30; "
+	    "UPDATE jobs SET state = %d WHERE id = 12;", JOB_HELD);
+	foreign_sql(t, sql);
+	free(sql);
+	next_pass(t, &s);
+	assert_int_equal(s.jobs_read, 39);
+	assert_int_equal(s.jobs_seen, 39);
+	assert_int_equal(s.jobs_read_whole, 1);	/* job 30 */
+	assert_int_equal(s.shapes_priced, 0);
+	assert_int_equal(s.why_writes, 1);	/* job 3's */
+	a = job(t, 3);
+	b = job(t, 4);
+	assert_string_equal(a->why, b->why);
+	store_job_free(a);
+	store_job_free(b);
+
+	/* Nothing changed since: nothing read, nothing written. */
+	next_pass(t, &s);
+	assert_int_equal(s.jobs_read, 0);
+	assert_int_equal(s.why_writes, 0);
+
+	other = sched_new(t->cloud);
+	sched_start(other);
+	sched_ready(other);
+	unittest_run_cond(t->ut, other_passed, t);
+	sched_get_stats(other, &s);
+	assert_int_equal(s.jobs_seen, 39);
+	assert_int_equal(s.why_writes, 0);
+	sched_close(other);
+	other = NULL;
+}
+
 /* Job 1 has ended. */
 static int
 job_succeeded_1(void *arg)
@@ -1011,6 +1090,7 @@ main(void)
 		C(test_sched_pass_10000),
 		C(test_sched_incremental),
 		C(test_sched_job_end_keeps_whys),
+		C(test_sched_whole_read),
 #undef C
 	};
 
