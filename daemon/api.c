@@ -53,6 +53,7 @@
 #include "common/xmalloc.h"
 #include "daemon/api-int.h"
 #include "daemon/conf.h"
+#include "daemon/sched.h"
 #include "daemon/sched-deadline.h"
 #include "daemon/server.h"
 #include "daemon/spec.h"
@@ -912,12 +913,21 @@ api_on_check(uv_check_t *h)
 static const char *
 api_job_why(const struct api *a, const struct store_job *j)
 {
+	const char	*live;
+
 	if (j->state == JOB_HELD)
 		return j->why != NULL ? j->why :
 		    "held: 'gpuq release' lets it start";
 	if (j->why == NULL && j->state == JOB_QUEUED &&
 	    *a->conf->project == '\0')
 		return API_WHY_NO_PROVIDER;
+	if (j->state == JOB_QUEUED && j->why != NULL && a->sched != NULL) {
+		/* The stored why has no counts; the scheduler's last pass
+		 * has them (doc/DESIGN.md "The pass"). */
+		live = sched_why_live(a->sched, j->why);
+		if (live != NULL)
+			return live;
+	}
 	return j->why;
 }
 
@@ -1380,7 +1390,7 @@ api_array_write(struct api_req *r, struct jsonw *w, const struct store_job *j,
 	if ((j->state == JOB_QUEUED || j->state == JOB_HELD) &&
 	    j->why != NULL) {
 		t = xprintf("%s; %" PRId64 ".%d: %s", why, j->array_id,
-		    j->task_index, j->why);
+		    j->task_index, api_job_why(r->api, j));
 		free(why);
 		why = t;
 	}

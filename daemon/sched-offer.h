@@ -222,8 +222,12 @@ struct sched_shape {
 	uint64_t		 fail_claim_hash; /* of the claim's why */
 };
 
-/* FNV-1a of S, 0 for NULL (so "no text" hashes apart from any text). */
+/* A 64-bit hash of S, 0 for NULL (so "no text" hashes apart from any
+ * text). */
 uint64_t	 sched_hash(const char *s);
+/* The same of the N bytes at S (no NUL needed); sched_hash(S) is
+ * sched_hash_n(S, strlen(S)). */
+uint64_t	 sched_hash_n(const char *s, size_t n);
 /* Copy S (NULL: "") into DST of SCHED_NAME bytes. */
 void		 sched_name(char *dst, const char *s);
 /* "HH:MM" of T in local time into BUF. */

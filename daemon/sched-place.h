@@ -95,7 +95,11 @@ TAILQ_HEAD(sched_jobs, sched_job);
 struct sched_verdict {
 	struct sched_offer	*offer;		/* chosen, or NULL */
 	int			 reason;	/* furthest reason seen */
-	char			*why;		/* new, when offer is NULL */
+	char			*why;		/* new, when offer is NULL: what
+						   is stored, no counts */
+	char			*live;		/* new or NULL: WHY with the
+						   free counts of now, shown
+						   where a user asks */
 	int			 quota;		/* blocked by quota/claims */
 	int			 spot_wait;	/* this job waits for Spot */
 	int64_t			 claim_id;	/* holder of a claimed bucket */

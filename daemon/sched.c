@@ -119,6 +119,7 @@
 #define SCHED_GAP_MAX_MS	1000
 #define SCHED_TOUCH_MAX		4096	/* moves since the last pass past
 					   which the set is read whole */
+#define SCHED_LIVE_MAX		64	/* whys kept with their live counts */
 
 /* What the scheduler is doing now (the transitions: top of this file). */
 enum sched_state {
@@ -160,11 +161,16 @@ struct sched_item {
 	int64_t			 id;
 	struct sched_shape	*shape;
 	double			 max_hourly, max_total, hours;
+	int			 worn_at;	/* interruptions at which the
+						   job is parsed again (Spot
+						   worn out); 0 never */
 };
 #define SCHED_I_GATED	0x1	/* deps or an array's parallelism: the
 				   long way */
 #define SCHED_I_HINTED	0x2	/* may have hints in force: the long way;
 				   cleared by a pass that finds none */
+#define SCHED_I_TAKEN	0x4	/* a whole read found it again (only on
+				   the set it replaces) */
 
 struct sched {
 	struct cloud		*cloud;		/* borrowed */
@@ -198,6 +204,8 @@ struct sched {
 	int			 stale;
 	int64_t			 max_id;	/* highest job id read */
 	int64_t			 data_stamp;	/* store_foreign_write() */
+	size_t			 read_whole;	/* rows read with their spec,
+						   this pass */
 	int64_t			*touched;
 	size_t			 ntouched, captouched;
 	struct sched_later	*later;		/* queued, in backoff */
@@ -246,6 +254,19 @@ struct sched {
 	int64_t			*why_ids;
 	char		       **why_texts;
 	size_t			 nwhy, capwhy;
+
+	/*
+	 * Each stored why the passes gave with counts left out, and its
+	 * text with the counts they saw (sched_why_live()): a handful,
+	 * one per verdict, not one per job.
+	 */
+	struct sched_live {
+		char		*why;		/* as stored */
+		size_t		 len;
+		char		*live;		/* with the counts */
+		unsigned	 gen;		/* pass that gave it */
+	}			*live;
+	size_t			 nlive;
 
 	struct sched_stats	 stats;
 };
@@ -656,6 +677,7 @@ sched_set_add(struct sched *s, const struct store_job *row, int append)
 	it->max_hourly = j->max_hourly;
 	it->max_total = j->max_total;
 	it->hours = j->hours;
+	it->worn_at = j->spot_worn ? 0 : j->spot_worn_at;
 	it->flags = sched_place_hinted(j, s->ctx.now) ? SCHED_I_HINTED : 0;
 	/* A task of an array without a parallelism is held back only if
 	 * its array is doomed this pass (checked at the walk). */
@@ -728,6 +750,153 @@ sched_set_reread(struct sched *s, int64_t id)
 	store_job_free(row);
 }
 
+/* Job J leaves the set without a lookup of its item (a whole read
+ * replaces the set). */
+static void
+sched_set_detach(struct sched *s, struct sched_job *j)
+{
+	j->in_set = 0;
+	j->last_seen = s->ctx.now;
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+}
+
+/* A whole read of the queue against the set it replaces, OLD. */
+struct sched_merge {
+	struct sched		*s;
+	struct sched_item	*old;
+	size_t			 nold, next;
+	size_t			 whole;		/* rows read whole */
+};
+
+/* Does item IT come before priority PRIO and ID in the set's order? */
+static int
+sched_item_before(const struct sched_item *it, int prio, int64_t id)
+{
+	return it->priority > prio || (it->priority == prio && it->id < id);
+}
+
+/* J's item in the set being replaced, or NULL. */
+static struct sched_item *
+sched_merge_old(struct sched_merge *mg, const struct sched_job *j)
+{
+	size_t	lo = 0, hi = mg->nold, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (sched_item_before(&mg->old[mid], j->priority, j->id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < mg->nold && mg->old[lo].job == j ? &mg->old[lo] : NULL;
+}
+
+/*
+ * One queued job of a whole read, Q, in the set's order. A job the set
+ * held at the same place, not worn out on Spot since, keeps its item:
+ * its stored why's hash and cost are taken from Q, and its struct
+ * sched_job is not touched (100,000 of them scattered on the heap, and
+ * a tree walk to find each, were most of a whole read). Any other job
+ * is read whole, as a new one is.
+ */
+static int
+sched_on_queued(const struct store_queued *q, void *arg)
+{
+	struct sched_merge	*mg = arg;
+	struct sched		*s = mg->s;
+	struct sched_item	*o = NULL, *it;
+	struct sched_job	*j;
+	struct store_job	*row = NULL;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (q->id > s->max_id)
+		s->max_id = q->id;
+	while (mg->next < mg->nold && sched_item_before(&mg->old[mg->next],
+	    q->priority, q->id))
+		mg->next++;
+	if (mg->next < mg->nold && mg->old[mg->next].id == q->id &&
+	    mg->old[mg->next].priority == q->priority)
+		o = &mg->old[mg->next++];
+	if (q->not_before > s->ctx.now) {
+		/* In backoff: its old item, not taken, leaves the set. */
+		sched_later_add(s, q->id, q->not_before);
+		return 0;
+	}
+	if (o != NULL && (o->worn_at == 0 || q->interruptions < o->worn_at)) {
+		o->flags |= SCHED_I_TAKEN;
+		if (s->nitems == s->capitems) {
+			s->capitems = s->capitems ? s->capitems * 2 : 256;
+			s->items = xreallocarray(s->items, s->capitems,
+			    sizeof *s->items);
+		}
+		it = &s->items[s->nitems++];
+		*it = *o;
+		it->flags &= ~SCHED_I_TAKEN;
+		it->why_hash = sched_hash_n(q->why, q->why_len);
+		it->cost_usd = q->cost_usd;
+		return 0;
+	}
+	/* New, moved in the order, or worn out: the long way. */
+	if ((j = sched_job_find(s, q->id)) != NULL && j->in_set) {
+		if ((o = sched_merge_old(mg, j)) != NULL)
+			o->flags |= SCHED_I_TAKEN;
+		sched_set_detach(s, j);
+	}
+	mg->whole++;
+	rc = store_job_get(s->store, q->id, &row, &cause);
+	if (rc == 0)
+		sched_set_add(s, row, 1);
+	else if (rc != -ENOENT) {
+		log_warnx("scheduler: cannot read job %" PRId64 ": %s", q->id,
+		    cause);
+		free(cause);
+		return rc;
+	}
+	store_job_free(row);
+	return 0;
+}
+
+/*
+ * Read the queue whole into a set that holds jobs already: from the
+ * covering index (store_job_list_queue()), each row merged with the
+ * item it had. 0, or -1 and the set is stale again.
+ */
+static int
+sched_set_read_queue(struct sched *s)
+{
+	struct sched_merge	 mg;
+	char			*cause = NULL;
+	size_t			 i;
+	int			 rc;
+
+	memset(&mg, 0, sizeof mg);
+	mg.s = s;
+	mg.old = s->items;
+	mg.nold = s->nitems;
+	s->capitems = s->nitems > 256 ? s->nitems : 256;
+	s->items = xreallocarray(NULL, s->capitems, sizeof *s->items);
+	s->nitems = 0;
+	rc = store_job_list_queue(s->store, sched_on_queued, &mg, &cause);
+	/* What was in the set and is not now has left it. */
+	for (i = 0; i < mg.nold; i++)
+		if (!(mg.old[i].flags & SCHED_I_TAKEN))
+			sched_set_detach(s, mg.old[i].job);
+	free(mg.old);
+	if (rc < 0) {
+		if (cause != NULL)
+			log_warnx("scheduler: cannot list the queue: %s",
+			    cause);
+		free(cause);
+		s->stale = 1;
+		return -1;
+	}
+	s->read_whole += mg.whole;
+	log_debug("scheduler: read the queue whole: %d queued, %zu read "
+	    "whole", rc, mg.whole);
+	return 0;
+}
+
 /*
  * Bring the set up to date for a pass at CTX's now: whole when stale,
  * else only the jobs that moved, were submitted, or left their backoff.
@@ -742,9 +911,18 @@ sched_set_update(struct sched *s)
 	int64_t			 now = s->ctx.now;
 	int			 rc;
 
+	s->read_whole = 0;
 	if (store_foreign_write(s->store, &s->data_stamp))
 		s->stale = 1;
-	if (s->stale) {
+	if (s->stale && s->nitems > 0) {
+		/* The jobs are known: the covering index, merged. */
+		s->nlater = 0;
+		s->ntouched = 0;
+		s->stale = 0;
+		(void)sched_set_read_queue(s);
+		n = s->nitems + s->nlater;
+	} else if (s->stale) {
+		/* First sight (a start): every row whole, every spec. */
 		for (i = 0; i < s->nitems; i++) {
 			j = s->items[i].job;
 			j->in_set = 0;
@@ -765,6 +943,7 @@ sched_set_update(struct sched *s)
 			s->stale = 1;
 		}
 		n = s->nitems + s->nlater;
+		s->read_whole = n;
 	} else {
 		for (i = 0; i < s->ntouched; i++)
 			sched_set_reread(s, s->touched[i]);
@@ -779,6 +958,7 @@ sched_set_update(struct sched *s)
 			sched_set_reread(s, s->later[i].id);
 			n++;
 		}
+		s->read_whole = n;
 	}
 	/* What was submitted since (and any job with a higher id). */
 	if ((rc = store_job_list_after(s->store, s->max_id, sched_on_row, s,
@@ -786,8 +966,10 @@ sched_set_update(struct sched *s)
 		log_warnx("scheduler: cannot list new jobs: %s", cause);
 		free(cause);
 		s->stale = 1;
-	} else
+	} else {
 		n += (size_t)rc;
+		s->read_whole += (size_t)rc;
+	}
 	return n;
 }
 
@@ -1307,6 +1489,77 @@ sched_why_flush(struct sched *s)
 	for (i = 0; i < s->nwhy; i++)
 		free(s->why_texts[i]);
 	s->nwhy = 0;
+}
+
+/*
+ * The pass gave stored text WHY, whose counts of now make LIVE: keep
+ * LIVE for sched_why_live() until a complete pass no longer gives WHY.
+ * At most SCHED_LIVE_MAX texts, so that a status of the whole queue
+ * compares each row's why with few (the rest show without counts).
+ */
+static void
+sched_live_note(struct sched *s, const char *why, const char *live)
+{
+	struct sched_live	*e;
+	size_t			 i, len;
+
+	if (why == NULL || live == NULL)
+		return;
+	len = strlen(why);
+	for (i = 0; i < s->nlive; i++) {
+		e = &s->live[i];
+		if (e->len == len && memcmp(e->why, why, len) == 0) {
+			if (strcmp(e->live, live) != 0) {
+				free(e->live);
+				e->live = xstrdup(live);
+			}
+			e->gen = s->gen;
+			return;
+		}
+	}
+	if (s->nlive == SCHED_LIVE_MAX)
+		return;
+	s->live = xreallocarray(s->live, s->nlive + 1, sizeof *s->live);
+	e = &s->live[s->nlive++];
+	e->why = xstrdup(why);
+	e->len = len;
+	e->live = xstrdup(live);
+	e->gen = s->gen;
+}
+
+/* A complete pass ended: forget the texts it no longer gave. */
+static void
+sched_live_sweep(struct sched *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nlive; ) {
+		if (s->live[i].gen == s->gen) {
+			i++;
+			continue;
+		}
+		free(s->live[i].why);
+		free(s->live[i].live);
+		s->live[i] = s->live[--s->nlive];
+	}
+}
+
+const char *
+sched_why_live(struct sched *s, const char *why)
+{
+	struct sched_live	*e;
+	size_t			 i, len;
+
+	if (s == NULL || why == NULL || s->nlive == 0 ||
+	    s->state == SCHED_S_CLOSED)
+		return NULL;
+	len = strlen(why);
+	for (i = 0; i < s->nlive; i++) {
+		e = &s->live[i];
+		if (e->len == len && memcmp(e->why, why, len) == 0)
+			return e->live;
+	}
+	return NULL;
 }
 
 /* ---------------------------------------------------------------- */
@@ -1856,6 +2109,7 @@ sched_pass_run(struct sched *s)
 			}
 		} else {
 			sched_why_set(s, j->id, &it->why_hash, v.why);
+			sched_live_note(s, v.why, v.live);
 			sched_place_fail_note(ctx, j, &v);
 			waiting++;
 		}
@@ -1865,6 +2119,8 @@ sched_pass_run(struct sched *s)
 	sched_why_flush(s);
 	t4 = uv_hrtime();
 	sched_evict(s, ctx->now);
+	if (i == s->nitems)		/* every job seen: a complete pass */
+		sched_live_sweep(s);
 	/* A job cancelled for its dependency may doom one waiting for it. */
 	if (cancels > 0 && s->state == SCHED_S_PASS)
 		s->state = SCHED_S_PASS_AGAIN;
@@ -1874,6 +2130,7 @@ sched_pass_run(struct sched *s)
 	s->stats.shapes = shapes;
 	s->stats.shapes_priced = priced;
 	s->stats.jobs_read = read;
+	s->stats.jobs_read_whole = s->read_whole;
 	s->stats.jobs_walked = walked;
 	s->stats.pass_ms = (double)(uv_hrtime() - t0) / 1e6;
 	s->stats.pass_cpu_ms = sched_cpu_ms() - cpu0;
@@ -2246,6 +2503,11 @@ sched_unref(struct sched *s)
 		free(s->why_texts[i]);
 	free(s->why_ids);
 	free(s->why_texts);
+	for (i = 0; i < s->nlive; i++) {
+		free(s->live[i].why);
+		free(s->live[i].live);
+	}
+	free(s->live);
 	free(s->zones);
 	free(s->zdig);
 	free(s->resv);

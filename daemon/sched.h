@@ -56,6 +56,8 @@ struct sched_stats {
 	unsigned long	 shapes_priced;		/* shapes whose offers were
 						   built again */
 	unsigned long	 jobs_read;		/* rows read from the store */
+	unsigned long	 jobs_read_whole;	/* ... of them read with their
+						   spec, not from the index */
 	unsigned long	 jobs_walked;		/* jobs placed one by one, not
 						   settled from their item */
 	double		 pass_ms;		/* CPU-bound time, last pass */
@@ -103,6 +105,14 @@ void		 sched_history_changed(struct sched *);
  * "reason"}...], "why":"..." (only when no offer fits)}. New reference.
  */
 json_t		*sched_plan(struct sched *, json_t *spec);
+/*
+ * The why stored for a waiting job, WHY, with the free quota counts the
+ * last pass saw ("2 of 4 free"), or NULL when WHY has none to add. The
+ * stored why names the situation in kind and no count, so that a count
+ * that moves rewrites no row (doc/DESIGN.md "The pass"); what shows a
+ * job to a user shows this. Valid until the next pass.
+ */
+const char	*sched_why_live(struct sched *, const char *why);
 /* Counters; *RET is filled. */
 void		 sched_get_stats(struct sched *, struct sched_stats *ret);
 /*

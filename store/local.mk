@@ -9,7 +9,8 @@ store_libstore_a_SOURCES = \
 	store/store-array.c \
 	store/store-names.c \
 	store/store-acct.c \
-	store/store-deadline.c
+	store/store-deadline.c \
+	store/store-queue.c
 store_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 
 # Unit tests of the store; data/store-v1.sql and data/store-v2.sql are

@@ -62,6 +62,15 @@
  *            each acknowledged submit appends and syncs fewer WAL pages.
  *            A listing by owner or name without a live-state filter
  *            merges jobs_live's walk with theirs (store_list_sql).
+ * Version 13: jobs_runnable also holds interruptions, cost_usd, why and
+ *            state, all the scheduler reads of a queued job it already
+ *            knows (doc/DESIGN.md "The pass"): its read of the whole
+ *            queue walks that index alone, about 10 MB at 100,000
+ *            jobs, and not every row with its spec (70 MB). state,
+ *            though the index's own condition makes it 1, because
+ *            SQLite covers a query only with every column it names.
+ *            Still three B-trees per submit; a why written to a queued
+ *            job writes the index entry too.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -301,6 +310,11 @@ static const char *const store_migrations[] = {
 	"DROP INDEX jobs_name;"
 	"CREATE INDEX jobs_name ON jobs(name, id)"
 	"  WHERE " STORE_ENDED_WHERE("state") ";"),
+
+	/* 12 → 13: jobs_runnable covers the scheduler's read. */
+	("DROP INDEX jobs_runnable;"
+	"CREATE INDEX jobs_runnable ON jobs(priority DESC, id, not_before,"
+	"  interruptions, cost_usd, why, state) WHERE state = 1;"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

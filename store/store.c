@@ -192,6 +192,10 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " WHERE state = 1 AND not_before > ?1",
 	[STMT_JOB_AFTER] = "SELECT " STORE_JOB_COLS
 	    " FROM jobs WHERE id > ?1 ORDER BY id",
+	/* The whole queue from jobs_runnable alone (store-queue.c). */
+	[STMT_JOB_QUEUE] = "SELECT id, priority, not_before, interruptions,"
+	    " cost_usd, why FROM jobs INDEXED BY jobs_runnable"
+	    " WHERE state = 1 ORDER BY priority DESC, id",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */

@@ -307,6 +307,29 @@ int	 store_job_list_later(struct store *, int64_t now,
  * submitted since the scheduler last looked). */
 int	 store_job_list_after(struct store *, int64_t after,
 	    store_job_cb cb, void *arg, char **cause);
+/*
+ * What the scheduler keeps of a queued job between passes (doc/DESIGN.md
+ * "The pass"), as jobs_runnable holds it: no spec, no name. WHY (and
+ * its WHY_LEN bytes) borrowed, valid only during the call.
+ */
+struct store_queued {
+	int64_t		 id;
+	int		 priority;
+	int64_t		 not_before;
+	int		 interruptions;
+	double		 cost_usd;
+	const char	*why;		/* NULL: none */
+	size_t		 why_len;
+};
+typedef int (*store_queued_cb)(const struct store_queued *, void *);
+/*
+ * Every queued job, in backoff or not, by priority desc then id, from
+ * the covering index alone (a few columns of each row, not its ~1 KiB
+ * of spec): the scheduler's whole read of the queue. CB as for
+ * store_job_cb. Returns the count.
+ */
+int	 store_job_list_queue(struct store *, store_queued_cb cb, void *arg,
+	    char **cause);
 /* 1 if another connection (not this store) committed to the file since
  * *STAMP was taken, or it cannot tell; *STAMP is brought up to date. */
 int	 store_foreign_write(struct store *, int64_t *stamp);

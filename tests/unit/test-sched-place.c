@@ -249,7 +249,11 @@ test_place_whys(void **state)
 	assert_null(v.offer);
 	assert_int_equal(v.reason, SCHED_X_QUOTA);
 	assert_true(v.quota);
+	/* Stored without the count, which a job's end moves; shown
+	 * with it. */
 	assert_string_equal(v.why, "no free quota for 1\xc3\x97"
+	    "nvidia-tesla-t4 in r1, r2 (quota NVIDIA_T4_GPUS)");
+	assert_string_equal(v.live, "no free quota for 1\xc3\x97"
 	    "nvidia-tesla-t4 in r1, r2 (0 of 1 free; quota NVIDIA_T4_GPUS)");
 	sched_verdict_done(&v);
 
@@ -259,6 +263,8 @@ test_place_whys(void **state)
 	sched_place(&f->ctx, &f->b, 0, &v);
 	assert_int_equal(v.reason, SCHED_X_QUOTA_ALL);
 	assert_string_equal(v.why, "no free quota for 1\xc3\x97"
+	    "nvidia-tesla-t4: GPUS_ALL_REGIONS has too few free");
+	assert_string_equal(v.live, "no free quota for 1\xc3\x97"
 	    "nvidia-tesla-t4: GPUS_ALL_REGIONS has 0 of 1 free");
 	sched_verdict_done(&v);
 }
@@ -274,6 +280,8 @@ test_place_why_cpu(void **state)
 	sched_place(&f->ctx, &f->a, 0, &v);
 	assert_int_equal(v.reason, SCHED_X_QUOTA_CPU);
 	assert_string_equal(v.why, "no free CPU quota for n1-standard-8 "
+	    "(8 vCPUs) in r1, r2");
+	assert_string_equal(v.live, "no free CPU quota for n1-standard-8 "
 	    "(8 vCPUs) in r1, r2 (4 free)");
 	sched_verdict_done(&v);
 }
@@ -288,6 +296,7 @@ test_place_why_limits(void **state)
 	sched_place(&f->ctx, &f->a, 0, &v);
 	assert_int_equal(v.reason, SCHED_X_HOURLY);
 	assert_false(v.quota);
+	assert_null(v.live);	/* no count to show */
 	assert_string_equal(v.why, "over max_hourly_usd 0.50: cheapest "
 	    "offer $1.00/h");
 	sched_verdict_done(&v);

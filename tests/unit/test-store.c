@@ -2287,6 +2287,9 @@ test_store_query_plans(void **state)
 	    STORE_LIST_OWNER | STORE_LIST_NAME], "MERGE (UNION ALL)");
 	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE],
 	    "SCAN jobs USING INDEX jobs_runnable");
+	/* The scheduler's whole read never reads a row of jobs. */
+	assert_plan(st, st->stmt[STMT_JOB_QUEUE],
+	    "SCAN jobs USING COVERING INDEX jobs_runnable");
 	assert_plan(st, st->stmt[STMT_ATTEMPT_LIVE],
 	    "SCAN attempts USING INDEX attempts_live");
 	assert_plan(st, st->stmt[STMT_ATTEMPT_LIST],
