@@ -1632,7 +1632,11 @@ sched_next_due(struct sched *s, size_t waiting)
 /*
  * How long a pass woken by events waits after the last one: a multiple
  * of that pass's length, so a storm of submits over a long queue costs
- * at most a fifth of the loop, and nothing for a short queue.
+ * at most a fifth of the loop, and nothing for a short queue. Under a
+ * test clock running N times faster ([daemon] clock_scale) the gap is N
+ * times shorter: it is a pause of gpuqd's, and a replay at 2520x made
+ * each retry after a stockout wait minutes of simulated time where a
+ * real gpuqd waits milliseconds (doc/DESIGN.md "Replaying Spot traces").
  */
 static int64_t
 sched_gap(struct sched *s)
@@ -1642,6 +1646,8 @@ sched_gap(struct sched *s)
 
 	if (gap > SCHED_GAP_MAX_MS)
 		gap = SCHED_GAP_MAX_MS;
+	if (clock_scale() > 1.0)
+		gap /= clock_scale();
 	at = s->last_end + (uint64_t)gap;
 	return at > now ? (int64_t)(at - now) : 0;
 }
