@@ -93,6 +93,7 @@
 #include "daemon/sched.h"
 #include "daemon/sched-deadline.h"
 #include "daemon/sched-gate.h"
+#include "daemon/sched-move.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
 #include "providers/gcp/gcp.h"
@@ -167,6 +168,8 @@ struct sched_item {
 				   cleared by a pass that finds none */
 
 struct sched {
+	int64_t			 move_at;	/* next look at moves (gpuqd
+					   s; sched-move.c) */
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
 	struct attempts		*att;		/* borrowed or NULL */
@@ -1744,6 +1747,56 @@ sched_deadlines(struct sched *s)
 		    r.next - s->ctx.now : -1));
 }
 
+/* Where running job ROW would go now (sched-move.h): its shape's first
+ * offer it does not avoid, and all of them. */
+static const struct sched_offer *
+sched_on_move_best(void *arg, const struct store_job *row,
+    const struct sched_offer **ret_offers, size_t *ret_n)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_shape	*sh = j->shape;
+
+	j->last_seen = s->ctx.now;
+	TAILQ_REMOVE(&s->job_list, j, entry);
+	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	if (sh == NULL)
+		return NULL;
+	if (sh->gen != s->gen) {
+		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
+		sh->gen = s->gen;
+	}
+	*ret_offers = sh->offers;
+	*ret_n = sh->n;
+	return sched_place_first(j, s->ctx.now);
+}
+
+/*
+ * Running jobs that cheaper capacity has freed up for move there
+ * (doc/DESIGN.md "Moving to cheaper capacity"): a look every
+ * poll_interval at most (the reconciler's news comes no faster), and at
+ * the time it asks for.
+ */
+static void
+sched_moves(struct sched *s)
+{
+	const struct conf	*conf = cloud_conf(s->cloud);
+	struct sched_move_run	 r;
+	struct sched_move_hooks	 h = { sched_on_move_best, s };
+
+	if (!conf->move_to_cheaper || s->ctx.now < s->move_at)
+		return;
+	s->move_at = s->ctx.now + conf->poll_interval;
+	sched_move_check(s->store, s->att, conf, s->ctx.now, &h, &r);
+	if (r.next > s->ctx.now)
+		sched_wake_at(s, r.next);
+	if (r.running > 0)
+		log_debug("scheduler: %d running, %d with a cheaper place, %d "
+		    "moved, next look in %llds", r.running, r.weighed,
+		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
+		    -1));
+}
+
 /* This thread's CPU time, in ms. */
 static double
 sched_cpu_ms(void)
@@ -1778,6 +1831,7 @@ sched_pass_run(struct sched *s)
 	ctx->gen = s->gen;
 	s->mdigest = sched_market_digest(s, &s->market);
 	sched_deadlines(s);
+	sched_moves(s);
 	t1 = uv_hrtime();
 	read = sched_set_update(s);
 	t2 = uv_hrtime();
@@ -2083,7 +2137,12 @@ sched_wake_at(struct sched *s, int64_t when)
 		sched_wake(s);
 		return;
 	}
-	if (s->wake_at == 0 || when < s->wake_at)
+	/*
+	 * A wake-up already past is spent (the pass that runs for it
+	 * clears it only at its end): one asked for during that pass
+	 * replaces it, or it was lost and the scheduler slept on.
+	 */
+	if (s->wake_at == 0 || s->wake_at <= now || when < s->wake_at)
 		s->wake_at = when;
 	if (!sched_in_pass(s))
 		sched_arm(s, (int64_t)clock_real_ms((uint64_t)(when - now) *
