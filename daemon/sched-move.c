@@ -107,11 +107,39 @@ sm_same(const struct sched_offer *o, const struct store_attempt *a)
 	    o->capacity == (int)cloud_attempt_capacity(a);
 }
 
+/*
+ * Places a job was moved to in this look: one move a place a look. The
+ * scheduler knows a place is not cooled down, not that it has room; a
+ * look that sent every job of a dear zone to the cheap one that had
+ * just one VM free would pay a switch for each refusal.
+ */
+#define SM_TARGETS	32
+
+struct sm_targets {
+	char	place[SM_TARGETS][96];
+	int	n;
+};
+
+static int
+sm_target_taken(struct sm_targets *t, const char *place, int take)
+{
+	int	i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->place[i], place) == 0)
+			return 1;
+	if (take && t->n < SM_TARGETS)
+		(void)snprintf(t->place[t->n++], sizeof t->place[0], "%s",
+		    place);
+	return 0;
+}
+
 /* Weigh moving attempt A: 1 moved, 0 not. */
 static int
 sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
     int64_t now, const struct sched_move_hooks *h,
-    const struct store_attempt *a, struct sched_move_run *r)
+    const struct store_attempt *a, struct sm_targets *tg,
+    struct sched_move_run *r)
 {
 	const struct sched_offer	*o, *all = NULL;
 	struct store_job		*row = NULL;
@@ -131,7 +159,8 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	/* A deadline job on flex-start is the bridge's (sched-deadline.c). */
 	if (row->deadline > 0 && cloud_attempt_capacity(a) == CAPACITY_FLEX)
 		goto out;
-	if ((o = h->best(h->arg, row, &all, &n)) == NULL || sm_same(o, a))
+	if ((o = h->best(h->arg, row, &all, &n)) == NULL || sm_same(o, a) ||
+	    sm_target_taken(tg, sm_place(o, pl, sizeof pl), 0))
 		goto out;
 	/* What staying costs, as the offers price it (λ included). */
 	for (i = 0; i < n && !sm_same(&all[i], a); i++)
@@ -170,7 +199,10 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	    "against $%.2f/h here, saving about $%.2f over %.1f h of work "
 	    "left", sm_place(o, pl, sizeof pl), o->per_hour, here, saving,
 	    (work - done) / 3600.0);
+	/* The offers are the scheduler's: O is not read past the move. */
+	(void)sm_place(o, pl, sizeof pl);
 	if (attempt_move(att, a->job_id, msg) == 0) {
+		(void)sm_target_taken(tg, pl, 1);
 		log_info("job %" PRId64 ": %s", a->job_id, msg);
 		r->moved++;
 		rc = 1;
@@ -186,17 +218,19 @@ sched_move_check(struct store *st, struct attempts *att,
     const struct conf *conf, int64_t now,
     const struct sched_move_hooks *h, struct sched_move_run *r)
 {
-	struct sm_seen	s;
-	size_t		i;
+	struct sm_seen		s;
+	struct sm_targets	tg;
+	size_t			i;
 
 	memset(r, 0, sizeof *r);
 	if (att == NULL || h->best == NULL)
 		return;
 	memset(&s, 0, sizeof s);
+	tg.n = 0;
 	attempt_foreach(att, sm_collect, &s);
 	r->running = (int)s.n;
 	for (i = 0; i < s.n; i++) {
-		(void)sm_weigh(st, att, conf, now, h, s.a[i], r);
+		(void)sm_weigh(st, att, conf, now, h, s.a[i], &tg, r);
 		store_attempt_free(s.a[i]);
 	}
 	free(s.a);

@@ -1712,9 +1712,13 @@ sched_on_deadline_spot(void *arg, const struct store_job *row)
 	struct sched_job	*j = sched_job_get(s, row);
 	struct sched_shape	*sh = j->shape;
 
-	j->last_seen = s->ctx.now;
-	TAILQ_REMOVE(&s->job_list, j, entry);
-	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	/* A job still in the set (it left the queue since the set was
+	 * read: this runs before the set's update) is on no job_list. */
+	if (!j->in_set) {
+		j->last_seen = s->ctx.now;
+		TAILQ_REMOVE(&s->job_list, j, entry);
+		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	}
 	if (sh == NULL)
 		return 0;
 	if (sh->gen != s->gen) {
@@ -1757,9 +1761,11 @@ sched_on_move_best(void *arg, const struct store_job *row,
 	struct sched_job	*j = sched_job_get(s, row);
 	struct sched_shape	*sh = j->shape;
 
-	j->last_seen = s->ctx.now;
-	TAILQ_REMOVE(&s->job_list, j, entry);
-	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	if (!j->in_set) {		/* as sched_on_deadline_spot */
+		j->last_seen = s->ctx.now;
+		TAILQ_REMOVE(&s->job_list, j, entry);
+		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	}
 	if (sh == NULL)
 		return NULL;
 	if (sh->gen != s->gen) {
