@@ -66,10 +66,16 @@ sched_move_saving(double here, double there, double there_hourly,
 	double	redo = since_ckpt + restart_overhead;
 	double	retry = restart_overhead + interval;
 
+	/*
+	 * Twice the switch's cost: the scheduler knows the place is not
+	 * cooled down, not that it has room, and a refused move costs
+	 * the switch without the saving (the replay moved jobs for $0.25
+	 * and paid a refusal for many of them).
+	 */
 	if (work_left <= 0 || here <= there)
 		return 0;
 	return (here - there) * work_left / 3600.0 -
-	    there_hourly * (redo + retry) / 3600.0;
+	    2.0 * there_hourly * (redo + retry) / 3600.0;
 }
 
 /* The checkpoint interval of ROW's spec, s; 0 none. */

@@ -49,7 +49,7 @@ struct sched_move_hooks {
  * (hourly price THERE_HOURLY), losing SINCE_CKPT seconds of work since
  * its last checkpoint and RESTART_OVERHEAD seconds at the start; the
  * move must also pay for one more switch (a try refused for a stockout
- * costs the same again). Pure.
+ * costs the same again), and all of it twice over. Pure.
  */
 double	sched_move_saving(double here, double there, double there_hourly,
 	    double work_left, double since_ckpt, double restart_overhead,

@@ -1780,8 +1780,9 @@ sched_on_move_best(void *arg, const struct store_job *row,
 /*
  * Running jobs that cheaper capacity has freed up for move there
  * (doc/DESIGN.md "Moving to cheaper capacity"): a look every
- * poll_interval at most (the reconciler's news comes no faster), and at
- * the time it asks for.
+ * stockout_cooldown (or poll_interval if longer) at most: a place that
+ * refused a move is cooled down that long, and one move a place a look
+ * then probes each place at most once a cool-down.
  */
 static void
 sched_moves(struct sched *s)
@@ -1792,7 +1793,9 @@ sched_moves(struct sched *s)
 
 	if (!conf->move_to_cheaper || s->ctx.now < s->move_at)
 		return;
-	s->move_at = s->ctx.now + conf->poll_interval;
+	s->move_at = s->ctx.now + (conf->stockout_cooldown >
+	    conf->poll_interval ? conf->stockout_cooldown :
+	    conf->poll_interval);
 	sched_move_check(s->store, s->att, conf, s->ctx.now, &h, &r);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
