@@ -84,6 +84,8 @@ struct conf {
 					   before it leaves Spot */
 	int64_t	 spot_wait;		/* s a job waits out Spot cool-downs
 					   before dearer capacity; 0 none */
+	int	 move_to_cheaper;	/* move running jobs to cheaper
+					   capacity (sched-move.c) */
 	int64_t	 backoff_base;		/* s, first retry delay */
 	int64_t	 backoff_max;		/* s, longest retry delay */
 	int64_t	 stockout_cooldown;	/* s, first zone cool-down */

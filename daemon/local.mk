@@ -38,6 +38,7 @@ GPUQD_CLOUD_SOURCES = \
 	daemon/cost.c daemon/cost.h \
 	daemon/deadline.c daemon/deadline.h \
 	daemon/sched-deadline.c daemon/sched-deadline.h \
+	daemon/sched-move.c daemon/sched-move.h \
 	daemon/doctor.c daemon/doctor.h \
 	daemon/logs.c daemon/logs.h
 

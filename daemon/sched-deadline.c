@@ -150,6 +150,22 @@ sched_deadline_slack(struct store *st, const struct conf *conf,
 	return 0;
 }
 
+int
+sched_deadline_progress(struct store *st, const struct conf *conf,
+    const struct store_job *row, int64_t now, double *ret_done,
+    double *ret_work)
+{
+	struct deadline_job	dj;
+	struct sd_attempts	x;
+	int			rc, require;
+
+	if ((rc = sd_read(st, conf, row, now, &dj, &x, &require, NULL)) < 0)
+		return rc;
+	*ret_done = dj.done;
+	*ret_work = dj.work;
+	return 0;
+}
+
 /*
  * Flex-start as a bridge (doc/DESIGN.md "Deadlines"): a queued job
  * short of slack does not wait out a Spot stockout, which loses slack a

@@ -63,4 +63,15 @@ void	sched_deadline_check(struct store *st, struct attempts *att,
 int	sched_deadline_slack(struct store *st, const struct conf *conf,
 	    const struct store_job *row, int64_t now, int64_t *ret_slack);
 
+/*
+ * The progress of job ROW (borrowed, with or without a deadline) at NOW
+ * as the slack counts it (running time less restart overheads and the
+ * work interruptions and moves lost), and its estimated_hours, both in
+ * seconds (work 0: not given). 0, or -errno when its attempts cannot be
+ * read.
+ */
+int	sched_deadline_progress(struct store *st, const struct conf *conf,
+	    const struct store_job *row, int64_t now, double *ret_done,
+	    double *ret_work);
+
 #endif

@@ -258,6 +258,20 @@ sched_place_spot_first(const struct sched_job *j, int64_t now)
 	return 0;
 }
 
+const struct sched_offer *
+sched_place_first(const struct sched_job *j, int64_t now)
+{
+	const struct sched_shape	*sh = j->shape;
+	size_t				 i;
+
+	if (sh == NULL)
+		return NULL;
+	for (i = 0; i < sh->nok; i++)
+		if (!sched_avoids(j, &sh->offers[i], now))
+			return &sh->offers[i];
+	return NULL;
+}
+
 void
 sched_avoid(struct sched_job *j, const struct provider *p,
     const char *region, int64_t until)

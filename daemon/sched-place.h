@@ -112,6 +112,10 @@ struct sched_verdict {
  * one (sched-deadline.c's bridge back to Spot)? Quota is not asked.
  */
 int		 sched_place_spot_first(const struct sched_job *j, int64_t now);
+/* The first offer of J's shape it does not avoid at NOW, or NULL
+ * (doc/DESIGN.md "Moving to cheaper capacity"). */
+const struct sched_offer *sched_place_first(const struct sched_job *j,
+		    int64_t now);
 /* Forget CTX's buckets (a new pass or plan). */
 void		 sched_place_reset(struct sched_ctx *ctx);
 /* Free what CTX holds and zero it. */

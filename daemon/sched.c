@@ -93,6 +93,7 @@
 #include "daemon/sched.h"
 #include "daemon/sched-deadline.h"
 #include "daemon/sched-gate.h"
+#include "daemon/sched-move.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
 #include "providers/gcp/gcp.h"
@@ -173,6 +174,8 @@ struct sched_item {
 				   the set it replaces) */
 
 struct sched {
+	int64_t			 move_at;	/* next look at moves (gpuqd
+					   s; sched-move.c) */
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
 	struct attempts		*att;		/* borrowed or NULL */
@@ -1885,7 +1888,11 @@ sched_next_due(struct sched *s, size_t waiting)
 /*
  * How long a pass woken by events waits after the last one: a multiple
  * of that pass's length, so a storm of submits over a long queue costs
- * at most a fifth of the loop, and nothing for a short queue.
+ * at most a fifth of the loop, and nothing for a short queue. Under a
+ * test clock running N times faster ([daemon] clock_scale) the gap is N
+ * times shorter: it is a pause of gpuqd's, and a replay at 2520x made
+ * each retry after a stockout wait minutes of simulated time where a
+ * real gpuqd waits milliseconds (doc/DESIGN.md "Replaying Spot traces").
  */
 static int64_t
 sched_gap(struct sched *s)
@@ -1895,6 +1902,8 @@ sched_gap(struct sched *s)
 
 	if (gap > SCHED_GAP_MAX_MS)
 		gap = SCHED_GAP_MAX_MS;
+	if (clock_scale() > 1.0)
+		gap /= clock_scale();
 	at = s->last_end + (uint64_t)gap;
 	return at > now ? (int64_t)(at - now) : 0;
 }
@@ -1956,9 +1965,13 @@ sched_on_deadline_spot(void *arg, const struct store_job *row)
 	struct sched_job	*j = sched_job_get(s, row);
 	struct sched_shape	*sh = j->shape;
 
-	j->last_seen = s->ctx.now;
-	TAILQ_REMOVE(&s->job_list, j, entry);
-	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	/* A job still in the set (it left the queue since the set was
+	 * read: this runs before the set's update) is on no job_list. */
+	if (!j->in_set) {
+		j->last_seen = s->ctx.now;
+		TAILQ_REMOVE(&s->job_list, j, entry);
+		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	}
 	if (sh == NULL)
 		return 0;
 	if (sh->gen != s->gen) {
@@ -1989,6 +2002,61 @@ sched_deadlines(struct sched *s)
 		    "moved off Spot, %d back to Spot, next look in %llds",
 		    r.jobs, r.marked, r.moved, r.back, (long long)(r.next > 0 ?
 		    r.next - s->ctx.now : -1));
+}
+
+/* Where running job ROW would go now (sched-move.h): its shape's first
+ * offer it does not avoid, and all of them. */
+static const struct sched_offer *
+sched_on_move_best(void *arg, const struct store_job *row,
+    const struct sched_offer **ret_offers, size_t *ret_n)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_shape	*sh = j->shape;
+
+	if (!j->in_set) {		/* as sched_on_deadline_spot */
+		j->last_seen = s->ctx.now;
+		TAILQ_REMOVE(&s->job_list, j, entry);
+		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+	}
+	if (sh == NULL)
+		return NULL;
+	if (sh->gen != s->gen) {
+		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
+		sh->gen = s->gen;
+	}
+	*ret_offers = sh->offers;
+	*ret_n = sh->n;
+	return sched_place_first(j, s->ctx.now);
+}
+
+/*
+ * Running jobs that cheaper capacity has freed up for move there
+ * (doc/DESIGN.md "Moving to cheaper capacity"): a look every
+ * stockout_cooldown (or poll_interval if longer) at most: a place that
+ * refused a move is cooled down that long, and one move a place a look
+ * then probes each place at most once a cool-down.
+ */
+static void
+sched_moves(struct sched *s)
+{
+	const struct conf	*conf = cloud_conf(s->cloud);
+	struct sched_move_run	 r;
+	struct sched_move_hooks	 h = { sched_on_move_best, s };
+
+	if (!conf->move_to_cheaper || s->ctx.now < s->move_at)
+		return;
+	s->move_at = s->ctx.now + (conf->stockout_cooldown >
+	    conf->poll_interval ? conf->stockout_cooldown :
+	    conf->poll_interval);
+	sched_move_check(s->store, s->att, conf, s->ctx.now, &h, &r);
+	if (r.next > s->ctx.now)
+		sched_wake_at(s, r.next);
+	if (r.running > 0)
+		log_debug("scheduler: %d running, %d with a cheaper place, %d "
+		    "moved, next look in %llds", r.running, r.weighed,
+		    r.moved, (long long)(r.next > 0 ? r.next - s->ctx.now :
+		    -1));
 }
 
 /* This thread's CPU time, in ms. */
@@ -2025,6 +2093,7 @@ sched_pass_run(struct sched *s)
 	ctx->gen = s->gen;
 	s->mdigest = sched_market_digest(s, &s->market);
 	sched_deadlines(s);
+	sched_moves(s);
 	t1 = uv_hrtime();
 	read = sched_set_update(s);
 	t2 = uv_hrtime();
@@ -2334,7 +2403,12 @@ sched_wake_at(struct sched *s, int64_t when)
 		sched_wake(s);
 		return;
 	}
-	if (s->wake_at == 0 || when < s->wake_at)
+	/*
+	 * A wake-up already past is spent (the pass that runs for it
+	 * clears it only at its end): one asked for during that pass
+	 * replaces it, or it was lost and the scheduler slept on.
+	 */
+	if (s->wake_at == 0 || s->wake_at <= now || when < s->wake_at)
 		s->wake_at = when;
 	if (!sched_in_pass(s))
 		sched_arm(s, (int64_t)clock_real_ms((uint64_t)(when - now) *

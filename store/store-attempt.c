@@ -541,6 +541,22 @@ store_cooldown_strike(struct store *st, const char *zone, const char *gpu,
 	}
 	sqlite3_reset(s);
 
+	/*
+	 * A refusal while the cool-down runs is of a launch sent before it
+	 * began: the same stockout, no new strike. Counting each made one
+	 * pass's burst of launches into a full zone cool it for hours (the
+	 * replay: a zone cooled for over two hours) while its capacity
+	 * came back in ten minutes.
+	 */
+	if (strikes > 0 && now >= last && now < last +
+	    store_cooldown_length(strikes, base_sec, cap_sec)) {
+		rc = store_tx_commit(st, cause, "cool-down: commit");
+		if (rc != 0)
+			goto fail;
+		*ret_until = last + store_cooldown_length(strikes, base_sec,
+		    cap_sec);
+		return 0;
+	}
 	quiet = now > last ? (now - last) / STORE_QUIET_SEC : 0;
 	strikes = strikes > quiet ? strikes - quiet : 0;
 	strikes++;

@@ -485,7 +485,8 @@ void	 store_attempt_free(struct store_attempt *);
  * flex, 3 reserved: enum capacity_kind). Not tried before
  * UNTIL. store_cooldown_strike() records a stockout now and returns the
  * new until: base * 2^(strikes-1), capped, where strikes decay by one per
- * quiet hour. Kept in SQLite so they survive a restart.
+ * quiet hour; a stockout while the cool-down runs is no new strike (it
+ * keeps the until). Kept in SQLite so they survive a restart.
  */
 int	 store_cooldown_strike(struct store *, const char *zone,
 	    const char *gpu, int spot, int64_t now, int64_t base_sec,

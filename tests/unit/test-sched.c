@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +36,7 @@
 #include "daemon/cloud.h"
 #include "daemon/conf.h"
 #include "daemon/sched.h"
+#include "daemon/sched-move.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/price.h"
@@ -384,6 +386,29 @@ assert_baseline(struct t *t, int64_t id)
 	assert_true(gpu + host > a->hourly_usd);
 	assert_float_equal(a->baseline_hourly_usd, gpu + host, 1e-9);
 	store_attempt_free(a);
+}
+
+/*
+ * A move's saving (doc/DESIGN.md "Moving to cheaper capacity"): the
+ * price gap over the work left, less twice the cheaper place's price
+ * of the work to redo, its restart and one more switch.
+ */
+static void
+test_sched_move_saving(void **state)
+{
+	(void)state;
+	/* $4.71 -> $2.22 with 10 h left, 20 min since the checkpoint,
+	 * 10 min restart, 30 min interval: 24.90 - 2 x 2.22 x 70/60. */
+	assert_true(fabs(sched_move_saving(4.71, 2.22, 2.22, 36000, 1200,
+	    600, 1800) - (24.90 - 2 * 2.22 * 70.0 / 60.0)) < 1e-9);
+	/* Not cheaper, or nothing left: no saving. */
+	assert_true(sched_move_saving(2.22, 2.22, 2.22, 36000, 0, 600,
+	    1800) == 0);
+	assert_true(sched_move_saving(2.90, 2.22, 2.22, 0, 0, 600,
+	    1800) == 0);
+	/* An hour left at $0.68/h less is not worth a switch: negative. */
+	assert_true(sched_move_saving(2.90, 2.22, 2.22, 3600, 0, 600,
+	    1800) < 0);
 }
 
 /* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
@@ -1067,6 +1092,7 @@ main(void)
 	const struct CMUnitTest	tests[] = {
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		cmocka_unit_test(test_sched_spot_worn_at),
+		cmocka_unit_test(test_sched_move_saving),
 		cmocka_unit_test(test_sched_request_id),
 		C(test_sched_plan_ranks),
 		C(test_sched_plan_gang),

@@ -1550,17 +1550,22 @@ test_store_cooldown_growth(void **state)
 	char		*cause = NULL;
 	int		 i;
 	static const int64_t want[] = { 60, 120, 240, 480, 600, 600, 600 };
+	int64_t		 t = now;
 
+	/* Each stockout after the last cool-down ended doubles it. */
 	for (i = 0; i < 7; i++) {
 		assert_int_equal(store_cooldown_strike(fx->st, "us-central1-a",
-		    "nvidia-tesla-t4", 1, now + i * 10, 60, 600, &until,
-		    &cause), 0);
-		assert_int_equal(until, now + i * 10 + want[i]);
+		    "nvidia-tesla-t4", 1, t, 60, 600, &until, &cause), 0);
+		assert_int_equal(until, t + want[i]);
+		t = until;
 	}
 	/* 100 strikes cannot overflow past the cap. */
-	for (i = 0; i < 100; i++)
+	t = now;
+	for (i = 0; i < 100; i++) {
 		assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0,
-		    now, 1, INT64_MAX / 4, &until, &cause), 0);
+		    t, 1, INT64_MAX / 4, &until, &cause), 0);
+		t = until;
+	}
 	assert_true(until > now);
 	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0, now, 0,
 	    10, &until, NULL), -EINVAL);
@@ -1575,16 +1580,21 @@ test_store_cooldown_decay(void **state)
 	int64_t		 until, t = 100000;
 	char		*cause = NULL;
 
-	/* Three strikes: 60, 120, 240. */
+	/* Three strikes, each after the last cool-down: 60, 120, 240. */
 	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t, 60,
 	    3600, &until, &cause), 0);
-	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 1, 60,
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 60, 60,
 	    3600, &until, &cause), 0);
-	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 2, 60,
+	assert_int_equal(until, t + 60 + 120);
+	/* A stockout while it runs (a launch sent before it) is no strike. */
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 61, 60,
 	    3600, &until, &cause), 0);
-	assert_int_equal(until, t + 2 + 240);
+	assert_int_equal(until, t + 60 + 120);
+	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 180,
+	    60, 3600, &until, &cause), 0);
+	assert_int_equal(until, t + 180 + 240);
 	/* Two quiet hours forgive two strikes: 3 - 2 + 1 = 2 → 120 s. */
-	t += 2 + 2 * 3600 + 10;
+	t += 180 + 2 * 3600 + 10;
 	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t, 60,
 	    3600, &until, &cause), 0);
 	assert_int_equal(until, t + 120);
@@ -1638,7 +1648,7 @@ test_store_cooldown_list(void **state)
 	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-b",
 	    "nvidia-l4", 1, 1000, 60, 600, &until, &cause), 0);
 	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-b",
-	    "nvidia-l4", 1, 1001, 60, 600, &until, &cause), 0);
+	    "nvidia-l4", 1, 1060, 60, 600, &until, &cause), 0);
 	assert_int_equal(store_cooldown_strike(fx->st, "us-east1-c",
 	    "nvidia-l4", 0, 1000, 300, 600, &until, &cause), 0);
 	memset(&c, 0, sizeof c);
