@@ -152,8 +152,7 @@ sched_deadline_slack(struct store *st, const struct conf *conf,
 
 int
 sched_deadline_progress(struct store *st, const struct conf *conf,
-    const struct store_job *row, int64_t now, double *ret_done,
-    double *ret_work)
+    const struct store_job *row, int64_t now, struct sched_progress *ret)
 {
 	struct deadline_job	dj;
 	struct sd_attempts	x;
@@ -161,8 +160,10 @@ sched_deadline_progress(struct store *st, const struct conf *conf,
 
 	if ((rc = sd_read(st, conf, row, now, &dj, &x, &require, NULL)) < 0)
 		return rc;
-	*ret_done = dj.done;
-	*ret_work = dj.work;
+	ret->done = dj.done;
+	ret->work = dj.work;
+	ret->interval = x.interval;
+	ret->slack = row->deadline > 0 ? deadline_slack(&dj) : 0;
 	return 0;
 }
 

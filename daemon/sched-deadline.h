@@ -64,14 +64,22 @@ int	sched_deadline_slack(struct store *st, const struct conf *conf,
 	    const struct store_job *row, int64_t now, int64_t *ret_slack);
 
 /*
- * The progress of job ROW (borrowed, with or without a deadline) at NOW
- * as the slack counts it (running time less restart overheads and the
- * work interruptions and moves lost), and its estimated_hours, both in
- * seconds (work 0: not given). 0, or -errno when its attempts cannot be
- * read.
+ * The progress of job ROW (borrowed, with or without a deadline) at NOW,
+ * from one read of its spec and attempts: done is what the slack counts
+ * (running time less restart overheads and the work interruptions and
+ * moves lost), work its estimated_hours (0: not given), interval its
+ * checkpoint interval (0: none), all in seconds; slack as
+ * sched_deadline_slack() gives it, 0 without a deadline. 0, or -errno
+ * when its attempts cannot be read.
  */
+struct sched_progress {
+	double		done;
+	double		work;
+	double		interval;
+	int64_t		slack;
+};
 int	sched_deadline_progress(struct store *st, const struct conf *conf,
-	    const struct store_job *row, int64_t now, double *ret_done,
-	    double *ret_work);
+	    const struct store_job *row, int64_t now,
+	    struct sched_progress *ret);
 
 #endif

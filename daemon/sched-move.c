@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "daemon/attempt.h"
@@ -76,20 +74,6 @@ sched_move_saving(double here, double there, double there_hourly,
 		return 0;
 	return (here - there) * work_left / 3600.0 -
 	    2.0 * there_hourly * (redo + retry) / 3600.0;
-}
-
-/* The checkpoint interval of ROW's spec, s; 0 none. */
-static double
-sm_interval(const struct store_job *row)
-{
-	json_t	*spec;
-	double	 v;
-
-	spec = json_loads(row->spec != NULL ? row->spec : "", 0, NULL);
-	v = (double)json_integer_value(json_object_get(json_object_get(spec,
-	    "checkpoint"), "interval"));
-	json_decref(spec);
-	return v;
 }
 
 /* "gce/us-east4-a Spot" of offer O into BUF. */
@@ -149,10 +133,10 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 {
 	const struct sched_offer	*o, *all = NULL;
 	struct store_job		*row = NULL;
+	struct sched_progress		 pg;
 	size_t				 i, n = 0;
-	double				 here = 0, done, work, interval;
-	double				 since, ov, saving, sw;
-	int64_t				 slack, ck;
+	double				 here = 0, since, ov, saving, sw;
+	int64_t				 ck;
 	char				*msg, *cause = NULL, pl[96];
 	int				 rc = 0;
 
@@ -175,38 +159,37 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	if (o->per_hour >= here)
 		goto out;
 	r->weighed++;
-	if (sched_deadline_progress(st, conf, row, now, &done, &work) < 0 ||
-	    work <= 0) {
+	if (sched_deadline_progress(st, conf, row, now, &pg) < 0 ||
+	    pg.work <= 0) {
 		log_debug("job %" PRId64 ": no estimated_hours to weigh a move "
 		    "by", a->job_id);
 		goto out;
 	}
-	interval = sm_interval(row);
 	ov = (double)conf->restart_overhead;
-	sw = ov + interval;
+	sw = ov + pg.interval;
 	/* A run shorter than a switch has not paid for its own start. */
 	if ((double)(now - a->started) < sw)
 		goto out;
 	ck = row->checkpoint_at > a->started ? row->checkpoint_at : a->started;
 	since = now > ck ? (double)(now - ck) : 0;
-	saving = sched_move_saving(here, o->per_hour, o->hourly, work - done,
-	    since, ov, interval);
+	saving = sched_move_saving(here, o->per_hour, o->hourly,
+	    pg.work - pg.done, since, ov, pg.interval);
+	/* PL names the place from here on: the offers are the scheduler's,
+	 * and O is not read past the move. */
+	(void)sm_place(o, pl, sizeof pl);
 	log_debug("job %" PRId64 ": %s at $%.4f/h against $%.4f/h here: "
-	    "saving $%.2f over %.1f h left", a->job_id, sm_place(o, pl,
-	    sizeof pl), o->per_hour, here, saving, (work - done) / 3600.0);
+	    "saving $%.2f over %.1f h left", a->job_id, pl, o->per_hour,
+	    here, saving, (pg.work - pg.done) / 3600.0);
 	if (saving <= 0)
 		goto out;
 	/* A deadline job moves only with the slack for two switches. */
-	if (row->deadline > 0 && (sched_deadline_slack(st, conf, row, now,
-	    &slack) < 0 || (double)slack < (double)conf->deadline_margin +
-	    2 * sw))
+	if (row->deadline > 0 && (double)pg.slack <
+	    (double)conf->deadline_margin + 2 * sw)
 		goto out;
 	msg = xprintf("moved to cheaper capacity: %s at $%.2f/h expected "
 	    "against $%.2f/h here, saving about $%.2f over %.1f h of work "
-	    "left", sm_place(o, pl, sizeof pl), o->per_hour, here, saving,
-	    (work - done) / 3600.0);
-	/* The offers are the scheduler's: O is not read past the move. */
-	(void)sm_place(o, pl, sizeof pl);
+	    "left", pl, o->per_hour, here, saving,
+	    (pg.work - pg.done) / 3600.0);
 	if (attempt_move(att, a->job_id, msg) == 0) {
 		(void)sm_target_taken(tg, pl, 1);
 		log_info("job %" PRId64 ": %s", a->job_id, msg);

@@ -1955,13 +1955,14 @@ sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
 		j->spot_wait_end = until;
 }
 
-/* Would job ROW take Spot now: its shape's offers of this pass (built
- * for it if no queued job needed them) rank an open Spot offer first.
- * A running job has been evicted from the cache: made again. */
-static int
-sched_on_deadline_spot(void *arg, const struct store_job *row)
+/*
+ * The cached job of ROW, which the deadline bridge or the move looks at
+ * while it runs (evicted from the cache: made again), with its shape's
+ * offers of this pass built if no queued job needed them.
+ */
+static struct sched_job *
+sched_running_job(struct sched *s, const struct store_job *row)
 {
-	struct sched		*s = arg;
 	struct sched_job	*j = sched_job_get(s, row);
 	struct sched_shape	*sh = j->shape;
 
@@ -1972,12 +1973,24 @@ sched_on_deadline_spot(void *arg, const struct store_job *row)
 		TAILQ_REMOVE(&s->job_list, j, entry);
 		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
 	}
-	if (sh == NULL)
-		return 0;
-	if (sh->gen != s->gen) {
+	if (sh != NULL && sh->gen != s->gen) {
 		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
 		sh->gen = s->gen;
 	}
+	return j;
+}
+
+/* Would job ROW take Spot now: its shape's offers of this pass (built
+ * for it if no queued job needed them) rank an open Spot offer first.
+ * A running job has been evicted from the cache: made again. */
+static int
+sched_on_deadline_spot(void *arg, const struct store_job *row)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_running_job(s, row);
+
+	if (j->shape == NULL)
+		return 0;
 	return sched_place_spot_first(j, s->ctx.now);
 }
 
@@ -2011,20 +2024,11 @@ sched_on_move_best(void *arg, const struct store_job *row,
     const struct sched_offer **ret_offers, size_t *ret_n)
 {
 	struct sched		*s = arg;
-	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_job	*j = sched_running_job(s, row);
 	struct sched_shape	*sh = j->shape;
 
-	if (!j->in_set) {		/* as sched_on_deadline_spot */
-		j->last_seen = s->ctx.now;
-		TAILQ_REMOVE(&s->job_list, j, entry);
-		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
-	}
 	if (sh == NULL)
 		return NULL;
-	if (sh->gen != s->gen) {
-		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
-		sh->gen = s->gen;
-	}
 	*ret_offers = sh->offers;
 	*ret_n = sh->n;
 	return sched_place_first(j, s->ctx.now);
