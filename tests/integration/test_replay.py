@@ -43,7 +43,7 @@ def speed(builddir):
     try:
         with open(os.path.join(builddir or ".", "config.status")) as f:
             if "--enable-sanitizers" in f.read():
-                return SPEED * 2 // 3
+                return SPEED // 2
     except OSError:
         pass
     return SPEED
