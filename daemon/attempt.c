@@ -20,6 +20,8 @@
  *   maintenance	maintenance	cloud		queued	interr.	backoff*
  *   stockout		stockout	cloud		queued	interr.	backoff*
  *							+ cool-down
+ *	(a stockout before the attempt started counts nothing and waits
+ *	for the cool-down only: attempt_end_counts())
  *   lost		lost		cloud		queued	interr.	backoff*
  *   interrupted_last	(its kind)	cloud		failed	interr.	-
  *   quota		quota		cloud		queued	-	quota
@@ -971,7 +973,7 @@ att_recent_one(const struct store_attempt *a, void *arg)
 	struct att_recent	*r = arg;
 
 	if (a->id != r->self && a->ended >= r->since &&
-	    attempt_end_is_interruption(a->end_reason))
+	    attempt_end_counts(a->end_reason, a->started))
 		r->n++;
 	return 0;
 }
@@ -2078,7 +2080,7 @@ att_finish(struct attempt *e)
 	int64_t			 sec;
 	double			 cost;
 	int			 out = e->end_out, n = 0, maxn = 0, rc;
-	int			 recent;
+	int			 recent, nocount;
 
 	if (store_job_get(at->store, a->job_id, &j, &cause) < 0) {
 		/* Try again at the next listing. */
@@ -2115,7 +2117,11 @@ att_finish(struct attempt *e)
 	    !(attempt_rules[out].from & JOB_MASK(JOB_CANCELLING)))
 		out = ATTEMPT_OUT_CANCELLED;
 	rule = &attempt_rules[out];
-	if (rule->counts != ATTEMPT_COUNTS_NONE) {
+	/* A stockout before it ran interrupted nothing: the cool-down
+	 * only (attempt_end_counts()). */
+	nocount = rule->counts == ATTEMPT_COUNTS_INTERRUPTION &&
+	    !attempt_end_counts(rule->end, started);
+	if (rule->counts != ATTEMPT_COUNTS_NONE && !nocount) {
 		if (rule->counts == ATTEMPT_COUNTS_FAILURE) {
 			n = j->failures + 1;
 			maxn = (int)json_integer_value(json_object_get(spec,
@@ -2153,7 +2159,9 @@ att_finish(struct attempt *e)
 		free(cause);
 		rc = rc == -EALREADY ? 0 : rc;
 	} else if (rule->to == JOB_QUEUED) {
-		if (rule->counts == ATTEMPT_COUNTS_INTERRUPTION &&
+		if (nocount)
+			delay = 0;
+		else if (rule->counts == ATTEMPT_COUNTS_INTERRUPTION &&
 		    rule->wait == ATTEMPT_WAIT_BACKOFF) {
 			recent = att_recent_interruptions(at, a, now);
 			delay = recent == 0 ? 0 : att_rule_delay(at, rule,

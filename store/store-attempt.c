@@ -288,7 +288,7 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
     int64_t *ret_job_id, char **cause)
 {
 	sqlite3_stmt	*s;
-	int64_t		 job_id;
+	int64_t		 job_id, started;
 	char		*text;
 	int		 rc, number;
 
@@ -318,13 +318,14 @@ store_attempt_end_tx(struct store *st, const struct store_end *e,
 	}
 	job_id = sqlite3_column_int64(s, 0);
 	number = sqlite3_column_int(s, 1);
+	started = sqlite3_column_int64(s, 2);
 	sqlite3_reset(s);
 
 	s = st->stmt[STMT_JOB_ADD_END];
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_double(s, 2, e->cost_usd);
 	sqlite3_bind_int(s, 3, e->reason == END_FAILED);
-	sqlite3_bind_int(s, 4, attempt_end_is_interruption(e->reason));
+	sqlite3_bind_int(s, 4, attempt_end_counts(e->reason, started));
 	sqlite3_bind_int(s, 5, e->exit_code);
 	store_bind_text(s, 6, e->message);
 	sqlite3_bind_int64(s, 7, e->when);

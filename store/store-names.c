@@ -119,3 +119,20 @@ attempt_end_is_interruption(int end)
 		return 0;
 	}
 }
+
+/*
+ * 1 if an attempt that STARTED (0: never ran) and ended for END counts
+ * against the job's max_interruptions and its interruption back-off
+ * (doc/DESIGN.md "Outcomes"). A stockout before the attempt ran (a
+ * Batch job whose VM could not be created) interrupted no work: it is
+ * a refused create found late, and costs the zone a cool-down only, as
+ * a refused create does. Counted, a burst of them wore jobs out on Spot
+ * and sent them to flex-start at twice the price.
+ */
+int
+attempt_end_counts(int end, int64_t started)
+{
+	if (end == END_STOCKOUT && started <= 0)
+		return 0;
+	return attempt_end_is_interruption(end);
+}

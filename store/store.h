@@ -89,6 +89,7 @@ enum attempt_end {
 const char	*attempt_end_name(int end);
 int		 attempt_end_parse(const char *);
 int		 attempt_end_is_interruption(int end);
+int		 attempt_end_counts(int end, int64_t started);
 
 /* A job as stored. Strings are owned by the struct (store_job_free). */
 struct store_job {

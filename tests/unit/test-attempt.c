@@ -640,6 +640,40 @@ test_attempt_stockout(void **state)
 	assert_int_equal(cooldowns(T), 1);
 }
 
+/*
+ * A stockout of an attempt that never ran (a Batch job whose VM could not
+ * be created, found by the listing): no work was interrupted, so it is
+ * not counted against max_interruptions (it would wear the job out on
+ * Spot), brings no back-off, and cools the zone down as a refused create
+ * does.
+ */
+static void
+test_attempt_stockout_before_start(void **state)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			*cause = NULL, name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "backoff_base",
+	    "60s", &cause), 0);
+	launched_listed(t, "{" T4 GCE ",\"max_interruptions\":1}",
+	    PROV_PENDING, name);
+	unittest_run_cond(t->ut, job_pending_1, t);
+	listed(t, PROV_STOCKOUT, -1, "ZONE_RESOURCE_POOL_EXHAUSTED");
+	j = job(t, 1);
+	assert_int_equal(j->interruptions, 0);
+	assert_true(j->state != JOB_FAILED);
+	assert_true(j->not_before <= time(NULL));
+	store_job_free(j);
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, END_STOCKOUT);
+	assert_int_equal(a->started, 0);
+	store_attempt_free(a);
+	assert_int_equal(cooldowns(t), 1);
+}
+
 /* A cloud-side error is counted as lost. */
 static void
 test_attempt_lost(void **state)
@@ -1114,6 +1148,7 @@ main(void)
 		C(test_attempt_gang_succeeded),
 		C(test_attempt_maintenance),
 		C(test_attempt_stockout),
+		C(test_attempt_stockout_before_start),
 		C(test_attempt_lost),
 		C(test_attempt_lost_unlisted),
 		C(test_attempt_interrupted_last),

@@ -1187,7 +1187,9 @@ test_store_attempt_end_counters(void **state)
 	assert_int_equal(store_job_get(fx->st, id, &j, &cause), 0);
 	assert_int_equal(j->attempts, 4);
 	assert_int_equal(j->failures, 1);
-	assert_int_equal(j->interruptions, 2);
+	/* The stockout ended an attempt that never started: not counted
+	 * (attempt_end_counts()). */
+	assert_int_equal(j->interruptions, 1);
 	assert_float_equal(j->cost_usd, 3.75, 1e-9);
 	assert_int_equal(j->exit_code, 0);
 	assert_null(j->message);
@@ -2405,6 +2407,10 @@ test_store_names(void **state)
 	assert_true(attempt_end_is_interruption(END_MAINTENANCE));
 	assert_true(attempt_end_is_interruption(END_LOST));
 	assert_true(attempt_end_is_interruption(END_STOCKOUT));
+	assert_true(attempt_end_counts(END_STOCKOUT, 1000));
+	assert_false(attempt_end_counts(END_STOCKOUT, 0));
+	assert_true(attempt_end_counts(END_PREEMPTED, 0));
+	assert_false(attempt_end_counts(END_FAILED, 1000));
 	assert_false(attempt_end_is_interruption(END_FAILED));
 	assert_false(attempt_end_is_interruption(END_LAUNCH_ERROR));
 	assert_false(attempt_end_is_interruption(END_SUCCEEDED));
