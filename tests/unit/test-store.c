@@ -2793,6 +2793,14 @@ test_store_deadline(void **state)
 	assert_int_equal(store_job_get(fx->st, plain, &j, &cause), 0);
 	assert_int_equal(j->deadline, 0);
 	store_job_free(j);
+	/* "deadline" in a value, not a member: none (the spec is parsed). */
+	row.spec = "{\"image\":\"x\",\"args\":[\"\\\"deadline\\\"\","
+	    "\"deadline\"],\"deadline_note\":\"2020-01-01T00:00:00Z\"}";
+	assert_int_equal(store_jobs_insert(fx->st, &row, 1, &plain, &cause),
+	    0);
+	assert_int_equal(store_job_get(fx->st, plain, &j, &cause), 0);
+	assert_int_equal(j->deadline, 0);
+	store_job_free(j);
 
 	memset(&c, 0, sizeof c);
 	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
