@@ -24,8 +24,11 @@
  *                  "pipelined" (>= 0.5x)
  *   7-page append+fdatasync  a server that only appends 7 pages to a
  *                  file in DIR and fdatasyncs per request, asked one at
- *                  a time over a socket (a one-job commit appends about
- *                  7 pages to SQLite's WAL): for reference
+ *                  a time over a socket (a one-job commit appended
+ *                  about 7 pages to SQLite's WAL when a submit wrote
+ *                  five B-trees; since schema 14 it writes two, and
+ *                  strace counts 4.75 pwrites, about 2.4 frames, per
+ *                  commit): for reference, an upper bound
  *   1-row durable SQLite commit  one row per durable commit, in this
  *                  process: under "one at a time" (>= 0.6x)
  *   spawning /bin/true  back to back: under "1 gpuq process per job"

@@ -786,6 +786,19 @@ test_store_queue_order(void **state)
 	assert_string_equal(got, want);
 	free(want);
 	free(got);
+
+	/* Past the bucket sort's 64 priorities: qsort, the same order. */
+	for (i = 0; i < 70; i++)
+		(void)insert_one(fx->st, "many", 100 + (i * 37) % 70);
+	want = db_text(fx->st->db, "SELECT group_concat(" QUEUED_SQL ")"
+	    " FROM (SELECT * FROM jobs WHERE state = 1"
+	    " ORDER BY priority DESC, id)");
+	got = xstrdup("");
+	assert_int_equal(store_job_list_queue(fx->st, list_add_queued, &got,
+	    &cause), 110);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
 	assert_null(cause);
 }
 
