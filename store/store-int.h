@@ -15,10 +15,11 @@
 #include "store/store.h"
 
 /*
- * The live job states, as SQL text. Part of the on-disk format: the
- * partial index jobs_live is built with it, and a query can only use that
- * index when it repeats this exact text. Changing it needs a migration
- * that rebuilds the index. store_open() checks it against JOB_MASK_LIVE.
+ * The live job states, as SQL text. Part of the on-disk format of
+ * schemas 2 to 7 (the partial index jobs_live was built with it, and a
+ * query could only use that index when it repeated this exact text);
+ * the migrations still write it. store_open() checks it against
+ * JOB_MASK_LIVE.
  */
 #define STORE_LIVE_SQL		"0,1,2,3,4,7"
 

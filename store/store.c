@@ -39,9 +39,9 @@ static const char *const store_sql[STMT_COUNT] = {
 	 * ?8 NULL or ?9 0: take the accelerator from the spec. Each JSON
 	 * read parses the whole spec (twice with json_valid), so it runs
 	 * only when the spec names the member: most jobs have no deadline,
-	 * and the one parse per submit for it was a tenth of SQLite's work
-	 * on the insert. (The stored spec is normalized, compact JSON:
-	 * a member's name is in it as "name".)
+	 * and every submit parsed its spec twice to find none. (The stored
+	 * spec is normalized, compact JSON: a member's name is in it as
+	 * "name"; a value that holds the word only costs the parse.)
 	 */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
 	    " spec, labels, created, updated, gpu_type, gpu_count, array_id,"
