@@ -24,4 +24,5 @@ tests_unit_test_store_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_unit_test_store_LDADD = tests/unit/libunittest.a store/libstore.a \
 	common/libcommon.a \
 	$(SQLITE_LIBS) $(CMOCKA_LIBS)
-EXTRA_DIST += tests/unit/data/store-v1.sql tests/unit/data/store-v2.sql
+EXTRA_DIST += tests/unit/data/store-v1.sql tests/unit/data/store-v2.sql \
+	tests/unit/data/store-v13.sql

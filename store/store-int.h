@@ -15,17 +15,18 @@
 #include "store/store.h"
 
 /*
- * The live job states, as SQL text. Part of the on-disk format: the
- * partial index jobs_live is built with it, and a query can only use that
- * index when it repeats this exact text. Changing it needs a migration
- * that rebuilds the index. store_open() checks it against JOB_MASK_LIVE.
+ * The live job states, as SQL text. Part of the on-disk format of
+ * schemas 2 to 7 (the partial index jobs_live was built with it, and a
+ * query could only use that index when it repeated this exact text);
+ * the migrations still write it. store_open() checks it against
+ * JOB_MASK_LIVE.
  */
 #define STORE_LIVE_SQL		"0,1,2,3,4,7"
 
 /*
  * The live and the ended job states as SQL conditions on column C. Part
- * of the on-disk format since schema 8: the partial indexes jobs_live,
- * jobs_ended and jobs_history are built with them, and a query can only
+ * of the on-disk format since schema 8: the partial indexes jobs_live
+ * (until 14), jobs_ended and jobs_history are built with them, and a query can only
  * use one of those when it repeats this exact text. Comparisons, not
  * "IN (" STORE_LIVE_SQL ")": SQLite fills a temporary B-tree with an IN
  * list of more than two constants each time a statement runs, and a
@@ -36,6 +37,13 @@
  */
 #define STORE_LIVE_WHERE(c)	"(" c " < 5 OR " c " = 7)"
 #define STORE_ENDED_WHERE(c)	"(" c " > 4 AND " c " <> 7)"
+
+/*
+ * The live states but queued (1), jobs_others' condition since schema
+ * 14: the live jobs are jobs_runnable's (state = 1) and these. Two
+ * terms, each of which a query must repeat to use the index.
+ */
+#define STORE_OTHERS_WHERE(c)	"(" c " <> 1 AND " STORE_LIVE_WHERE(c) ")"
 
 /* Job columns in the order store_job_row() reads them. */
 #define STORE_JOB_COLS							\
@@ -104,6 +112,7 @@ enum store_stmt {
 	STMT_JOB_QUEUED_LATER,
 	STMT_JOB_AFTER,
 	STMT_JOB_QUEUE,
+	STMT_JOB_RUNNABLE_ONE,
 	STMT_COUNT
 };
 
@@ -113,7 +122,8 @@ enum store_stmt {
  */
 enum {
 	STORE_LIST_ANY = 0,	/* no state filter: primary key walk */
-	STORE_LIST_LIVE,	/* subset of the live states: jobs_live index */
+	STORE_LIST_LIVE,	/* subset of the live states: jobs_runnable
+				   and jobs_others merged */
 	STORE_LIST_ONE,		/* one ended state: jobs_ended index */
 	STORE_LIST_MASK,	/* any other mask: primary key walk, filtered */
 };

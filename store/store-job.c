@@ -361,18 +361,6 @@ store_job_list(struct store *st, const struct store_filter *f, int64_t after,
 	    "list jobs", f != NULL && f->bare);
 }
 
-/* Queued jobs with not_before <= NOW, priority desc then id asc. */
-int
-store_job_list_runnable(struct store *st, int64_t now, store_job_cb cb,
-    void *arg, char **cause)
-{
-	sqlite3_stmt	*s = st->stmt[STMT_JOB_RUNNABLE];
-
-	sqlite3_bind_int64(s, 1, now);
-	return store_job_walk(st, s, -1, cb, arg, NULL, cause,
-	    "list runnable jobs", 0);
-}
-
 static int	store_data_version(struct store *, int64_t *, char **);
 
 /* Queued jobs with not_before > NOW (in backoff), in no order. */

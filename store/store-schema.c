@@ -71,6 +71,15 @@
  *            SQLite covers a query only with every column it names.
  *            Still three B-trees per submit; a why written to a queued
  *            job writes the index entry too.
+ * Version 14: a queued submit writes two B-trees, jobs and
+ *            jobs_runnable, not three. jobs_runnable is keyed by id
+ *            (the same columns, so it still covers the scheduler's
+ *            read, which now orders by priority in C: store-queue.c),
+ *            and jobs_live gives way to jobs_others, the live jobs
+ *            that are not queued (STORE_OTHERS_WHERE: held, launching,
+ *            pending, running, cancelling), which a submit does not
+ *            write. The live jobs in id order are the two walks merged
+ *            (store_list_sql); live counts read the two and jobs_ended.
  *
  * Steps run with foreign keys off, as SQLite's table rebuild procedure
  * asks (https://sqlite.org/lang_altertable.html#otheralter: dropping the
@@ -79,7 +88,8 @@
  *
  * States and end reasons are stored as their enum numbers (store.h);
  * STORE_LIVE_SQL names the live ones for the partial indexes of versions
- * 2 to 7, STORE_LIVE_WHERE and STORE_ENDED_WHERE those from version 8.
+ * 2 to 7, STORE_LIVE_WHERE and STORE_ENDED_WHERE those from version 8,
+ * STORE_OTHERS_WHERE jobs_others' from version 14.
  */
 #include "config.h"
 
@@ -315,6 +325,17 @@ static const char *const store_migrations[] = {
 	("DROP INDEX jobs_runnable;"
 	"CREATE INDEX jobs_runnable ON jobs(priority DESC, id, not_before,"
 	"  interruptions, cost_usd, why, state) WHERE state = 1;"),
+
+	/*
+	 * 13 → 14: jobs_runnable by id, and jobs_live without the queued
+	 * jobs it holds: a queued submit writes jobs and jobs_runnable.
+	 */
+	("DROP INDEX jobs_runnable;"
+	"CREATE INDEX jobs_runnable ON jobs(id, priority, not_before,"
+	"  interruptions, cost_usd, why, state) WHERE state = 1;"
+	"DROP INDEX jobs_live;"
+	"CREATE INDEX jobs_others ON jobs(id, state)"
+	"  WHERE " STORE_OTHERS_WHERE("state") ";"),
 };
 #define STORE_NMIGRATIONS \
 	(int)(sizeof store_migrations / sizeof store_migrations[0])

@@ -35,19 +35,28 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2)"
 	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 
-	/* ?8 NULL or ?9 0: take the accelerator from the spec. */
+	/*
+	 * ?8 NULL or ?9 0: take the accelerator from the spec. Each JSON
+	 * read parses the whole spec (twice with json_valid), so it runs
+	 * only when the spec names the member: most jobs have no deadline,
+	 * and every submit parsed its spec twice to find none. (The stored
+	 * spec is normalized, compact JSON: a member's name is in it as
+	 * "name"; a value that holds the word only costs the parse.)
+	 */
 	[STMT_JOB_INSERT] = "INSERT INTO jobs (name, state, priority, owner,"
 	    " spec, labels, created, updated, gpu_type, gpu_count, array_id,"
 	    " task_index, nodes, deadline)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, coalesce(?8,"
-	    " CASE WHEN json_valid(?5)"
+	    " CASE WHEN instr(?5, '\"accelerator\"') > 0 AND json_valid(?5)"
 	    " THEN json_extract(?5, '$.accelerator.type') END),"
-	    " CASE WHEN ?9 > 0 THEN ?9 WHEN json_valid(?5)"
+	    " CASE WHEN ?9 > 0 THEN ?9 WHEN instr(?5, '\"accelerator\"') > 0"
+	    " AND json_valid(?5)"
 	    " THEN coalesce(json_extract(?5, '$.accelerator.count'), 0)"
 	    " ELSE 0 END, ?10, ?11,"
 	    " CASE WHEN ?12 > 0 THEN ?12 WHEN json_valid(?5)"
 	    " THEN coalesce(json_extract(?5, '$.nodes'), 1) ELSE 1 END,"
-	    " CASE WHEN json_valid(?5) THEN coalesce(CAST(strftime('%s',"
+	    " CASE WHEN instr(?5, '\"deadline\"') > 0 AND json_valid(?5)"
+	    " THEN coalesce(CAST(strftime('%s',"
 	    " json_extract(?5, '$.deadline')) AS INTEGER), 0) ELSE 0 END)",
 	/* Task 0 of an array: its own id is the array's. */
 	[STMT_JOB_SET_ARRAY] = "UPDATE jobs SET array_id = id WHERE id = ?1",
@@ -55,22 +64,28 @@ static const char *const store_sql[STMT_COUNT] = {
 	[STMT_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
 	[STMT_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, updated = ?3"
 	    " WHERE id = ?1 AND state = ?4",
-	/* state = 1 is JOB_QUEUED, as written in the partial index. */
+	/*
+	 * Runnable jobs (state = 1 is JOB_QUEUED) by id, of priority ?2 or
+	 * any (NULL): store-queue.c walks it once per priority, highest
+	 * first. Backoff and priority are tested on the index entry, before
+	 * the row is read.
+	 */
 	[STMT_JOB_RUNNABLE] = "SELECT " STORE_JOB_COLS
-	    " FROM jobs INDEXED BY jobs_runnable"
-	    " WHERE state = 1 AND not_before <= ?1"
-	    " ORDER BY priority DESC, id",
+	    " FROM jobs INDEXED BY jobs_runnable WHERE state = 1"
+	    " AND not_before <= ?1 AND (?2 IS NULL OR priority = ?2)"
+	    " ORDER BY id",
 	[STMT_JOB_SET_WHY] = "UPDATE jobs SET why = ?2 WHERE id = ?1",
 	[STMT_JOB_SET_NOT_BEFORE] = "UPDATE jobs SET not_before = ?2"
 	    " WHERE id = ?1",
 	[STMT_JOB_SET_CHECKPOINT] = "UPDATE jobs SET checkpoint = ?2,"
 	    " checkpoint_at = ?3 WHERE id = ?1",
-	/* Both halves read only their partial index. */
+	/* Each third reads only its partial index. */
 	[STMT_JOB_COUNTS] = "SELECT state, count(*) FROM jobs"
 	    " INDEXED BY jobs_ended WHERE " STORE_ENDED_WHERE("state")
 	    " GROUP BY state UNION ALL SELECT state, count(*) FROM jobs"
-	    " INDEXED BY jobs_live WHERE " STORE_LIVE_WHERE("state")
-	    " GROUP BY state",
+	    " INDEXED BY jobs_others WHERE " STORE_OTHERS_WHERE("state")
+	    " GROUP BY state UNION ALL SELECT 1, count(*) FROM jobs"
+	    " INDEXED BY jobs_runnable WHERE state = 1",
 	[STMT_DATA_VERSION] = "PRAGMA data_version",
 	[STMT_JOB_BUMP_ATTEMPTS] = "UPDATE jobs SET attempts = attempts + 1,"
 	    " updated = ?2 WHERE id = ?1 RETURNING attempts",
@@ -192,10 +207,20 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " WHERE state = 1 AND not_before > ?1",
 	[STMT_JOB_AFTER] = "SELECT " STORE_JOB_COLS
 	    " FROM jobs WHERE id > ?1 ORDER BY id",
-	/* The whole queue from jobs_runnable alone (store-queue.c). */
+	/*
+	 * The whole queue from jobs_runnable alone, in its own order (by
+	 * id); store-queue.c sorts by priority.
+	 */
 	[STMT_JOB_QUEUE] = "SELECT id, priority, not_before, interruptions,"
 	    " cost_usd, why FROM jobs INDEXED BY jobs_runnable"
-	    " WHERE state = 1 ORDER BY priority DESC, id",
+	    " WHERE state = 1 ORDER BY id",
+	/*
+	 * A runnable job by id, for store_job_list_runnable() with many
+	 * priorities: its own statement, as a callback may read a job
+	 * with STMT_JOB_GET meanwhile.
+	 */
+	[STMT_JOB_RUNNABLE_ONE] = "SELECT " STORE_JOB_COLS
+	    " FROM jobs WHERE id = ?1",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */
@@ -455,15 +480,36 @@ store_pragma(struct store *st, const char *sql, const char *want,
 }
 
 /*
+ * The live jobs of variant K in id order, as the arms of a UNION ALL:
+ * the queued ones from jobs_runnable, the others from jobs_others
+ * (schema 14: a queued submit writes only the first). MASK: K has a
+ * state mask (?4); the queued arm tests it once, not per row (a term
+ * without a column is evaluated before the walk). WHO: the owner or
+ * name terms.
+ */
+static char *
+store_list_sql_live(const char *cols, int mask, const char *who)
+{
+	return xprintf("SELECT %s FROM jobs INDEXED BY jobs_runnable"
+	    " WHERE id > ?1 AND state = 1%s%s"
+	    " UNION ALL SELECT %s FROM jobs INDEXED BY jobs_others"
+	    " WHERE id > ?1 AND " STORE_OTHERS_WHERE("state") "%s%s",
+	    cols, mask ? " AND ?4 & 2" : "", who, cols,
+	    mask ? " AND (?4 >> state) & 1" : "", who);
+}
+
+/*
  * Variant K (any states, or a mix, by owner or name) of store_list_sql:
  * jobs_owner and jobs_name hold only ended jobs (schema 12, so a submit
- * writes neither), so the live ones come from jobs_live. Both halves are
- * in id order and SQLite merges them, with no temporary B-tree.
+ * writes neither), so the live ones come from jobs_runnable and
+ * jobs_others. All three walks are in id order and SQLite merges them,
+ * with no temporary B-tree.
  */
 static char *
 store_list_sql_merge(int k, int bare)
 {
 	const char	*cols, *mask, *idx, *who;
+	char		*live, *sql;
 
 	cols = bare ? STORE_JOB_COLS_BARE : STORE_JOB_COLS;
 	mask = (k >> 2) == STORE_LIST_MASK ? " AND (?4 >> state) & 1" : "";
@@ -471,11 +517,12 @@ store_list_sql_merge(int k, int bare)
 	who = (k & STORE_LIST_OWNER) && (k & STORE_LIST_NAME) ?
 	    " AND owner = ?6 AND name = ?7" : (k & STORE_LIST_NAME) ?
 	    " AND name = ?7" : " AND owner = ?6";
-	return xprintf("SELECT %s FROM jobs INDEXED BY jobs_live"
-	    " WHERE id > ?1 AND " STORE_LIVE_WHERE("state") "%s%s"
-	    " UNION ALL SELECT %s FROM jobs INDEXED BY %s"
+	live = store_list_sql_live(cols, *mask != '\0', who);
+	sql = xprintf("%s UNION ALL SELECT %s FROM jobs INDEXED BY %s"
 	    " WHERE id > ?1 AND " STORE_ENDED_WHERE("state") "%s%s"
-	    " ORDER BY 1 LIMIT ?2", cols, mask, who, cols, idx, mask, who);
+	    " ORDER BY 1 LIMIT ?2", live, cols, idx, mask, who);
+	free(live);
+	return sql;
 }
 
 /* The SQL of store_job_list() variant K (see store-int.h); BARE: no
@@ -483,23 +530,29 @@ store_list_sql_merge(int k, int bare)
 static char *
 store_list_sql(int k, int bare)
 {
-	const char	*states, *from;
+	const char	*states, *from, *owner, *name;
+	char		*live, *sql, *who;
 
 	/*
 	 * Without a live-state filter, an owner or name filter walks its own
-	 * index (ended jobs) and the live one in id order; with one, the
-	 * live index alone.
+	 * index (ended jobs) and the live ones in id order; with one, the
+	 * live indexes alone.
 	 */
 	from = "jobs";
 	if (((k >> 2) == STORE_LIST_ANY || (k >> 2) == STORE_LIST_MASK) &&
 	    (k & (STORE_LIST_NAME | STORE_LIST_OWNER)))
 		return store_list_sql_merge(k, bare);
+	owner = (k & STORE_LIST_OWNER) ? " AND owner = ?6" : "";
+	name = (k & STORE_LIST_NAME) ? " AND name = ?7" : "";
 	switch (k >> 2) {
 	case STORE_LIST_LIVE:
-		from = "jobs INDEXED BY jobs_live";
-		states = " AND " STORE_LIVE_WHERE("state")
-		    " AND (?4 >> state) & 1";
-		break;
+		who = xprintf("%s%s", owner, name);
+		live = store_list_sql_live(bare ? STORE_JOB_COLS_BARE :
+		    STORE_JOB_COLS, 1, who);
+		sql = xprintf("%s ORDER BY 1 LIMIT ?2", live);
+		free(live);
+		free(who);
+		return sql;
 	case STORE_LIST_ONE:
 		from = "jobs INDEXED BY jobs_ended";
 		states = " AND " STORE_ENDED_WHERE("state")
@@ -514,9 +567,7 @@ store_list_sql(int k, int bare)
 	}
 	return xprintf("SELECT %s FROM %s WHERE id > ?1%s%s%s"
 	    " ORDER BY id LIMIT ?2", bare ? STORE_JOB_COLS_BARE :
-	    STORE_JOB_COLS, from, states,
-	    (k & STORE_LIST_OWNER) ? " AND owner = ?6" : "",
-	    (k & STORE_LIST_NAME) ? " AND name = ?7" : "");
+	    STORE_JOB_COLS, from, states, owner, name);
 }
 
 static int
@@ -570,9 +621,13 @@ store_check_live(void)
 }
 
 /*
- * Check STORE_LIVE_WHERE holds for exactly the states of JOB_MASK_LIVE
- * and STORE_ENDED_WHERE for exactly the others, as SQLite reads them.
+ * Check STORE_LIVE_WHERE holds for exactly the states of JOB_MASK_LIVE,
+ * STORE_ENDED_WHERE for exactly the others and STORE_OTHERS_WHERE for
+ * the live ones but queued, as SQLite reads them. (The SQL writes
+ * queued as 1, and its mask as 2.)
  */
+_Static_assert(JOB_QUEUED == 1, "the store's SQL writes JOB_QUEUED as 1");
+
 static int
 store_check_where(struct store *st, char **cause)
 {
@@ -580,7 +635,8 @@ store_check_where(struct store *st, char **cause)
 	int		 rc, state, live;
 
 	rc = sqlite3_prepare_v2(st->db, "SELECT " STORE_LIVE_WHERE("?1") ", "
-	    STORE_ENDED_WHERE("?1"), -1, &s, NULL);
+	    STORE_ENDED_WHERE("?1") ", " STORE_OTHERS_WHERE("?1"), -1, &s,
+	    NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(st, rc, cause, "check the live states");
 	for (state = 0; state < JOB_NSTATES; state++) {
@@ -592,9 +648,11 @@ store_check_where(struct store *st, char **cause)
 		}
 		live = (JOB_MASK_LIVE & JOB_MASK(state)) != 0;
 		if (sqlite3_column_int(s, 0) != live ||
-		    sqlite3_column_int(s, 1) != !live)
-			fatalx("store: STORE_LIVE_WHERE or STORE_ENDED_WHERE "
-			    "does not match JOB_MASK_LIVE at state %d", state);
+		    sqlite3_column_int(s, 1) != !live ||
+		    sqlite3_column_int(s, 2) != (live && state != JOB_QUEUED))
+			fatalx("store: STORE_LIVE_WHERE, STORE_ENDED_WHERE or "
+			    "STORE_OTHERS_WHERE does not match JOB_MASK_LIVE "
+			    "at state %d", state);
 		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);

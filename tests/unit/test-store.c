@@ -117,6 +117,86 @@ db_int(sqlite3 *db, const char *sql)
 	return v;
 }
 
+/* The text SQL gives on DB, as a new string ("" for NULL). */
+static char *
+db_text(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*s;
+	const char	*t;
+	char		*v;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	t = (const char *)sqlite3_column_text(s, 0);
+	v = xstrdup(t != NULL ? t : "");
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* Append ",ID" (or "ID" first) to *LIST. */
+static void
+list_add(char **list, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void
+list_add(char **list, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*item, *tmp;
+
+	va_start(ap, fmt);
+	assert_int_not_equal(vasprintf(&item, fmt, ap), -1);
+	va_end(ap);
+	tmp = xprintf("%s%s%s", *list, **list != '\0' ? "," : "", item);
+	free(item);
+	free(*list);
+	*list = tmp;
+}
+
+static int
+list_add_job(const struct store_job *j, void *arg)
+{
+	list_add(arg, "%lld", (long long)j->id);
+	return 0;
+}
+
+static int
+list_add_queued(const struct store_queued *q, void *arg)
+{
+	if (q->why != NULL)
+		assert_int_equal(strlen(q->why), q->why_len);
+	list_add(arg, "%lld:%d:%s:%d:%lld:%g", (long long)q->id, q->priority,
+	    q->why != NULL ? q->why : "-", q->interruptions,
+	    (long long)q->not_before, q->cost_usd);
+	return 0;
+}
+
+/* The same as list_add_queued, in SQL, for a group_concat(). */
+#define QUEUED_SQL	"id || ':' || priority || ':' || coalesce(why, '-')" \
+	" || ':' || interruptions || ':' || not_before || ':' ||" \
+	" printf('%g', cost_usd)"
+
+/* Every page of store_job_list(F), LIMIT at a time, as "id,id,...". */
+static char *
+list_all(struct store *st, const struct store_filter *f, int limit)
+{
+	char	*out = xstrdup(""), *cause = NULL, *p;
+	int64_t	 after = 0;
+	int	 rc, more = 1;
+
+	while (more) {
+		rc = store_job_list(st, f, after, limit, list_add_job, &out,
+		    &more, &cause);
+		if (rc < 0)
+			fail_msg("list: %s", cause);
+		if (rc == 0)
+			break;
+		p = strrchr(out, ',');
+		after = strtoll(p != NULL ? p + 1 : out, NULL, 10);
+	}
+	return out;
+}
+
 /* Insert N jobs named NAME (owner OWNER, priority PRIO) into IDS. */
 static void
 insert_n(struct store *st, size_t n, const char *name, uid_t owner,
@@ -661,6 +741,65 @@ test_store_runnable_order(void **state)
 	assert_int_equal(store_job_list_runnable(fx->st, 2000000000,
 	    collect_job, &c, &cause), 6);
 	assert_int_equal(c.ids[0], later);
+}
+
+/*
+ * The scheduler's reads by priority then id, with more priorities than
+ * store-queue.c walks one by one (rows then come by id), and the whole
+ * queue's read from the index: whys, backoff and all, the same as SQL
+ * ordering the table says.
+ */
+static void
+test_store_queue_order(void **state)
+{
+	struct fixture	*fx = *state;
+	char		*want, *got = xstrdup(""), *cause = NULL;
+	int64_t		 id, held;
+	int		 i;
+
+	for (i = 0; i < 40; i++) {
+		id = insert_one(fx->st, "q", (i * 7) % 13 - 6);
+		if (i % 4 == 0)
+			assert_int_equal(store_job_set_why(fx->st, id,
+			    i % 8 == 0 ? "" : "no T4 left", &cause), 0);
+		if (i % 5 == 0)
+			assert_int_equal(store_job_set_not_before(fx->st, id,
+			    2000000000, &cause), 0);
+	}
+	insert_n(fx->st, 1, "held", 1000, 100, 1, &held);
+
+	want = db_text(fx->st->db, "SELECT group_concat(id) FROM (SELECT id"
+	    " FROM jobs WHERE state = 1 AND not_before <= 1900000000"
+	    " ORDER BY priority DESC, id)");
+	assert_int_equal(store_job_list_runnable(fx->st, 1900000000,
+	    list_add_job, &got, &cause), 32);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+
+	want = db_text(fx->st->db, "SELECT group_concat(" QUEUED_SQL ")"
+	    " FROM (SELECT * FROM jobs WHERE state = 1"
+	    " ORDER BY priority DESC, id)");
+	got = xstrdup("");
+	assert_int_equal(store_job_list_queue(fx->st, list_add_queued, &got,
+	    &cause), 40);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+
+	/* Past the bucket sort's 64 priorities: qsort, the same order. */
+	for (i = 0; i < 70; i++)
+		(void)insert_one(fx->st, "many", 100 + (i * 37) % 70);
+	want = db_text(fx->st->db, "SELECT group_concat(" QUEUED_SQL ")"
+	    " FROM (SELECT * FROM jobs WHERE state = 1"
+	    " ORDER BY priority DESC, id)");
+	got = xstrdup("");
+	assert_int_equal(store_job_list_queue(fx->st, list_add_queued, &got,
+	    &cause), 110);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	assert_null(cause);
 }
 
 /* Moves a watcher heard (test_store_sched_set). */
@@ -1990,7 +2129,7 @@ test_store_migrate_from_v2(void **state)
 	    "WHERE name = 'jobs' AND sql LIKE '%%AUTOINCREMENT%%'"), 0);
 	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM sqlite_schema "
 	    "WHERE type = 'index' AND tbl_name = 'jobs' AND name IN "
-	    "('jobs_ended', 'jobs_owner', 'jobs_name', 'jobs_live', "
+	    "('jobs_ended', 'jobs_owner', 'jobs_name', 'jobs_others', "
 	    "'jobs_runnable')"), 5);
 	memset(&f, 0, sizeof f);
 	f.states = JOB_MASK_LIVE;
@@ -2027,6 +2166,120 @@ test_store_migrate_from_v2(void **state)
 	assert_int_equal(ev[0].seq, 1);
 	assert_string_equal(ev[0].message, "submitted");
 	events_free(ev);
+}
+
+/*
+ * A version-13 file (jobs_live, and jobs_runnable by priority) lists the
+ * same jobs in the same order once migrated, page after page, whatever
+ * the filter: live (the queued and the others merged), by owner or name
+ * (three walks merged), one state, a mask; and the scheduler's reads and
+ * the counts agree with the rows.
+ */
+static void
+test_store_migrate_from_v13(void **state)
+{
+	static const struct {
+		unsigned	 states;
+		uid_t		 owner;		/* 0: any */
+		const char	*name;
+	} cases[] = {
+		{ 0, 0, NULL },
+		{ JOB_MASK_LIVE, 0, NULL },
+		{ JOB_MASK(JOB_QUEUED), 0, NULL },
+		{ JOB_MASK(JOB_HELD) | JOB_MASK(JOB_RUNNING), 0, NULL },
+		{ JOB_MASK_LIVE & ~JOB_MASK(JOB_QUEUED), 0, "n0" },
+		{ JOB_MASK_LIVE, 1001, NULL },
+		{ JOB_MASK(JOB_QUEUED), 1000, "n1" },
+		{ 0, 1000, NULL },
+		{ 0, 0, "n1" },
+		{ 0, 1001, "n2" },
+		{ JOB_MASK(JOB_QUEUED) | JOB_MASK(JOB_SUCCEEDED), 1001, NULL },
+		{ JOB_MASK(JOB_QUEUED) | JOB_MASK(JOB_CANCELLED), 0, "n2" },
+		{ JOB_MASK(JOB_RUNNING) | JOB_MASK(JOB_FAILED), 0, NULL },
+		{ JOB_MASK(JOB_FAILED), 0, NULL },
+	};
+	struct fixture		*fx = *state;
+	struct store_filter	 f;
+	int64_t			 counts[JOB_NSTATES];
+	char			*want[sizeof cases / sizeof cases[0]];
+	char			*runnable, *queue, *bystate, *sql, *got;
+	char			*cause = NULL;
+	sqlite3			*db;
+	size_t			 i;
+	int			 limit, k;
+
+	make_db(fx, "store-v13.sql");
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), 13);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sql = sqlite3_mprintf("SELECT group_concat(id) FROM (SELECT"
+		    " id FROM jobs WHERE (%u = 0 OR (%u >> state) & 1)"
+		    " AND (%u = 0 OR owner = %u) AND (%Q IS NULL OR"
+		    " name = %Q) ORDER BY id)", cases[i].states,
+		    cases[i].states, (unsigned)cases[i].owner,
+		    (unsigned)cases[i].owner, cases[i].name, cases[i].name);
+		want[i] = db_text(db, sql);
+		sqlite3_free(sql);
+	}
+	runnable = db_text(db, "SELECT group_concat(id) FROM (SELECT id"
+	    " FROM jobs WHERE state = 1 AND not_before <= 1900000000"
+	    " ORDER BY priority DESC, id)");
+	queue = db_text(db, "SELECT group_concat(" QUEUED_SQL ") FROM"
+	    " (SELECT * FROM jobs WHERE state = 1 ORDER BY priority DESC,"
+	    " id)");
+	bystate = db_text(db, "SELECT group_concat(n) FROM (SELECT"
+	    " count(*) AS n FROM jobs GROUP BY state ORDER BY state)");
+	sqlite3_close(db);
+
+	if (store_open(fx->path, &fx->st, &cause) != 0)
+		fail_msg("open v13: %s", cause);
+	assert_int_equal(sql_int(fx->st, "PRAGMA user_version"),
+	    store_schema_version());
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM sqlite_schema"
+	    " WHERE name = 'jobs_live'"), 0);
+	assert_string_equal(store_install_id(fx->st), "0badc0de");
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memset(&f, 0, sizeof f);
+		f.states = cases[i].states;
+		f.owner_set = cases[i].owner != 0;
+		f.owner = cases[i].owner;
+		f.name = cases[i].name;
+		for (limit = 1; limit <= 64; limit *= 4) {
+			for (k = 0; k < 2; k++) {
+				f.bare = k;
+				got = list_all(fx->st, &f, limit);
+				if (strcmp(got, want[i]) != 0)
+					fail_msg("case %zu, limit %d: got %s, "
+					    "wanted %s", i, limit, got,
+					    want[i]);
+				free(got);
+			}
+		}
+		free(want[i]);
+	}
+
+	got = xstrdup("");
+	assert_int_equal(store_job_list_runnable(fx->st, 1900000000,
+	    list_add_job, &got, &cause), 5);
+	assert_string_equal(got, runnable);
+	free(got);
+	got = xstrdup("");
+	assert_int_equal(store_job_list_queue(fx->st, list_add_queued, &got,
+	    &cause), 7);
+	assert_string_equal(got, queue);
+	free(got);
+	assert_int_equal(store_job_counts(fx->st, counts, &cause), 0);
+	got = xstrdup("");
+	for (k = 0; k < JOB_NSTATES; k++)
+		list_add(&got, "%lld", (long long)counts[k]);
+	assert_string_equal(got, bystate);
+	free(got);
+	free(runnable);
+	free(queue);
+	free(bystate);
+	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM "
+	    "pragma_integrity_check WHERE integrity_check != 'ok'"), 0);
+	assert_null(cause);
 }
 
 /* An orphan row stops the migration; the file stays at version 2. */
@@ -2276,14 +2529,19 @@ test_store_query_plans(void **state)
 	char		*plan;
 	int		 i;
 
+	/* The live jobs: the queued and the others, merged by id. */
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE)],
-	    "SEARCH jobs USING INDEX jobs_live (id>?)");
+	    "SEARCH jobs USING INDEX jobs_runnable (id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE)],
+	    "SEARCH jobs USING INDEX jobs_others (id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE)],
+	    "MERGE (UNION ALL)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ONE)],
 	    "SEARCH jobs USING INDEX jobs_ended (state=? AND id>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY)],
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_LIVE) |
-	    STORE_LIST_OWNER | STORE_LIST_NAME], "USING INDEX jobs_live");
+	    STORE_LIST_OWNER | STORE_LIST_NAME], "USING INDEX jobs_others");
 	/* Ended jobs by their owner or name index, merged with the live. */
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
 	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_name "
@@ -2291,7 +2549,10 @@ test_store_query_plans(void **state)
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
 	    STORE_LIST_NAME], "MERGE (UNION ALL)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
-	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_live (id>?)");
+	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_others (id>?)");
+	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_ANY) |
+	    STORE_LIST_NAME], "SEARCH jobs USING INDEX jobs_runnable "
+	    "(id>?)");
 	assert_plan(st, st->list[STORE_LIST_KIND(STORE_LIST_MASK) |
 	    STORE_LIST_OWNER], "SEARCH jobs USING INDEX jobs_owner "
 	    "(owner=? AND id>?)");
@@ -2299,7 +2560,12 @@ test_store_query_plans(void **state)
 	    STORE_LIST_OWNER | STORE_LIST_NAME], "MERGE (UNION ALL)");
 	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE],
 	    "SCAN jobs USING INDEX jobs_runnable");
-	/* The scheduler's whole read never reads a row of jobs. */
+	assert_plan(st, st->stmt[STMT_JOB_RUNNABLE_ONE],
+	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)");
+	/*
+	 * The scheduler's whole read never reads a row of jobs, nor sorts
+	 * in SQLite (store-queue.c does, in memory).
+	 */
 	assert_plan(st, st->stmt[STMT_JOB_QUEUE],
 	    "SCAN jobs USING COVERING INDEX jobs_runnable");
 	assert_plan(st, st->stmt[STMT_ATTEMPT_LIVE],
@@ -2312,15 +2578,17 @@ test_store_query_plans(void **state)
 	assert_plan(st, st->stmt[STMT_JOB_GET],
 	    "SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)");
 	/*
-	 * Counts read only the two partial indexes; grouping the live half
-	 * sorts the live jobs (counts are read at open, and again only after
-	 * another connection wrote).
+	 * Counts read only the three partial indexes; grouping the others
+	 * sorts the live jobs not queued (counts are read at open, and
+	 * again only after another connection wrote).
 	 */
 	plan = explain(st, st->stmt[STMT_JOB_COUNTS]);
 	assert_non_null(strstr(plan, "SEARCH jobs USING COVERING INDEX "
 	    "jobs_ended (state>?)\n"));
 	assert_non_null(strstr(plan, "SCAN jobs USING COVERING INDEX "
-	    "jobs_live\n"));
+	    "jobs_others\n"));
+	assert_non_null(strstr(plan, "SCAN jobs USING COVERING INDEX "
+	    "jobs_runnable\n"));
 	free(plan);
 	plan = explain(st, st->stmt[STMT_SPOT_HISTORY]);
 	assert_non_null(strstr(plan, "attempts_spot (ended>?)"));
@@ -2544,6 +2812,14 @@ test_store_deadline(void **state)
 	assert_int_equal(store_job_get(fx->st, plain, &j, &cause), 0);
 	assert_int_equal(j->deadline, 0);
 	store_job_free(j);
+	/* "deadline" in a value, not a member: none (the spec is parsed). */
+	row.spec = "{\"image\":\"x\",\"args\":[\"\\\"deadline\\\"\","
+	    "\"deadline\"],\"deadline_note\":\"2020-01-01T00:00:00Z\"}";
+	assert_int_equal(store_jobs_insert(fx->st, &row, 1, &plain, &cause),
+	    0);
+	assert_int_equal(store_job_get(fx->st, plain, &j, &cause), 0);
+	assert_int_equal(j->deadline, 0);
+	store_job_free(j);
 
 	memset(&c, 0, sizeof c);
 	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
@@ -2597,6 +2873,7 @@ main(void)
 		T(test_store_list_callback_stops),
 		T(test_store_sched_set),
 		T(test_store_runnable_order),
+		T(test_store_queue_order),
 		T(test_store_runnable_write_during_walk),
 		T(test_store_transition_ok),
 		T(test_store_transition_ealready),
@@ -2620,6 +2897,7 @@ main(void)
 		T(test_store_arrays),
 		TN(test_store_migrate_from_v1),
 		TN(test_store_migrate_from_v2),
+		TN(test_store_migrate_from_v13),
 		TN(test_store_migrate_refuses_orphans),
 		TN(test_store_refuses_newer_schema),
 		T(test_store_busy),
