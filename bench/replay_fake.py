@@ -234,8 +234,9 @@ def run_gpuqd(policy, trace, prices, jobs, args):
 
 
 def keep_log(c, policy):
-    """With GPUQ_REPLAY_KEEP=DIR, gpuqd's log and its jobs' final
-    states go to DIR/<policy>-gpuqd.log and DIR/<policy>-jobs.json: what
+    """With GPUQ_REPLAY_KEEP=DIR, gpuqd's log, its jobs' final states
+    and their attempts go to DIR/<policy>-gpuqd.log,
+    DIR/<policy>-jobs.json and DIR/<policy>-attempts.json: what
     to read when a figure moves (doc/DESIGN.md "Replaying Spot
     traces")."""
     import shutil
@@ -246,8 +247,15 @@ def keep_log(c, policy):
     try:
         shutil.copy(os.path.join(c.gpuqd.dir, "gpuqd.log"),
                     os.path.join(d, "%s-gpuqd.log" % policy))
+        jobs = c.list_jobs()
         with open(os.path.join(d, "%s-jobs.json" % policy), "w") as f:
-            json.dump(c.list_jobs(), f, indent=1)
+            json.dump(jobs, f, indent=1)
+        # Each job's attempts (place, capacity, created, started, ended,
+        # end reason, cost), in simulated time: where the hours between
+        # arrival and finish went (waits, refused launches, moves).
+        with open(os.path.join(d, "%s-attempts.json" % policy), "w") as f:
+            json.dump({str(j["id"]): c.attempts(c.show(j["id"]))
+                       for j in jobs}, f)
     except Exception as e:      # a diagnostic: never fail the replay
         print("%s: GPUQ_REPLAY_KEEP: %s" % (policy, e), file=sys.stderr)
 
