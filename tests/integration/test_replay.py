@@ -31,8 +31,8 @@ DAYS = 2
 # a machine busy with other work, gpuq paid $126.7-141.2 against policy
 # (3)'s $126.1-126.3 (restarts 16-23 against 13: its relaunches came
 # late); at 2000x on the same busy machine $121.2-121.4 against
-# $126.2-126.3 (9 restarts).  The full replay runs at 2520x (14 days
-# in 8 minutes, bench/replay_fake.py).
+# $126.2-126.3 (9 restarts).  The full replay runs at 2016x (14 days
+# in 10 minutes, bench/replay_fake.py).
 SPEED = 2000
 
 
