@@ -313,3 +313,28 @@ def test_replay_raises_every_quota_a_spot_h100_draws_on():
             assert m is not None and b.limit("p", r, m) >= 1000, (r, m)
             assert b.limit("p", r, b.cpu_metric("p", r, spot)) >= 1000
     assert b.limit("p", "global", "GPUS_ALL_REGIONS") >= 1000
+
+
+def test_replay_puts_the_daemons_directories_on_tmpfs(tmp_path, monkeypatch):
+    """bench/replay_fake.py's use_tmpfs: what cloudutil and gpuqdtest
+    make under /tmp goes to GPUQ_REPLAY_TMPDIR (default /dev/shm), so
+    gpuqd's fdatasyncs are not real milliseconds counted 2,016 times;
+    other directories are left alone, and "/tmp" turns it off."""
+    import tempfile
+    import replay_fake
+    monkeypatch.setattr(tempfile, "mkdtemp", tempfile.mkdtemp)
+    monkeypatch.setenv("GPUQ_REPLAY_TMPDIR", str(tmp_path))
+    replay_fake.use_tmpfs()
+    replay_fake.use_tmpfs()         # twice: wrapped once
+    d = tempfile.mkdtemp(prefix="gpuq-it-", dir="/tmp")
+    assert os.path.dirname(d) == str(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    e = tempfile.mkdtemp(prefix="x-", dir=str(other))
+    assert os.path.dirname(e) == str(other)
+    monkeypatch.setattr(tempfile, "mkdtemp", tempfile.mkdtemp.wrapped)
+    monkeypatch.setenv("GPUQ_REPLAY_TMPDIR", "/tmp")
+    replay_fake.use_tmpfs()
+    f = tempfile.mkdtemp(prefix="gpuq-it-", dir="/tmp")
+    assert os.path.dirname(f) == "/tmp"
+    os.rmdir(f)
