@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,29 @@ sched_move_saving(double here, double there, double there_hourly,
 	    2.0 * there_hourly * (redo + retry) / 3600.0;
 }
 
+double
+sched_move_since(int64_t now, int64_t started, int64_t ckpt_at,
+    double restart_overhead, double interval)
+{
+	double	base;
+
+	if (interval <= 0) {
+		base = (double)(ckpt_at > started ? ckpt_at : started);
+		return now > base ? (double)now - base : 0;
+	}
+	base = ckpt_at > started ? (double)ckpt_at :
+	    (double)started + restart_overhead;
+	if ((double)now <= base)
+		return 0;
+	return fmod((double)now - base, interval);
+}
+
+int
+sched_move_in_time(double since, double interval, double look)
+{
+	return interval <= look || since <= look;
+}
+
 /* "gce/us-east4-a Spot" of offer O into BUF. */
 static const char *
 sm_place(const struct sched_offer *o, char *buf, size_t len)
@@ -135,8 +159,7 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	struct store_job		*row = NULL;
 	struct sched_progress		 pg;
 	size_t				 i, n = 0;
-	double				 here = 0, since, ov, saving, sw;
-	int64_t				 ck;
+	double				 here = 0, since, ov, saving, sw, look;
 	char				*msg, *cause = NULL, pl[96];
 	int				 rc = 0;
 
@@ -170,8 +193,25 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	/* A run shorter than a switch has not paid for its own start. */
 	if ((double)(now - a->started) < sw)
 		goto out;
-	ck = row->checkpoint_at > a->started ? row->checkpoint_at : a->started;
-	since = now > ck ? (double)(now - ck) : 0;
+	/*
+	 * Stop a job just after a checkpoint, not half way to the next:
+	 * the looks come every stockout_cooldown (sched.c), so one of
+	 * them falls in that stretch each interval. Moving whenever the
+	 * saving showed lost 15 minutes of work a move on average, and
+	 * a deadline job as much of its slack (doc/DESIGN.md "Moving to
+	 * cheaper capacity").
+	 */
+	since = sched_move_since(now, a->started, row->checkpoint_at, ov,
+	    pg.interval);
+	look = (double)(conf->stockout_cooldown > conf->poll_interval ?
+	    conf->stockout_cooldown : conf->poll_interval);
+	if (!sched_move_in_time(since, pg.interval, look)) {
+		log_debug("job %" PRId64 ": %s cheaper, but %.0f s of work "
+		    "since its checkpoint: moves after the next", a->job_id,
+		    sm_place(o, pl, sizeof pl), since);
+		r->later++;
+		goto out;
+	}
 	saving = sched_move_saving(here, o->per_hour, o->hourly,
 	    pg.work - pg.done, since, ov, pg.interval);
 	/* PL names the place from here on: the offers are the scheduler's,

@@ -26,6 +26,7 @@ struct sched_move_run {
 	int	running;	/* running attempts looked at */
 	int	weighed;	/* with a cheaper first offer */
 	int	moved;		/* withdrawn to move */
+	int	later;		/* cheaper, but far from a checkpoint */
 	int64_t	next;		/* when to look again; 0 none */
 };
 
@@ -54,6 +55,27 @@ struct sched_move_hooks {
 double	sched_move_saving(double here, double there, double there_hourly,
 	    double work_left, double since_ckpt, double restart_overhead,
 	    double interval);
+
+/*
+ * The work a job running since STARTED would lose if it stopped at NOW,
+ * in seconds: its progress since its last checkpoint. CKPT_AT is the
+ * newest checkpoint's time (0 unknown) and may lag by whole intervals
+ * (attempt.c lists checkpoints every few cycles), so with a known
+ * INTERVAL the phase counts from it, or from the end of the run's
+ * RESTART_OVERHEAD when it has none yet: the job writes one every
+ * INTERVAL of work. Without an interval, the time since the later of
+ * CKPT_AT and STARTED. Pure.
+ */
+double	sched_move_since(int64_t now, int64_t started, int64_t ckpt_at,
+	    double restart_overhead, double interval);
+
+/*
+ * May a job SINCE seconds past its last checkpoint move at a look that
+ * comes every LOOK seconds: when its checkpoint INTERVAL is no longer
+ * than a look (a later look would not come closer), or SINCE is within
+ * a look. Pure.
+ */
+int	sched_move_in_time(double since, double interval, double look);
 
 void	sched_move_check(struct store *st, struct attempts *att,
 	    const struct conf *conf, int64_t now,

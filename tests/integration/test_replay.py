@@ -33,7 +33,7 @@ DAYS = 2
 # late); at 2000x on the same busy machine $121.2-121.4 against
 # $126.2-126.3 (9 restarts), but $129.8-131.8 in two runs of eight at a
 # load of 10 on 2 cores.  At 1000x the six jobs' 10-14 simulated hours
-# take under a minute.  The full replay runs at 2520x (14 days in 8
+# take under a minute.  The full replay runs at 2016x (14 days in 10
 # minutes, bench/replay_fake.py).
 SPEED = 1000
 

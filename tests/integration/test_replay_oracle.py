@@ -279,3 +279,62 @@ def test_a_window_of_the_trace_keeps_its_prices_and_capacity():
     assert p.spot("us-east4-a", 1) == pytest.approx(1.5 + 0.4601)
     # Before the first recorded price, the first one (as the fake does).
     assert rl.Prices(t).spot("us-east4-a", 0) == pytest.approx(1.5 + 0.4601)
+
+
+def test_replay_raises_every_quota_a_spot_h100_draws_on():
+    """bench/replay_fake.py's raise_quotas: every metric the fake charges
+    a Spot or on-demand a3-highgpu-1g for (fakegcp_quota.QuotaBook, the
+    fake's own rules) is raised in every replayed region.  Left at 16
+    (PREEMPTIBLE_NVIDIA_H100_GPUS), every policy was held to 16 Spot
+    H100s a region and gpuqd moved jobs where its quota view then kept
+    them from going."""
+    fake_dir = os.path.join(os.path.dirname(HERE), "fakegcp")
+    if fake_dir not in sys.path:
+        sys.path.insert(0, fake_dir)
+    import fakegcp_quota as fq
+    import replay_fake
+
+    class Book(fq.QuotaBook):
+        def __init__(self):
+            self.limits, self.vertex_limits = {}, {}
+
+        def ctl(self, path, body):
+            assert path == "/_fake/quota"
+            if body.get("service") != "vertex":
+                self.limits[("p", body["region"], body["metric"])] = \
+                    float(body["limit"])
+
+    b = Book()
+    regions = {"us-east4", "europe-west1"}
+    replay_fake.raise_quotas(b, regions)
+    for r in sorted(regions):
+        for spot in (True, False):
+            m = b.gpu_metric("p", r, replay_fake.GPU, spot)
+            assert m is not None and b.limit("p", r, m) >= 1000, (r, m)
+            assert b.limit("p", r, b.cpu_metric("p", r, spot)) >= 1000
+    assert b.limit("p", "global", "GPUS_ALL_REGIONS") >= 1000
+
+
+def test_replay_puts_the_daemons_directories_on_tmpfs(tmp_path, monkeypatch):
+    """bench/replay_fake.py's use_tmpfs: what cloudutil and gpuqdtest
+    make under /tmp goes to GPUQ_REPLAY_TMPDIR (default /dev/shm), so
+    gpuqd's fdatasyncs are not real milliseconds counted 2,016 times;
+    other directories are left alone, and "/tmp" turns it off."""
+    import tempfile
+    import replay_fake
+    monkeypatch.setattr(tempfile, "mkdtemp", tempfile.mkdtemp)
+    monkeypatch.setenv("GPUQ_REPLAY_TMPDIR", str(tmp_path))
+    replay_fake.use_tmpfs()
+    replay_fake.use_tmpfs()         # twice: wrapped once
+    d = tempfile.mkdtemp(prefix="gpuq-it-", dir="/tmp")
+    assert os.path.dirname(d) == str(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    e = tempfile.mkdtemp(prefix="x-", dir=str(other))
+    assert os.path.dirname(e) == str(other)
+    monkeypatch.setattr(tempfile, "mkdtemp", tempfile.mkdtemp.wrapped)
+    monkeypatch.setenv("GPUQ_REPLAY_TMPDIR", "/tmp")
+    replay_fake.use_tmpfs()
+    f = tempfile.mkdtemp(prefix="gpuq-it-", dir="/tmp")
+    assert os.path.dirname(f) == "/tmp"
+    os.rmdir(f)

@@ -411,6 +411,39 @@ test_sched_move_saving(void **state)
 	    1800) < 0);
 }
 
+/* The work a move would lose: the phase since the newest checkpoint,
+ * which may lag by whole intervals, or since the run's overhead ended. */
+static void
+test_sched_move_since(void **state)
+{
+	(void)state;
+	/* Started at 1000, 600 s overhead, 1800 s interval, no checkpoint
+	 * seen: the first is due at 3400; at 3000 the run has 1400 s. */
+	assert_true(fabs(sched_move_since(3000, 1000, 0, 600, 1800) -
+	    1400) < 1e-9);
+	/* Just after that first one: 100 s. */
+	assert_true(fabs(sched_move_since(3500, 1000, 0, 600, 1800) -
+	    100) < 1e-9);
+	/* Still in the overhead: nothing done, nothing lost. */
+	assert_true(sched_move_since(1300, 1000, 0, 600, 1800) == 0);
+	/* A checkpoint seen at 5000, listed two intervals late. */
+	assert_true(fabs(sched_move_since(8700, 1000, 5000, 600, 1800) -
+	    100) < 1e-9);
+	/* No interval: the time since the checkpoint or the start. */
+	assert_true(fabs(sched_move_since(8700, 1000, 5000, 600, 0) -
+	    3700) < 1e-9);
+	assert_true(fabs(sched_move_since(8700, 1000, 0, 600, 0) -
+	    7700) < 1e-9);
+	/* Looks every 600 s, checkpoints every 1800 s: a move waits for
+	 * the look just after a checkpoint... */
+	assert_true(sched_move_in_time(100, 1800, 600));
+	assert_true(sched_move_in_time(600, 1800, 600));
+	assert_false(sched_move_in_time(1400, 1800, 600));
+	/* ...but not when no later look comes closer to one. */
+	assert_true(sched_move_in_time(500, 300, 600));
+	assert_true(sched_move_in_time(1400, 0, 600));
+}
+
 /* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
  * never under SCHED_WORN_MIN (a fail-fast budget). */
 static void
@@ -1093,6 +1126,7 @@ main(void)
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		cmocka_unit_test(test_sched_spot_worn_at),
 		cmocka_unit_test(test_sched_move_saving),
+		cmocka_unit_test(test_sched_move_since),
 		cmocka_unit_test(test_sched_request_id),
 		C(test_sched_plan_ranks),
 		C(test_sched_plan_gang),
