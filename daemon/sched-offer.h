@@ -208,6 +208,13 @@ struct sched_shape {
 	struct sched_way	*ways;		/* sellers x regions x
 						   CAPACITY_NKINDS */
 	size_t			 nways, capways;
+	/* What the ways were read on (sched.c): the market's part that
+	 * gives the regions and quota metrics, and the catalog's read. */
+	uint64_t		 ways_stamp;
+	int64_t			 ways_price_at;
+	/* Whose quota buckets the offers hold (sched-place.c). */
+	const void		*bucket_ctx;
+	unsigned		 bucket_epoch;
 
 	/* The first job of this shape that found nothing, this pass
 	 * (sched-place.c: the backfill shortcut). */

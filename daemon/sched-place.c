@@ -47,15 +47,59 @@
 void
 sched_place_reset(struct sched_ctx *ctx)
 {
-	ctx->nb = 0;
+	struct sched_bucket	*b;
+	size_t			 i;
+
+	/*
+	 * The buckets stay, and with them the indices the offers of the
+	 * shapes not built again hold (sched_place_buckets_kept()); what
+	 * a pass reads and claims of them goes. A table grown past
+	 * SCHED_BUCKETS_MAX (regions and metrics come and go) starts
+	 * again, and every shape gets its buckets anew.
+	 */
+	if (ctx->epoch == 0 || ctx->nb > SCHED_BUCKETS_MAX) {
+		ctx->nb = 0;
+		if (ctx->nhidx > 0)
+			memset(ctx->hidx, 0, ctx->nhidx * sizeof *ctx->hidx);
+		ctx->epoch++;
+		if (ctx->epoch == 0)
+			ctx->epoch = 1;
+	}
+	for (i = 0; i < ctx->nb; i++) {
+		b = &ctx->b[i];
+		b->loaded = b->known = 0;
+		b->free = 0;
+		b->limit = -1;
+		b->claim_id = 0;
+		b->claim_prio = 0;
+		b->claim_since = 0;
+	}
 }
 
 void
 sched_ctx_done(struct sched_ctx *ctx)
 {
 	free(ctx->b);
+	free(ctx->hidx);
 	free(ctx->cool);
 	memset(ctx, 0, sizeof *ctx);
+}
+
+/* Make CTX's index of buckets by hash twice as large, at least 64. */
+static void
+sched_bucket_rehash(struct sched_ctx *ctx)
+{
+	size_t	i, k, n = ctx->nhidx ? ctx->nhidx * 2 : 64;
+
+	free(ctx->hidx);
+	ctx->hidx = xcalloc(n, sizeof *ctx->hidx);
+	ctx->nhidx = n;
+	for (i = 0; i < ctx->nb; i++) {
+		k = ctx->b[i].hash & (n - 1);
+		while (ctx->hidx[k] != 0)
+			k = (k + 1) & (n - 1);
+		ctx->hidx[k] = (int)i + 1;
+	}
 }
 
 int
@@ -63,20 +107,28 @@ sched_bucket(struct sched_ctx *ctx, enum gcp_service svc,
     const char *region, const char *metric)
 {
 	struct sched_bucket	*b;
-	char			 key[256];
 	uint64_t		 h;
-	size_t			 i;
+	size_t			 k;
+	int			 i;
 
-	(void)snprintf(key, sizeof key, "%d/%s/%s", (int)svc, region,
-	    metric);
-	h = sched_hash(key);
-	for (i = 0; i < ctx->nb; i++) {
-		b = &ctx->b[i];
+	/*
+	 * No key printed and no walk of the table: this runs for every
+	 * offer of a shape built, hundreds of them, over a table kept
+	 * between passes.
+	 */
+	h = (sched_hash(region) * 31 + sched_hash(metric)) * 31 +
+	    (uint64_t)svc;
+	if (2 * (ctx->nb + 1) > ctx->nhidx)
+		sched_bucket_rehash(ctx);
+	for (k = h & (ctx->nhidx - 1); (i = ctx->hidx[k]) != 0;
+	    k = (k + 1) & (ctx->nhidx - 1)) {
+		b = &ctx->b[i - 1];
 		if (b->hash == h && b->svc == svc &&
 		    strcmp(b->region, region) == 0 &&
 		    strcmp(b->metric, metric) == 0)
-			return (int)i;
+			return i - 1;
 	}
+	ctx->hidx[k] = (int)ctx->nb + 1;
 	if (ctx->nb == ctx->capb) {
 		ctx->capb = ctx->capb ? ctx->capb * 2 : 64;
 		ctx->b = xreallocarray(ctx->b, ctx->capb, sizeof *ctx->b);
@@ -152,6 +204,8 @@ sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 	struct sched_offer	*o;
 	size_t			 i;
 
+	sh->bucket_ctx = ctx;
+	sh->bucket_epoch = ctx->epoch;
 	for (i = 0; i < sh->nok; i++) {
 		o = &sh->offers[i];
 		if (o->reservation[0] != '\0') {
@@ -169,6 +223,26 @@ sched_place_buckets(struct sched_ctx *ctx, struct sched_shape *sh)
 			o->cpu_b = sched_bucket(ctx, GCP_SERVICE_GCE,
 			    o->region, w->cpu_metric);
 	}
+}
+
+int
+sched_place_buckets_kept(struct sched_ctx *ctx, struct sched_shape *sh)
+{
+	struct sched_offer	*o;
+	size_t			 i;
+
+	if (sh->bucket_ctx != ctx || sh->bucket_epoch != ctx->epoch ||
+	    ctx->epoch == 0) {
+		sched_place_buckets(ctx, sh);
+		return 1;
+	}
+	/* A reservation's bucket is loaded from its offer, not quota.c. */
+	for (i = 0; i < sh->nok; i++) {
+		o = &sh->offers[i];
+		if (o->reservation[0] != '\0')
+			sched_place_resv_bucket(ctx, sh, o);
+	}
+	return 0;
 }
 
 int
@@ -617,22 +691,6 @@ sched_place_claim_why(const struct sched_shape *sh)
 {
 	return xprintf("waiting for higher-priority job %" PRId64 " (%s)",
 	    sh->fail_claim_id, sh->fail_claim_what);
-}
-
-int
-sched_place_fast_hash_of(const struct sched_ctx *ctx,
-    const struct sched_shape *sh, int64_t id, int prio, double max_hourly,
-    double max_total, double hours, uint64_t *ret)
-{
-	if (sh->fail_gen != ctx->gen || sh->fail_hourly != max_hourly ||
-	    sh->fail_total != max_total || sh->fail_hours != hours)
-		return 0;
-	if (sh->fail_quota && sh->fail_claim_id != 0 &&
-	    sh->fail_claim_id != id && sh->fail_claim_prio > prio)
-		*ret = sh->fail_claim_hash;
-	else
-		*ret = sh->fail_why_hash;
-	return 1;
 }
 
 int

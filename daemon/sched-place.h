@@ -28,6 +28,7 @@ struct quota;
 
 #define SCHED_AVOID		4	/* places a job avoids at once */
 #define SCHED_STARVE_SEC	900	/* equal-priority claims bind after */
+#define SCHED_BUCKETS_MAX	4096	/* buckets kept between passes */
 
 /* A quota bucket a launch draws on, read once per pass. */
 struct sched_bucket {
@@ -48,10 +49,15 @@ struct sched_bucket {
 struct sched_ctx {
 	int64_t			 now;
 	unsigned		 gen;		/* pass number; 0: a plan */
+	unsigned		 epoch;		/* of the bucket table: moves
+						   when it starts again */
 	struct quota		*quota;		/* borrowed; NULL: only the
 						   loaded buckets are known */
 	struct sched_bucket	*b;
 	size_t			 nb, capb;
+	int			*hidx;		/* index+1 of b by hash, open
+						   addressing; 0 empty */
+	size_t			 nhidx;		/* a power of 2 */
 	struct sched_cool	*cool;
 	size_t			 ncool, capcool;
 };
@@ -116,7 +122,9 @@ int		 sched_place_spot_first(const struct sched_job *j, int64_t now);
  * (doc/DESIGN.md "Moving to cheaper capacity"). */
 const struct sched_offer *sched_place_first(const struct sched_job *j,
 		    int64_t now);
-/* Forget CTX's buckets (a new pass or plan). */
+/* Forget what CTX's buckets hold (a new pass or plan): their free
+ * units, limits and claims. The buckets stay where they are, so that
+ * a shape's offers keep theirs (sched_place_buckets_kept()). */
 void		 sched_place_reset(struct sched_ctx *ctx);
 /* Free what CTX holds and zero it. */
 void		 sched_ctx_done(struct sched_ctx *ctx);
@@ -126,6 +134,15 @@ int		 sched_bucket(struct sched_ctx *ctx, enum gcp_service svc,
 /* Give SH's usable offers their buckets: GPU, GPUS_ALL_REGIONS (Compute
  * Engine's quota) and vCPUs (when the machine's are known). */
 void		 sched_place_buckets(struct sched_ctx *ctx,
+		    struct sched_shape *sh);
+/*
+ * The same for SH's offers kept from an earlier pass on CTX: the
+ * indices they hold are still CTX's buckets, and only its reserved
+ * offers' buckets are loaded again; 0. 1 when CTX's table started again
+ * since (or SH's buckets are another context's): sched_place_buckets()
+ * was called (doc/DESIGN.md "The pass").
+ */
+int		 sched_place_buckets_kept(struct sched_ctx *ctx,
 		    struct sched_shape *sh);
 /* Is bucket B claimed against job ID of priority PRIO at NOW? */
 int		 sched_claimed(const struct sched_bucket *b, int64_t id,
@@ -161,11 +178,23 @@ char		*sched_place_fast_why(struct sched_ctx *ctx,
 int		 sched_place_fast_hash(struct sched_ctx *ctx,
 		    struct sched_job *j, int prio, uint64_t *ret);
 /* The same for a job of shape SH, ID, PRIO and these limits, known to
- * have no hints in force (no look at its struct sched_job). */
-int		 sched_place_fast_hash_of(const struct sched_ctx *ctx,
-		    const struct sched_shape *sh, int64_t id, int prio,
-		    double max_hourly, double max_total, double hours,
-		    uint64_t *ret);
+ * have no hints in force (no look at its struct sched_job). Inline: a
+ * pass asks it of each of 100,000 waiting jobs. */
+static inline int
+sched_place_fast_hash_of(const struct sched_ctx *ctx,
+    const struct sched_shape *sh, int64_t id, int prio, double max_hourly,
+    double max_total, double hours, uint64_t *ret)
+{
+	if (sh->fail_gen != ctx->gen || sh->fail_hourly != max_hourly ||
+	    sh->fail_total != max_total || sh->fail_hours != hours)
+		return 0;
+	if (sh->fail_quota && sh->fail_claim_id != 0 &&
+	    sh->fail_claim_id != id && sh->fail_claim_prio > prio)
+		*ret = sh->fail_claim_hash;
+	else
+		*ret = sh->fail_why_hash;
+	return 1;
+}
 /* Has job J hints (preferred zones, places avoided) in force at NOW? */
 int		 sched_place_hinted(const struct sched_job *j, int64_t now);
 /* Remember job J's failure V for the rest of its shape this pass. */

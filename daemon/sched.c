@@ -247,9 +247,16 @@ struct sched {
 	struct sched_ctx	 ctx;
 	struct sched_item	*items;
 	size_t			 nitems, capitems;
+	struct sched_item	*spare;		/* the set before the last
+						   whole read: the next
+						   one's array */
+	size_t			 capspare;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
 	struct sched_resv	*resv;		/* a shape's */
 	size_t			 nresv, capresv;
+	struct sched_way	*wscratch;	/* a shape's ways, before a
+						   catalog read */
+	size_t			 capwscratch;
 
 	struct sched_gate	 gate;		/* deps, parallelism: a pass */
 
@@ -763,13 +770,49 @@ sched_set_detach(struct sched *s, struct sched_job *j)
 	TAILQ_INSERT_TAIL(&s->job_list, j, entry);
 }
 
+/*
+ * Stored whys already hashed in a whole read: the queue holds a handful
+ * of distinct ones (one per shape's verdict), and comparing a row's to
+ * a copy costs less than hashing it (doc/DESIGN.md "The pass").
+ */
+#define SCHED_WHYC_SLOTS	16
+#define SCHED_WHYC_LEN		192
+struct sched_whyc {
+	size_t			 len;		/* 0: empty */
+	uint64_t		 hash;
+	char			 text[SCHED_WHYC_LEN];
+};
+
 /* A whole read of the queue against the set it replaces, OLD. */
 struct sched_merge {
 	struct sched		*s;
 	struct sched_item	*old;
 	size_t			 nold, next;
 	size_t			 whole;		/* rows read whole */
+	struct sched_whyc	 whyc[SCHED_WHYC_SLOTS];
 };
+
+/* sched_hash_n() of the N bytes at WHY, through MG's cache. */
+static uint64_t
+sched_merge_why_hash(struct sched_merge *mg, const char *why, size_t n)
+{
+	struct sched_whyc	*c;
+	uint64_t		 a = 0, b = 0;
+
+	if (why == NULL)
+		return 0;
+	if (n == 0 || n > SCHED_WHYC_LEN)
+		return sched_hash_n(why, n);
+	memcpy(&a, why, n < 8 ? n : 8);
+	memcpy(&b, why + n - (n < 8 ? n : 8), n < 8 ? n : 8);
+	c = &mg->whyc[((a ^ (b * 31) ^ n) * 0x9e3779b97f4a7c15ULL) >> 60];
+	if (c->len == n && memcmp(c->text, why, n) == 0)
+		return c->hash;
+	c->len = n;
+	memcpy(c->text, why, n);
+	c->hash = sched_hash_n(why, n);
+	return c->hash;
+}
 
 /* Does item IT come before priority PRIO and ID in the set's order? */
 static int
@@ -836,7 +879,7 @@ sched_on_queued(const struct store_queued *q, void *arg)
 		it = &s->items[s->nitems++];
 		*it = *o;
 		it->flags &= ~SCHED_I_TAKEN;
-		it->why_hash = sched_hash_n(q->why, q->why_len);
+		it->why_hash = sched_merge_why_hash(mg, q->why, q->why_len);
 		it->cost_usd = q->cost_usd;
 		return 0;
 	}
@@ -870,22 +913,38 @@ sched_set_read_queue(struct sched *s)
 {
 	struct sched_merge	 mg;
 	char			*cause = NULL;
-	size_t			 i;
+	size_t			 i, cap, oldcap;
 	int			 rc;
 
 	memset(&mg, 0, sizeof mg);
 	mg.s = s;
 	mg.old = s->items;
 	mg.nold = s->nitems;
-	s->capitems = s->nitems > 256 ? s->nitems : 256;
-	s->items = xreallocarray(NULL, s->capitems, sizeof *s->items);
+	/*
+	 * The new set goes into the array the last whole read left, with
+	 * room for some more: a fresh one of 100,000 items faulted in
+	 * every page anew, and the first submit after it copied it whole
+	 * to grow it.
+	 */
+	cap = s->nitems + s->nitems / 16 + 256;
+	if (s->capspare < cap) {
+		free(s->spare);
+		s->spare = xreallocarray(NULL, cap, sizeof *s->spare);
+		s->capspare = cap;
+	}
+	oldcap = s->capitems;
+	s->items = s->spare;
+	s->capitems = s->capspare;
 	s->nitems = 0;
+	s->spare = NULL;
+	s->capspare = 0;
 	rc = store_job_list_queue(s->store, sched_on_queued, &mg, &cause);
 	/* What was in the set and is not now has left it. */
 	for (i = 0; i < mg.nold; i++)
 		if (!(mg.old[i].flags & SCHED_I_TAKEN))
 			sched_set_detach(s, mg.old[i].job);
-	free(mg.old);
+	s->spare = mg.old;
+	s->capspare = oldcap;
 	if (rc < 0) {
 		if (cause != NULL)
 			log_warnx("scheduler: cannot list the queue: %s",
@@ -1177,8 +1236,10 @@ sched_zones_digest(struct sched *s, const struct gpu_type *gpu)
 
 /*
  * The part of every shape's inputs the pass reads once (M, just read by
- * sched_ctx_begin()): prices, the providers and regions, the policy's
- * numbers, the quota error and the quota readings' shape.
+ * sched_ctx_begin()): the providers and regions, the policy's numbers,
+ * the quota error and the quota readings' shape. Not the prices: a
+ * catalog read reads each shape's ways again and builds the offers of
+ * those whose ways it changed (sched_shape_build()).
  */
 static uint64_t
 sched_market_digest(struct sched *s, const struct sched_market *m)
@@ -1186,8 +1247,6 @@ sched_market_digest(struct sched *s, const struct sched_market *m)
 	uint64_t	h = 1;
 	size_t		i;
 
-	h = sched_mix(h, (uint64_t)price_fetched_at(gcp_price(
-	    cloud_gcp(s->cloud))));
 	for (i = 0; i < m->nsellers; i++) {
 		h = sched_mix(h, (uint64_t)(uintptr_t)m->sellers[i].prov);
 		h = sched_mix(h, (uint64_t)m->sellers[i].qsvc);
@@ -1205,22 +1264,36 @@ sched_market_digest(struct sched *s, const struct sched_market *m)
 }
 
 /*
- * Everything SH's offers are built on (doc/DESIGN.md "The pass"): the
- * market's digest, the zones of its GPU, the stockout cool-downs and
- * Spot history of its GPU, and the reservations it may use (M->resv,
- * read for SH). Equal stamps, equal offers: a pass builds again only
- * the shapes a change can reach. An input the offers come to depend on
- * must join this stamp, or a change of it is not seen.
+ * What SH's ways (its regions, their quota metrics; sched_ways_read())
+ * are read on, but for the prices: the market's digest and the zones
+ * of its GPU.
  */
 static uint64_t
-sched_shape_stamp(struct sched *s, const struct sched_ctx *ctx,
-    const struct sched_market *m, const struct sched_shape *sh)
+sched_ways_stamp(struct sched *s, const struct sched_shape *sh)
+{
+	uint64_t	h = sched_mix(s->mdigest, sched_zones_digest(s,
+			    sh->gpu));
+
+	return h != 0 ? h : 1;
+}
+
+/*
+ * Everything SH's offers are built on (doc/DESIGN.md "The pass"): its
+ * ways' stamp WSTAMP, the stockout cool-downs and Spot history of its
+ * GPU, and the reservations it may use (M->resv, read for SH); the
+ * prices are its ways' (sched_shape_build()). Equal stamps and ways,
+ * equal offers: a pass builds again only the shapes a change can
+ * reach. An input the offers come to depend on must join this stamp,
+ * or a change of it is not seen.
+ */
+static uint64_t
+sched_shape_stamp(const struct sched_ctx *ctx, const struct sched_market *m,
+    const struct sched_shape *sh, uint64_t wstamp)
 {
 	const char	*gpu = sh->gpu->name, *k;
-	uint64_t	 h = s->mdigest;
+	uint64_t	 h = wstamp;
 	size_t		 i, n = strlen(gpu), kl;
 
-	h = sched_mix(h, sched_zones_digest(s, sh->gpu));
 	for (i = 0; i < ctx->ncool; i++) {
 		if (strcmp(ctx->cool[i].gpu, gpu) != 0)
 			continue;
@@ -1421,22 +1494,57 @@ sched_shape_build(struct sched *s, struct sched_ctx *ctx,
     struct sched_market *m, struct sched_shape *sh, int force)
 {
 	char			**regions;
-	size_t			 nregions;
-	uint64_t		 stamp;
+	size_t			 nregions, n;
+	uint64_t		 stamp, wstamp;
+	int64_t			 price_at;
+	double			 baseline;
+	int			 kept;
 
 	sched_resv_read(s, m, sh);
-	stamp = sched_shape_stamp(s, ctx, m, sh);
-	if (!force && sh->stamp == stamp) {
-		sched_place_buckets(ctx, sh);
+	wstamp = sched_ways_stamp(s, sh);
+	stamp = sched_shape_stamp(ctx, m, sh, wstamp);
+	price_at = (int64_t)price_fetched_at(gcp_price(cloud_gcp(s->cloud)));
+	if (!force && sh->stamp == stamp && sh->ways_price_at == price_at) {
+		(void)sched_place_buckets_kept(ctx, sh);
 		return 0;
 	}
-	sh->stamp = force ? 0 : stamp;
 	m->zones = s->zones;
 	m->nzones = quota_zones(ctx->quota, NULL, sh->gpu->name, s->zones,
 	    SCHED_MAX_ZONES);
 	m->zones_error = s->quota_error;
 	regions = sched_offer_regions(sh, m, &nregions);
-	sched_ways_read(s, m, sh, regions, nregions);
+	if (force || sh->ways_stamp != wstamp) {
+		sched_ways_read(s, m, sh, regions, nregions);
+	} else if (sh->ways_price_at != price_at) {
+		/*
+		 * The catalog was read again: the offers are built again
+		 * only if a price of this shape's ways moved (one GPU's
+		 * price moves only its shapes' offers).
+		 */
+		n = sh->nways;
+		if (n > s->capwscratch) {
+			s->capwscratch = n;
+			s->wscratch = xreallocarray(s->wscratch, n,
+			    sizeof *s->wscratch);
+		}
+		if (n > 0)
+			memcpy(s->wscratch, sh->ways, n * sizeof *sh->ways);
+		baseline = sh->baseline_hourly;
+		sched_ways_read(s, m, sh, regions, nregions);
+		kept = sh->stamp == stamp && sh->nways == n &&
+		    baseline == sh->baseline_hourly && (n == 0 ||
+		    memcmp(s->wscratch, sh->ways, n * sizeof *sh->ways) == 0);
+		sh->ways_price_at = price_at;
+		if (kept) {
+			sched_strv_free(regions, nregions);
+			(void)sched_place_buckets_kept(ctx, sh);
+			return 0;
+		}
+	}
+	/* A plan's build (FORCE) leaves a stamp no pass matches. */
+	sh->ways_stamp = force ? 0 : wstamp;
+	sh->ways_price_at = force ? 0 : price_at;
+	sh->stamp = force ? 0 : stamp;
 	sched_offer_build(sh, m, regions, nregions);
 	sched_strv_free(regions, nregions);
 	sched_place_buckets(ctx, sh);
@@ -2589,6 +2697,8 @@ sched_unref(struct sched *s)
 	free(s->zones);
 	free(s->zdig);
 	free(s->resv);
+	free(s->wscratch);
+	free(s->spare);
 	free(s->quota_error);
 	free(s->blocked);
 	free(s);

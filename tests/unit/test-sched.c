@@ -965,6 +965,91 @@ test_sched_incremental(void **state)
 	other = NULL;
 }
 
+/* Read the catalog again now. */
+static void
+catalog(struct t *t)
+{
+	struct gcptest_result	res = { 0, 0, NULL };
+
+	assert_int_equal(price_refresh(gcp_price(cloud_gcp(t->cloud)),
+	    gcptest_result_cb, &res), 0);
+	unittest_run_until(t->ut, &res.calls, 1);
+	if (res.error != 0)
+		fail_msg("catalog read: %s", res.cause);
+	gcptest_result_done(&res);
+}
+
+#define T4_GCE	"{" T4 ",\"providers\":[\"gce\"],\"spot\":\"never\"}"
+
+/*
+ * A catalog read that moves one price (doc/DESIGN.md "The pass"): the
+ * pass after it builds again the offers of the shape whose ways the
+ * price reaches (the T4's) and keeps the other's (the L4's); a read
+ * that moves nothing builds none. And the T4 job is then placed on the
+ * new prices: not in the region that was cheapest and is now dearest.
+ */
+static void
+test_sched_price_change(void **state)
+{
+	struct t		*t = *state;
+	struct sched_stats	 s;
+	struct store_attempt	*a = NULL;
+	json_t			*p, *o;
+	char			 cheapest[64];
+
+	NEED_FAKE(t->ut);
+	start(t, 0);
+	catalog(t);
+	refresh(t);
+	p = plan(t, T4_GCE);
+	o = json_array_get(json_object_get(p, "offers"), 0);
+	assert_non_null(o);
+	(void)snprintf(cheapest, sizeof cheapest, "%s",
+	    json_string_value(json_object_get(o, "region")));
+	json_decref(p);
+
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	refresh(t);
+	(void)submit(t, T4_GCE, 0, 1);
+	(void)submit(t, "{" L4 "}", 0, 1);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+	next_pass(t, &s);
+	assert_int_equal(s.shapes_priced, 0);
+
+	/* The catalog reads the same: nothing built again. */
+	catalog(t);
+	next_pass(t, &s);
+	assert_int_equal(s.shapes, 2);
+	assert_int_equal(s.shapes_priced, 0);
+	assert_int_equal(s.jobs_walked, 2);
+
+	/* Its T4 price moves: the T4 shape alone. */
+	json_decref(fake_post(&t->ut->fake, "/_fake/price", "{\"service\":"
+	    "\"compute\",\"gpu\":\"nvidia-tesla-t4\",\"region\":\"%s\","
+	    "\"usage_type\":\"OnDemand\",\"usd_per_hour\":99}", cheapest));
+	catalog(t);
+	next_pass(t, &s);
+	assert_int_equal(s.shapes, 2);
+	assert_int_equal(s.shapes_priced, 1);
+	assert_int_equal(s.jobs_read, 0);
+	next_pass(t, &s);
+	assert_int_equal(s.shapes_priced, 0);
+
+	/* Room: the T4 job goes where it is now cheapest. */
+	quota(t, "global", "GPUS_ALL_REGIONS", 8);
+	refresh(t);
+	next_pass(t, &s);
+	unittest_run_cond(t->ut, job_pending_1, t);
+	(void)store_attempt_list(t->store, 1, first_attempt, &a, NULL);
+	assert_non_null(a);
+	assert_string_not_equal(a->region, cheapest);
+	assert_true(a->hourly_usd < 99);
+	store_attempt_free(a);
+}
+
 /* Run SQL on the store's file from a connection of its own: another
  * program's write, as PRAGMA data_version sees it. */
 static void
@@ -1151,6 +1236,7 @@ main(void)
 		C(test_sched_incremental),
 		C(test_sched_job_end_keeps_whys),
 		C(test_sched_whole_read),
+		C(test_sched_price_change),
 #undef C
 	};
 
