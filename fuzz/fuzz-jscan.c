@@ -56,11 +56,16 @@ jscan_fuzz_value(const char *val, size_t vlen, int depth)
 	double			 d;
 
 	free(cli_jscan_string(val, vlen));
-	/* A number in float form outside int64_t has no integer value. */
+	/*
+	 * A number in float form outside int64_t has no integer value. The
+	 * scanners read up to a NUL: 9223372036854775807 NUL 8e is the
+	 * integer INT64_MAX (as a double, 2^63), not a float form.
+	 */
 	d = cli_jscan_num(val, vlen, 0);
+	n = strnlen(val, vlen);
 	if (cli_jscan_int(val, vlen, -1) != -1 && !(d >= -0x1p63 &&
-	    d < 0x1p63) && (memchr(val, '.', vlen) != NULL ||
-	    memchr(val, 'e', vlen) != NULL || memchr(val, 'E', vlen) != NULL))
+	    d < 0x1p63) && (memchr(val, '.', n) != NULL ||
+	    memchr(val, 'e', n) != NULL || memchr(val, 'E', n) != NULL))
 		abort();
 	if (depth >= JSCAN_FUZZ_DEPTH || vlen == 0)
 		return;
