@@ -116,25 +116,19 @@ server_client_reply_jsonw(struct server_client *c, struct jsonw *w)
 	server_client_reply(c, w->buf, w->len);
 }
 
-/* A jansson reply (this file's own errors). */
-static void
-request_fuzz_reply_json(struct server_client *c, json_t *reply)
-{
-	char	*s;
-
-	if ((s = json_dumps(reply, JSON_COMPACT)) == NULL)
-		abort();
-	server_client_reply(c, s, strlen(s));
-	free(s);
-}
-
+/*
+ * As the server writes it (server.c): with the jsonw writer, which
+ * gives bytes that are not UTF-8 (the "near" text of jansson's error
+ * can end inside a character) as U+FFFD. The reply check then parses
+ * what a client would read.
+ */
 void
 server_client_error(struct server_client *c, const char *code,
     const char *field, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
-	json_t	*err;
+	struct jsonw	 w;
+	va_list		 ap;
+	char		*msg;
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
@@ -142,15 +136,24 @@ server_client_error(struct server_client *c, const char *code,
 	va_end(ap);
 	if (code == NULL || msg == NULL)
 		abort();
-	err = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code",
-	    code, "message", msg);
-	if (err == NULL)
-		abort();	/* not UTF-8: jansson refuses it */
-	if (field != NULL)
-		json_object_set_new(json_object_get(err, "error"), "field",
-		    json_string(field));
-	request_fuzz_reply_json(c, err);
-	json_decref(err);
+	jsonw_init(&w);
+	jsonw_object_begin(&w);
+	JSONW_KEY(&w, "ok");
+	jsonw_bool(&w, 0);
+	JSONW_KEY(&w, "error");
+	jsonw_object_begin(&w);
+	JSONW_KEY(&w, "code");
+	jsonw_string(&w, code);
+	JSONW_KEY(&w, "message");
+	jsonw_string(&w, msg);
+	if (field != NULL) {
+		JSONW_KEY(&w, "field");
+		jsonw_string(&w, field);
+	}
+	jsonw_object_end(&w);
+	jsonw_object_end(&w);
+	server_client_reply_jsonw(c, &w);
+	jsonw_done(&w);
 	free(msg);
 }
 
