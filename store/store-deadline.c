@@ -1,8 +1,9 @@
 /*
  * store-deadline.c: what the deadline policy keeps (doc/DESIGN.md
  * "Deadlines"): the sticky deadline_safe mark and the live jobs with a
- * deadline. Both are rare next to submits and moves, so their
- * statements are prepared per call rather than kept with the others.
+ * deadline. The mark and the misses are rare next to submits and moves,
+ * so their statements are prepared per call; the listing runs every
+ * scheduling pass and uses one kept with the others (store.c).
  */
 #include "config.h"
 
@@ -64,15 +65,10 @@ int
 store_job_list_deadline(struct store *st, store_job_cb cb, void *arg,
     char **cause)
 {
-	sqlite3_stmt		*s = NULL;
+	sqlite3_stmt		*s = st->stmt[STMT_JOB_LIST_DEADLINE];
 	struct store_job	 j;
 	int			 rc, n = 0, stop = 0;
 
-	rc = sqlite3_prepare_v2(st->db, "SELECT " STORE_JOB_COLS
-	    " FROM jobs INDEXED BY jobs_deadline WHERE deadline > 0"
-	    " AND " STORE_LIVE_WHERE("state") " ORDER BY id", -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return store_fail(st, rc, cause, "list deadline jobs");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		store_job_row(s, &j);
 		n++;
@@ -81,10 +77,11 @@ store_job_list_deadline(struct store *st, store_job_cb cb, void *arg,
 	}
 	if (stop == 0 && rc != SQLITE_DONE) {
 		rc = store_fail(st, rc, cause, "list deadline jobs");
-		sqlite3_finalize(s);
+		sqlite3_reset(s);
 		return rc;
 	}
-	sqlite3_finalize(s);
+	/* Reset even after CB stopped the walk: the next pass starts over. */
+	sqlite3_reset(s);
 	return stop != 0 ? stop : n;
 }
 

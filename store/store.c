@@ -221,6 +221,14 @@ static const char *const store_sql[STMT_COUNT] = {
 	 */
 	[STMT_JOB_RUNNABLE_ONE] = "SELECT " STORE_JOB_COLS
 	    " FROM jobs WHERE id = ?1",
+	/*
+	 * The live jobs with a deadline, read by every scheduling pass
+	 * (sched-deadline.c): prepared once, not per pass, so a pass with
+	 * nothing to do does not compile SQL (issue 18).
+	 */
+	[STMT_JOB_LIST_DEADLINE] = "SELECT " STORE_JOB_COLS
+	    " FROM jobs INDEXED BY jobs_deadline WHERE deadline > 0"
+	    " AND " STORE_LIVE_WHERE("state") " ORDER BY id",
 };
 
 /* Map SQLite code RC to a negative errno, with "WHAT: sqlite says". */

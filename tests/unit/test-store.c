@@ -2852,6 +2852,49 @@ test_store_deadline(void **state)
 	assert_null(cause);
 }
 
+/*
+ * The deadline listing's statement is kept between calls (every pass
+ * reads it): a walk its callback stopped starts over at the next call,
+ * and a job that got a deadline since is in it.
+ */
+static void
+test_store_deadline_list_again(void **state)
+{
+	struct fixture		*fx = *state;
+	struct store_job_new	 row;
+	struct collect		 c;
+	int64_t			 id[3];
+	char			*cause = NULL;
+	int			 i;
+
+	memset(&row, 0, sizeof row);
+	row.name = "due";
+	row.owner = 1000;
+	row.spec = "{\"image\":\"x\",\"estimated_hours\":1,"
+	    "\"deadline\":\"2030-01-01T00:00:00Z\"}";
+	for (i = 0; i < 2; i++)
+		assert_int_equal(store_jobs_insert(fx->st, &row, 1, &id[i],
+		    &cause), 0);
+	memset(&c, 0, sizeof c);
+	c.stop_at = 1;
+	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
+	    &cause), 7);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.ids[0], id[0]);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
+	    &cause), 2);
+	assert_int_equal(c.ids[0], id[0]);
+	assert_int_equal(c.ids[1], id[1]);
+	assert_int_equal(store_jobs_insert(fx->st, &row, 1, &id[2], &cause),
+	    0);
+	memset(&c, 0, sizeof c);
+	assert_int_equal(store_job_list_deadline(fx->st, collect_job, &c,
+	    &cause), 3);
+	assert_int_equal(c.ids[2], id[2]);
+	assert_null(cause);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define TN(f)	cmocka_unit_test_setup_teardown(f, setup_nostore, teardown)
 
@@ -2861,6 +2904,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_store_open_creates),
 		T(test_store_deadline),
+		T(test_store_deadline_list_again),
 		T(test_store_reopen_keeps_install_id),
 		TN(test_store_open_bad_path),
 		TN(test_store_open_not_a_database),
