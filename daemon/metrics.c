@@ -425,6 +425,11 @@ metrics_cloud(struct metrics *mx, struct metrics_buf *b)
 	    "Time the longest scheduling pass took.");
 	metrics_sample(b, "gpuq_sched_pass_max_seconds", NULL, 0,
 	    ss.max_pass_ms / 1000.0);
+	metrics_family(b, "gpuq_sched_jobs_cached", "gauge",
+	    "Jobs the scheduler holds parsed: queued ones and those seen "
+	    "lately; running jobs hold none.");
+	metrics_sample(b, "gpuq_sched_jobs_cached", NULL, 0,
+	    (double)ss.jobs_cached);
 }
 
 static void

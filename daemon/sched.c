@@ -176,6 +176,9 @@ struct sched_item {
 struct sched {
 	int64_t			 move_at;	/* next look at moves (gpuqd
 					   s; sched-move.c) */
+	int64_t			*looked;	/* running jobs a look made an
+						   entry for: freed after it */
+	size_t			 nlooked, looked_cap;
 	struct cloud		*cloud;		/* borrowed */
 	struct store		*store;		/* borrowed */
 	struct attempts		*att;		/* borrowed or NULL */
@@ -2065,27 +2068,59 @@ sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
 
 /*
  * The cached job of ROW, which the deadline bridge or the move looks at
- * while it runs (evicted from the cache: made again), with its shape's
- * offers of this pass built if no queued job needed them.
+ * while it runs, with its shape's offers of this pass built if no queued
+ * job needed them. A running job keeps no entry (doc/DESIGN.md
+ * "Memory": 10,000 running jobs would hold 10,000 parsed specs between
+ * looks): one made here is freed once the look is over
+ * (sched_looked_done()), and one still cached from its time in the
+ * queue is not kept fresh, so it ages out as it did before.
  */
 static struct sched_job *
 sched_running_job(struct sched *s, const struct store_job *row)
 {
-	struct sched_job	*j = sched_job_get(s, row);
-	struct sched_shape	*sh = j->shape;
+	struct sched_job	*j;
+	struct sched_shape	*sh;
+	int			 cached = sched_job_find(s, row->id) != NULL;
 
-	/* A job still in the set (it left the queue since the set was
-	 * read: this runs before the set's update) is on no job_list. */
-	if (!j->in_set) {
+	j = sched_job_get(s, row);
+	if (!cached && !j->in_set) {
+		/* Not evicted by this pass before the look is over. */
 		j->last_seen = s->ctx.now;
 		TAILQ_REMOVE(&s->job_list, j, entry);
 		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
+		if (s->nlooked == s->looked_cap) {
+			s->looked_cap = s->looked_cap ? s->looked_cap * 2 : 64;
+			s->looked = xreallocarray(s->looked, s->looked_cap,
+			    sizeof *s->looked);
+		}
+		s->looked[s->nlooked++] = row->id;
 	}
+	sh = j->shape;
 	if (sh != NULL && sh->gen != s->gen) {
 		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
 		sh->gen = s->gen;
 	}
 	return j;
+}
+
+/* The look is over: free the entries it made for running jobs (their
+ * offers were borrowed only while it ran). */
+static void
+sched_looked_done(struct sched *s)
+{
+	struct sched_job	*j;
+	size_t			 i;
+
+	for (i = 0; i < s->nlooked; i++)
+		if ((j = sched_job_find(s, s->looked[i])) != NULL &&
+		    !j->in_set)
+			sched_job_free(s, j);
+	s->nlooked = 0;
+	if (s->looked_cap > 1024) {
+		free(s->looked);
+		s->looked = NULL;
+		s->looked_cap = 0;
+	}
 }
 
 /* Would job ROW take Spot now: its shape's offers of this pass (built
@@ -2116,6 +2151,7 @@ sched_deadlines(struct sched *s)
 
 	sched_deadline_check(s->store, s->att, cloud_conf(s->cloud),
 	    s->ctx.now, &h, &r);
+	sched_looked_done(s);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
 	if (r.jobs > 0)
@@ -2162,6 +2198,7 @@ sched_moves(struct sched *s)
 	    conf->poll_interval ? conf->stockout_cooldown :
 	    conf->poll_interval);
 	sched_move_check(s->store, s->att, conf, s->ctx.now, &h, &r);
+	sched_looked_done(s);
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
 	if (r.running > 0)
@@ -2308,6 +2345,7 @@ sched_pass_run(struct sched *s)
 
 	s->stats.passes++;
 	s->stats.jobs_seen = s->nitems;
+	s->stats.jobs_cached = s->njobs;
 	s->stats.shapes = shapes;
 	s->stats.shapes_priced = priced;
 	s->stats.jobs_read = read;
@@ -2676,6 +2714,7 @@ sched_unref(struct sched *s)
 		return;
 	tdestroy(s->jobs, sched_free_job);
 	tdestroy(s->shapes, sched_free_shape);
+	free(s->looked);
 	for (i = 0; i < s->nhist; i++)
 		free(s->hist[i].key);
 	free(s->hist);

@@ -63,6 +63,9 @@ struct sched_stats {
 	double		 pass_ms;		/* CPU-bound time, last pass */
 	double		 max_pass_ms;
 	double		 pass_cpu_ms;		/* its CPU time */
+	unsigned long	 jobs_cached;		/* jobs held parsed after the
+						   last pass (queued, or
+						   recently) */
 };
 
 /* New scheduler over CLOUD (borrowed; outlives it). No pass runs
