@@ -649,9 +649,12 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 				/*
 				 * Spot another job is probing is no reason
 				 * to pay for capacity that is not: its
-				 * answer comes in minutes.
+				 * answer comes in minutes. A deadline
+				 * bounds the wait as it bounds the wait
+				 * for Spot (spot_wait_end).
 				 */
-				if (probed && !o->spot) {
+				if (probed && !o->spot && (j->spot_wait_end ==
+				    0 || ctx->now < j->spot_wait_end)) {
 					reason = SCHED_X_AVOID;
 					round = rounds;
 					if (reason > v->reason)

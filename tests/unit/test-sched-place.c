@@ -434,6 +434,13 @@ test_place_probe_struck(void **state)
 	assert_int_equal(v.reason, SCHED_X_AVOID);
 	assert_false(v.quota);
 	sched_verdict_done(&v);
+	/* Unless its deadline allows no wait. */
+	f->b.spot_wait_end = f->ctx.now;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = 0;
 	/* Forgiven: both go to r1-a Spot. */
 	k.strikes = 0;
 	st_build(&f->t, sh);
