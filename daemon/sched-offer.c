@@ -450,6 +450,67 @@ sched_offer_lambda(const struct sched_market *m, const struct provider *p,
 	return cost_lambda(0, 0, m->prior);
 }
 
+/* The strikes of S not forgiven at NOW. */
+static int
+sched_strike_left(const struct sched_strike *s, int64_t now)
+{
+	int64_t	quiet;
+
+	if (now <= s->until)
+		return s->strikes;
+	quiet = (now - s->until) / SCHED_STRIKE_QUIET_SEC;
+	return quiet >= s->strikes ? 0 : s->strikes - (int)quiet;
+}
+
+int
+sched_offer_strikes(const struct sched_market *m, const char *zone,
+    const char *gpu, int spot)
+{
+	size_t	i;
+
+	for (i = 0; i < m->nstrike; i++)
+		if (m->strike[i].spot == spot &&
+		    strcmp(m->strike[i].zone, zone) == 0 &&
+		    strcmp(m->strike[i].gpu, gpu) == 0)
+			return sched_strike_left(&m->strike[i], m->now);
+	return 0;
+}
+
+struct sched_strike *
+sched_offer_strikes_note(struct sched_strike *v, size_t *nv, size_t *cap,
+    const struct sched_cool *cool, size_t n, int64_t now)
+{
+	struct sched_strike	*e;
+	size_t			 i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < *nv; k++)
+			if (v[k].spot == cool[i].spot &&
+			    strcmp(v[k].zone, cool[i].zone) == 0 &&
+			    strcmp(v[k].gpu, cool[i].gpu) == 0)
+				break;
+		if (k == *nv) {
+			if (*nv == *cap) {
+				*cap = *cap ? *cap * 2 : 16;
+				v = xreallocarray(v, *cap, sizeof *v);
+			}
+			(*nv)++;
+		}
+		e = &v[k];
+		sched_name(e->zone, cool[i].zone);
+		sched_name(e->gpu, cool[i].gpu);
+		e->spot = cool[i].spot;
+		e->strikes = cool[i].strikes > 0 ? cool[i].strikes : 1;
+		e->until = cool[i].until;
+	}
+	for (k = 0; k < *nv; )
+		if (sched_strike_left(&v[k], now) == 0)
+			v[k] = v[--*nv];
+		else
+			k++;
+	return v;
+}
+
 /* Cool-down end of (ZONE, GPU, SPOT) on M, or 0 if none. */
 static int64_t
 sched_offer_cooled(const struct sched_market *m, const char *zone,
@@ -500,7 +561,7 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 	const struct quota_zone	*z = m->zones;
 	struct sched_offer	*o;
 	int64_t			 until, min_until = 0;
-	int			 zi, inreg = 0;
+	int			 zi, inreg = 0, k, min_k = -1;
 
 	for (zi = 0; zi < m->nzones; zi++) {
 		if (strcmp(z[zi].region, region) != 0)
@@ -509,7 +570,11 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 			continue;
 		inreg++;
 		until = sched_offer_cooled(m, z[zi].zone, sh->gpu->name, spot);
+		k = sched_offer_strikes(m, z[zi].zone, sh->gpu->name, spot);
 		if (sl->prov->picks_zone) {
+			/* The service may pick the zone that did not. */
+			if (min_k < 0 || k < min_k)
+				min_k = k;
 			/* Cooling down only if every zone is. */
 			if (until == 0)
 				min_until = -1;
@@ -519,6 +584,7 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 			continue;
 		}
 		o = sched_offer_add(sh, sl, region, z[zi].zone, spot, way);
+		o->strikes = k;
 		if (until != 0) {
 			o->reason = SCHED_X_COOLDOWN;
 			o->until = until;
@@ -526,6 +592,7 @@ sched_offer_enumerate(struct sched_shape *sh, const struct sched_market *m,
 	}
 	if (sl->prov->picks_zone || inreg == 0) {
 		o = sched_offer_add(sh, sl, region, NULL, spot, way);
+		o->strikes = min_k > 0 ? min_k : 0;
 		if (inreg == 0)
 			o->reason = SCHED_X_NOT_OFFERED;
 		else if (min_until > 0) {
@@ -612,10 +679,10 @@ sched_offer_cmp(const void *a, const void *b)
 			return x->reason > y->reason ? -1 : 1;
 		return x->order < y->order ? -1 : x->order > y->order;
 	}
-	rx.expected_usd = x->per_hour;
+	rx.expected_usd = x->rank_usd;
 	rx.interruptions = x->recent;
 	rx.order = x->order;
-	ry.expected_usd = y->per_hour;
+	ry.expected_usd = y->rank_usd;
 	ry.interruptions = y->recent;
 	ry.order = y->order;
 	return cost_rank_cmp(&rx, &ry);
@@ -813,7 +880,7 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 			if (w == NULL || !w->metric)
 				o->reason = SCHED_X_NO_METRIC;
 			/* Paid for already: $0 marginal, λ 0. */
-			o->hourly = o->per_hour = o->lambda = 0;
+			o->hourly = o->per_hour = o->lambda = o->rank_usd = 0;
 			continue;
 		}
 		if (o->reason != SCHED_OK && o->reason != SCHED_X_COOLDOWN)
@@ -838,6 +905,16 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		o->per_hour = cost_expected(o->hourly, 1.0,
 		    capacity_preemptible(o->capacity),
 		    o->lambda, sh->interval, m->restart_overhead);
+		/*
+		 * A place that refused lately goes after one as dear that
+		 * did not (doc/DESIGN.md "Places that refused"): the
+		 * replay's zones the trace never stocked were tried again
+		 * at each cool-down's end, ahead of their region's open
+		 * zone at the same price, a third of all launches.
+		 */
+		o->rank_usd = o->per_hour * (1.0 + SCHED_STRIKE_RISK *
+		    (o->strikes < SCHED_STRIKE_MAX ? o->strikes :
+		    SCHED_STRIKE_MAX));
 		/* Priced for sched_place()'s wait for Spot only. */
 		if (o->reason == SCHED_X_COOLDOWN && (sh->spot_cooled_until ==
 		    0 || o->per_hour < sh->spot_cooled_per_hour)) {

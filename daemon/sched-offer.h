@@ -72,7 +72,32 @@ struct sched_cool {
 						   as ever for standard,
 						   Spot */
 	int64_t			 until;
+	int			 strikes;	/* stockouts in a row */
 };
+
+/*
+ * A place that refused a launch for a stockout, remembered past its
+ * cool-down (sched.c keeps them; doc/DESIGN.md "Places that refused"):
+ * the cool-down's STRIKES and its end UNTIL. One strike is forgiven per
+ * quiet SCHED_STRIKE_QUIET_SEC after UNTIL, as the store forgives them.
+ */
+struct sched_strike {
+	char			 zone[SCHED_NAME];
+	char			 gpu[SCHED_NAME];
+	int			 spot;		/* capacity_kind */
+	int			 strikes;
+	int64_t			 until;
+};
+
+#define SCHED_STRIKE_QUIET_SEC	3600
+/*
+ * What a remembered strike adds to an offer's rank (not to its price):
+ * a fraction of its expected cost per strike, at most SCHED_STRIKE_MAX
+ * strikes. Zones of one region share their price and nearly their λ;
+ * the one that refused goes after the one that did not.
+ */
+#define SCHED_STRIKE_RISK	0.01
+#define SCHED_STRIKE_MAX	3
 
 /* Spot history of one (provider, region, GPU) or one of its zones. */
 struct sched_hist {
@@ -124,6 +149,9 @@ struct sched_market {
 	size_t			 ncool;
 	const struct sched_hist	*hist;
 	size_t			 nhist;
+	const struct sched_strike *strike;	/* places that refused */
+	size_t			 nstrike;
+	int64_t			 now;		/* strikes decay to */
 	double			 prior;		/* λ with no history, 1/h */
 	double			 restart_overhead; /* s, per interruption */
 	int64_t			 spot_wait;	/* [scheduler] spot_wait, s */
@@ -143,6 +171,11 @@ struct sched_offer {
 	double			 per_hour;	/* expected USD per estimated
 						   hour of work */
 	double			 lambda;
+	double			 rank_usd;	/* per_hour and refusal
+						   risk: what ranks it */
+	int			 strikes;	/* sched_offer_strikes() */
+	unsigned		 probe_gen;	/* pass that sent a job
+						   to it while struck */
 	int			 recent;	/* interruptions in history */
 	int			 order;		/* of enumeration: ties */
 	int			 way;		/* index in the shape's ways */
@@ -291,6 +324,21 @@ size_t		 sched_offer_way(size_t seller, size_t region, int kind,
 double		 sched_offer_lambda(const struct sched_market *m,
 		    const struct provider *p, const char *region,
 		    const char *zone, const char *gpu, int *ret_recent);
+/*
+ * The strikes M remembers of (ZONE, GPU, kind SPOT) that are not
+ * forgiven at M->now (struct sched_strike): 0 for a place that never
+ * refused or has been quiet since.
+ */
+int		 sched_offer_strikes(const struct sched_market *m,
+		    const char *zone, const char *gpu, int spot);
+/*
+ * Remember the strikes of the running cool-downs COOL (N of them) at
+ * NOW in V (*NV entries, *CAP allocated; returns V): a place's entry is
+ * replaced by its newer cool-down, and entries fully forgiven go.
+ */
+struct sched_strike *sched_offer_strikes_note(struct sched_strike *v,
+		    size_t *nv, size_t *cap, const struct sched_cool *cool,
+		    size_t n, int64_t now);
 /*
  * Add one row of store_spot_history() to V (*N entries; returns V
  * grown): the zone's own entry, and its hours and interruptions to the

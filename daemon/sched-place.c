@@ -592,6 +592,20 @@ sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
 	return 1;
 }
 
+/*
+ * Whether offer O, at a place that refused lately (its strikes), has
+ * had a job sent to it this pass: one job probes such a place, the
+ * others take their next offer (doc/DESIGN.md "Places that refused").
+ * The replay's queued jobs went as a herd from one full zone to the
+ * next, each refusal minutes of every one's time. A plan (gen 0) shows
+ * what a pass would do for one job and probes nothing.
+ */
+static int
+sched_place_probed(const struct sched_ctx *ctx, const struct sched_offer *o)
+{
+	return o->strikes > 0 && ctx->gen != 0 && o->probe_gen == ctx->gen;
+}
+
 void
 sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
     struct sched_verdict *v)
@@ -600,6 +614,7 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 	struct sched_offer	*o;
 	struct sched_bucket	*b;
 	int			 fb[64], reason, bi, round, rounds;
+	int			 probed = 0;
 	size_t			 i, nfb = 0, k;
 
 	memset(v, 0, sizeof *v);
@@ -620,7 +635,10 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 				;
 			else if (sched_avoids(j, o, ctx->now))
 				reason = SCHED_X_AVOID;
-			else if ((reason = sched_place_quota(ctx, o,
+			else if (sched_place_probed(ctx, o)) {
+				reason = SCHED_X_AVOID;
+				probed |= o->spot;
+			} else if ((reason = sched_place_quota(ctx, o,
 			    SCHED_GPUS(sh), SCHED_VCPUS(sh), &bi)) !=
 			    SCHED_OK) {
 				for (k = 0; k < nfb && fb[k] != bi; k++)
@@ -628,8 +646,25 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 				if (k == nfb && nfb < sizeof fb / sizeof fb[0])
 					fb[nfb++] = bi;
 			} else if (!sched_place_claimed(ctx, j, prio, o, &bi)) {
+				/*
+				 * Spot another job is probing is no reason
+				 * to pay for capacity that is not: its
+				 * answer comes in minutes. A deadline
+				 * bounds the wait as it bounds the wait
+				 * for Spot (spot_wait_end).
+				 */
+				if (probed && !o->spot && (j->spot_wait_end ==
+				    0 || ctx->now < j->spot_wait_end)) {
+					reason = SCHED_X_AVOID;
+					round = rounds;
+					if (reason > v->reason)
+						v->reason = reason;
+					break;
+				}
 				if (sched_place_wait_spot(ctx, j, o, v))
 					return;
+				if (o->strikes > 0)
+					o->probe_gen = ctx->gen;
 				v->offer = o;
 				return;
 			} else {

@@ -241,6 +241,9 @@ struct sched {
 	struct sched_hist	*hist;
 	size_t			 nhist;
 	int64_t			 hist_at;	/* when read; 0: re-read */
+	/* Places that refused, remembered past their cool-downs. */
+	struct sched_strike	*strike;
+	size_t			 nstrike, capstrike;
 
 	/* What a pass reads once (sched_ctx_begin()). */
 	struct sched_seller	*sellers;
@@ -1048,7 +1051,6 @@ sched_on_cool(const char *zone, const char *gpu, int spot, int64_t until,
 	struct sched_ctx	*ctx = arg;
 	struct sched_cool	*c;
 
-	(void)strikes;
 	if (ctx->ncool == ctx->capcool) {
 		ctx->capcool = ctx->capcool ? ctx->capcool * 2 : 16;
 		ctx->cool = xreallocarray(ctx->cool, ctx->capcool,
@@ -1059,6 +1061,7 @@ sched_on_cool(const char *zone, const char *gpu, int spot, int64_t until,
 	sched_name(c->gpu, gpu);
 	c->spot = spot;
 	c->until = until;
+	c->strikes = strikes;
 	return 0;
 }
 
@@ -1126,6 +1129,8 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 		free(cause);
 	}
 	sched_history_load(s, ctx->now);
+	s->strike = sched_offer_strikes_note(s->strike, &s->nstrike,
+	    &s->capstrike, ctx->cool, ctx->ncool, ctx->now);
 
 	if (np != s->nsellers) {
 		s->sellers = xreallocarray(s->sellers, np, sizeof *s->sellers);
@@ -1146,6 +1151,9 @@ sched_ctx_begin(struct sched *s, struct sched_ctx *ctx,
 	m->ncool = ctx->ncool;
 	m->hist = s->hist;
 	m->nhist = s->nhist;
+	m->strike = s->strike;
+	m->nstrike = s->nstrike;
+	m->now = ctx->now;
 	m->prior = conf->preemptions_per_hour;
 	m->restart_overhead = conf->restart_overhead;
 	m->spot_wait = conf->spot_wait;
@@ -1303,6 +1311,14 @@ sched_shape_stamp(const struct sched_ctx *ctx, const struct sched_market *m,
 		h = sched_mix(h, sched_hash(ctx->cool[i].zone));
 		h = sched_mix(h, (uint64_t)ctx->cool[i].spot);
 		h = sched_mix(h, (uint64_t)ctx->cool[i].until);
+	}
+	for (i = 0; i < m->nstrike; i++) {
+		if (strcmp(m->strike[i].gpu, gpu) != 0)
+			continue;
+		h = sched_mix(h, sched_hash(m->strike[i].zone));
+		h = sched_mix(h, (uint64_t)m->strike[i].spot);
+		h = sched_mix(h, (uint64_t)sched_offer_strikes(m,
+		    m->strike[i].zone, gpu, m->strike[i].spot));
 	}
 	for (i = 0; i < m->nhist; i++) {
 		k = m->hist[i].key;
@@ -2718,6 +2734,7 @@ sched_unref(struct sched *s)
 	for (i = 0; i < s->nhist; i++)
 		free(s->hist[i].key);
 	free(s->hist);
+	free(s->strike);
 	free(s->sellers);
 	sched_ctx_done(&s->ctx);
 	free(s->items);

@@ -632,6 +632,95 @@ test_offer_reserved(void **state)
 	sched_offer_shape_free(sh);
 }
 
+/*
+ * A zone that refused lately ranks after its region's zone at the same
+ * price, its cool-down over (doc/DESIGN.md "Places that refused"): the
+ * replay launched into zones the trace never stocked at every
+ * cool-down's end. The strikes are remembered past the cool-down, one
+ * forgiven a quiet hour; they weigh at most SCHED_STRIKE_MAX.
+ */
+static void
+test_offer_strikes(void **state)
+{
+	struct st_market	 t;
+	struct sched_shape	*sh;
+	struct sched_strike	*v = NULL;
+	struct sched_cool	 c;
+	size_t			 nv = 0, cap = 0;
+	int			 a, b, r, w;
+
+	(void)state;
+	st_init(&t, "gce,batch", 0.1);
+	st_zone(&t, "r1-a", "r1", 4);
+	st_zone(&t, "r1-b", "r1", 4);
+	st_zone(&t, "r2-a", "r2", 4);
+	st_price(&t, "gce", "r1", 1, 1.00);
+	st_price(&t, "batch", "r1", 1, 1.00);
+	st_price(&t, "gce", "r2", 1, 1.02);
+	sh = st_shape(&t, T4_ANY "}");
+	assert_string_equal(sh->offers[0].zone, "r1-a");
+	sched_offer_shape_free(sh);
+
+	/* r1-a's third stockout in a row, its cool-down ending at 1000. */
+	memset(&c, 0, sizeof c);
+	sched_name(c.zone, "r1-a");
+	sched_name(c.gpu, "nvidia-tesla-t4");
+	c.spot = CAPACITY_SPOT;
+	c.until = 1000;
+	c.strikes = 3;
+	v = sched_offer_strikes_note(v, &nv, &cap, &c, 1, 900);
+	assert_int_equal(nv, 1);
+	t.m.strike = v;
+	t.m.nstrike = nv;
+	t.m.now = 1100;			/* cooled no more */
+	assert_int_equal(sched_offer_strikes(&t.m, "r1-a",
+	    "nvidia-tesla-t4", CAPACITY_SPOT), 3);
+	assert_int_equal(sched_offer_strikes(&t.m, "r1-a",
+	    "nvidia-tesla-t4", CAPACITY_STANDARD), 0);
+	sh = st_shape(&t, T4_ANY "}");
+	a = st_find(sh, "gce", "r1", "r1-a", 1);
+	b = st_find(sh, "gce", "r1", "r1-b", 1);
+	r = st_find(sh, "batch", "r1", NULL, 1);
+	w = st_find(sh, "gce", "r2", "r2-a", 1);
+	assert_int_equal(sh->offers[a].reason, SCHED_OK);
+	assert_int_equal(b, 0);
+	/* The service that picks the zone may pick r1-b. */
+	assert_int_equal(sh->offers[r].strikes, 0);
+	assert_int_equal(r, 1);
+	/* 3 % in rank, not in price: after r2-a, 2 % dearer. */
+	assert_int_equal(sh->offers[a].strikes, 3);
+	assert_float_equal(sh->offers[a].per_hour, sh->offers[b].per_hour,
+	    1e-12);
+	assert_true(w < a);
+	sched_offer_shape_free(sh);
+
+	/* Two quiet hours later one strike is left: before r2-a. */
+	t.m.now = 1000 + 2 * SCHED_STRIKE_QUIET_SEC;
+	sh = st_shape(&t, T4_ANY "}");
+	a = st_find(sh, "gce", "r1", "r1-a", 1);
+	w = st_find(sh, "gce", "r2", "r2-a", 1);
+	assert_int_equal(sh->offers[a].strikes, 1);
+	assert_true(a < w);
+	sched_offer_shape_free(sh);
+
+	/* A third: forgiven, first again, and forgotten. */
+	t.m.now = 1000 + 3 * SCHED_STRIKE_QUIET_SEC;
+	sh = st_shape(&t, T4_ANY "}");
+	assert_string_equal(sh->offers[0].zone, "r1-a");
+	sched_offer_shape_free(sh);
+	v = sched_offer_strikes_note(v, &nv, &cap, NULL, 0, t.m.now);
+	assert_int_equal(nv, 0);
+
+	/* A newer cool-down replaces the place's entry. */
+	c.until = 20000;
+	c.strikes = 1;
+	v = sched_offer_strikes_note(v, &nv, &cap, &c, 1, 19000);
+	v = sched_offer_strikes_note(v, &nv, &cap, &c, 1, 19500);
+	assert_int_equal(nv, 1);
+	assert_int_equal(v[0].strikes, 1);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -648,6 +737,7 @@ main(void)
 		cmocka_unit_test(test_offer_regions_filter),
 		cmocka_unit_test(test_offer_providers_filter),
 		cmocka_unit_test(test_offer_ties),
+		cmocka_unit_test(test_offer_strikes),
 		cmocka_unit_test(test_offer_shape_key),
 	};
 

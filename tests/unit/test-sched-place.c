@@ -377,6 +377,87 @@ test_place_avoid(void **state)
 	sched_verdict_done(&v);
 }
 
+/*
+ * A place that refused lately takes one job a pass (doc/DESIGN.md
+ * "Places that refused"): the next job of the pass goes to its next
+ * offer, Spot elsewhere; with only capacity that is not Spot left, it
+ * waits for the probe's answer rather than pay for it. The next pass,
+ * and a place with no strikes, take any number.
+ */
+static void
+test_place_probe_struck(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+	struct sched_shape	*sh;
+	struct sched_strike	 k;
+
+	st_price(&f->t, "gce", "r1", 1, 0.5);
+	st_price(&f->t, "gce", "r2", 1, 0.6);
+	memset(&k, 0, sizeof k);
+	sched_name(k.zone, "r1-a");
+	sched_name(k.gpu, "nvidia-tesla-t4");
+	k.spot = CAPACITY_SPOT;
+	k.strikes = 1;
+	k.until = NOW - 1;
+	f->t.m.strike = &k;
+	f->t.m.nstrike = 1;
+	f->t.m.now = NOW;
+	sh = st_shape(&f->t, "{\"accelerator\":{\"type\":"
+	    "\"nvidia-tesla-t4\",\"count\":1},\"machine_type\":"
+	    "\"n1-standard-8\"}");
+	sched_place_buckets(&f->ctx, sh);
+	f->a.shape = f->b.shape = sh;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, "r2-a");
+	sched_verdict_done(&v);
+	/* The next pass probes again. */
+	f->ctx.gen++;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+	/* r2's Spot dearer than standard at $1/h, and b waits. */
+	f->t.prices[f->t.nprices - 1].hourly = 5;
+	st_build(&f->t, sh);
+	sched_place_buckets(&f->ctx, sh);
+	f->ctx.gen++;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_true(v.offer->spot);
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_null(v.offer);
+	assert_int_equal(v.reason, SCHED_X_AVOID);
+	assert_false(v.quota);
+	sched_verdict_done(&v);
+	/* Unless its deadline allows no wait. */
+	f->b.spot_wait_end = f->ctx.now;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_non_null(v.offer);
+	assert_false(v.offer->spot);
+	sched_verdict_done(&v);
+	f->b.spot_wait_end = 0;
+	/* Forgiven: both go to r1-a Spot. */
+	k.strikes = 0;
+	st_build(&f->t, sh);
+	sched_place_buckets(&f->ctx, sh);
+	f->ctx.gen++;
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_string_equal(v.offer->zone, "r1-a");
+	assert_true(v.offer->spot);
+	sched_verdict_done(&v);
+	f->t.m.strike = NULL;
+	f->t.m.nstrike = 0;
+	sched_offer_shape_free(sh);
+}
+
 /* A stockout's named zones are tried first while the hint lasts. */
 static void
 test_place_prefer(void **state)
@@ -552,6 +633,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_spot_first, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_probe_struck,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_avoid, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_prefer, setup,
