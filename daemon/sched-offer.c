@@ -450,9 +450,8 @@ sched_offer_lambda(const struct sched_market *m, const struct provider *p,
 	return cost_lambda(0, 0, m->prior);
 }
 
-/* The strikes of S not forgiven at NOW. */
-static int
-sched_strike_left(const struct sched_strike *s, int64_t now)
+int
+sched_offer_strike_left(const struct sched_strike *s, int64_t now)
 {
 	int64_t	quiet;
 
@@ -462,18 +461,27 @@ sched_strike_left(const struct sched_strike *s, int64_t now)
 	return quiet >= s->strikes ? 0 : s->strikes - (int)quiet;
 }
 
-int
-sched_offer_strikes(const struct sched_market *m, const char *zone,
+/* Index of (ZONE, GPU, SPOT) in V (N entries), or N. */
+static size_t
+sched_strike_find(const struct sched_strike *v, size_t n, const char *zone,
     const char *gpu, int spot)
 {
 	size_t	i;
 
-	for (i = 0; i < m->nstrike; i++)
-		if (m->strike[i].spot == spot &&
-		    strcmp(m->strike[i].zone, zone) == 0 &&
-		    strcmp(m->strike[i].gpu, gpu) == 0)
-			return sched_strike_left(&m->strike[i], m->now);
-	return 0;
+	for (i = 0; i < n; i++)
+		if (v[i].spot == spot && strcmp(v[i].zone, zone) == 0 &&
+		    strcmp(v[i].gpu, gpu) == 0)
+			break;
+	return i;
+}
+
+int
+sched_offer_strikes(const struct sched_market *m, const char *zone,
+    const char *gpu, int spot)
+{
+	size_t	i = sched_strike_find(m->strike, m->nstrike, zone, gpu, spot);
+
+	return i < m->nstrike ? sched_offer_strike_left(&m->strike[i], m->now) : 0;
 }
 
 struct sched_strike *
@@ -484,11 +492,8 @@ sched_offer_strikes_note(struct sched_strike *v, size_t *nv, size_t *cap,
 	size_t			 i, k;
 
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < *nv; k++)
-			if (v[k].spot == cool[i].spot &&
-			    strcmp(v[k].zone, cool[i].zone) == 0 &&
-			    strcmp(v[k].gpu, cool[i].gpu) == 0)
-				break;
+		k = sched_strike_find(v, *nv, cool[i].zone, cool[i].gpu,
+		    cool[i].spot);
 		if (k == *nv) {
 			if (*nv == *cap) {
 				*cap = *cap ? *cap * 2 : 16;
@@ -504,7 +509,7 @@ sched_offer_strikes_note(struct sched_strike *v, size_t *nv, size_t *cap,
 		e->until = cool[i].until;
 	}
 	for (k = 0; k < *nv; )
-		if (sched_strike_left(&v[k], now) == 0)
+		if (sched_offer_strike_left(&v[k], now) == 0)
 			v[k] = v[--*nv];
 		else
 			k++;

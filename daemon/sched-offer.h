@@ -324,6 +324,9 @@ size_t		 sched_offer_way(size_t seller, size_t region, int kind,
 double		 sched_offer_lambda(const struct sched_market *m,
 		    const struct provider *p, const char *region,
 		    const char *zone, const char *gpu, int *ret_recent);
+/* The strikes of S not forgiven at NOW (one per quiet hour past its
+ * cool-down). */
+int		 sched_offer_strike_left(const struct sched_strike *s, int64_t now);
 /*
  * The strikes M remembers of (ZONE, GPU, kind SPOT) that are not
  * forgiven at M->now (struct sched_strike): 0 for a place that never

@@ -1317,8 +1317,8 @@ sched_shape_stamp(const struct sched_ctx *ctx, const struct sched_market *m,
 			continue;
 		h = sched_mix(h, sched_hash(m->strike[i].zone));
 		h = sched_mix(h, (uint64_t)m->strike[i].spot);
-		h = sched_mix(h, (uint64_t)sched_offer_strikes(m,
-		    m->strike[i].zone, gpu, m->strike[i].spot));
+		h = sched_mix(h, (uint64_t)sched_offer_strike_left(&m->strike[i],
+		    m->now));
 	}
 	for (i = 0; i < m->nhist; i++) {
 		k = m->hist[i].key;
@@ -2094,16 +2094,12 @@ sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
 static struct sched_job *
 sched_running_job(struct sched *s, const struct store_job *row)
 {
-	struct sched_job	*j;
-	struct sched_shape	*sh;
-	int			 cached = sched_job_find(s, row->id) != NULL;
+	struct sched_job	*j = sched_job_get(s, row);
+	struct sched_shape	*sh = j->shape;
 
-	j = sched_job_get(s, row);
-	if (!cached && !j->in_set) {
-		/* Not evicted by this pass before the look is over. */
+	/* Made just now (never seen): at the list's tail, freed after. */
+	if (j->last_seen == 0 && !j->in_set) {
 		j->last_seen = s->ctx.now;
-		TAILQ_REMOVE(&s->job_list, j, entry);
-		TAILQ_INSERT_TAIL(&s->job_list, j, entry);
 		if (s->nlooked == s->looked_cap) {
 			s->looked_cap = s->looked_cap ? s->looked_cap * 2 : 64;
 			s->looked = xreallocarray(s->looked, s->looked_cap,
@@ -2111,7 +2107,6 @@ sched_running_job(struct sched *s, const struct store_job *row)
 		}
 		s->looked[s->nlooked++] = row->id;
 	}
-	sh = j->shape;
 	if (sh != NULL && sh->gen != s->gen) {
 		sched_shape_build(s, &s->ctx, &s->market, sh, 0);
 		sh->gen = s->gen;

@@ -75,14 +75,13 @@ store_job_list_deadline(struct store *st, store_job_cb cb, void *arg,
 		if ((stop = cb(&j, arg)) != 0)
 			break;
 	}
-	if (stop == 0 && rc != SQLITE_DONE) {
+	if (stop == 0 && rc != SQLITE_DONE)
 		rc = store_fail(st, rc, cause, "list deadline jobs");
-		sqlite3_reset(s);
-		return rc;
-	}
+	else
+		rc = stop != 0 ? stop : n;
 	/* Reset even after CB stopped the walk: the next pass starts over. */
 	sqlite3_reset(s);
-	return stop != 0 ? stop : n;
+	return rc;
 }
 
 int
