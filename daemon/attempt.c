@@ -1646,12 +1646,23 @@ att_end(struct attempt *e, int out, int exit_code, const char *msg,
 
 /* The outcome a listed end state means for E. */
 static int
-att_seen_outcome(const struct attempt *e, int state)
+att_seen_outcome(const struct attempt *e, const struct prov_observed *o)
 {
-	switch (state) {
+	switch (o->state) {
 	case PROV_SUCCEEDED:
 		return ATTEMPT_OUT_SUCCEEDED;
 	case PROV_FAILED:
+		/*
+		 * A workload stopped by a signal while gpuq stops its
+		 * attempt (a move, a limit, a cancel) ended by that stop,
+		 * not by a fault of its own: SIGTERM's 143 or SIGKILL's
+		 * 137, reported before the cloud lists the resource gone.
+		 * The replay failed a job whose move to a cheaper zone
+		 * met a preemption of the zone it left.
+		 */
+		if (e->cancel_wanted && (o->exit_code == 128 + 15 ||
+		    o->exit_code == 128 + 9))
+			return att_cancel_outcome(e);
 		return ATTEMPT_OUT_FAILED;
 	case PROV_PREEMPTED:
 		return ATTEMPT_OUT_PREEMPTED;
@@ -1836,7 +1847,7 @@ att_seen(struct attempt *e, unsigned gen, const struct prov_observed *o)
 		att_check_limits(e, now);
 		return 0;
 	}
-	out = att_seen_outcome(e, o->state);
+	out = att_seen_outcome(e, o);
 	att_billed_start(e, o);
 	if (o->ended > 0 && e->a->billed_start > 0 &&
 	    o->ended >= e->a->billed_start)

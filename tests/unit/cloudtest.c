@@ -62,8 +62,12 @@ on_call(uv_timer_t *h)
 static void
 later(struct call *c)
 {
-	uint64_t	ms = c->launch_cb != NULL && T->launch_ms > 0 ?
-	    (uint64_t)T->launch_ms : 1;
+	uint64_t	ms = 1;
+
+	if (c->launch_cb != NULL && T->launch_ms > 0)
+		ms = (uint64_t)T->launch_ms;
+	else if (c->cancel && T->cancel_ms > 0)
+		ms = (uint64_t)T->cancel_ms;
 
 	c->timer.data = c;
 	assert_int_equal(uv_timer_init(T->ut->loop, &c->timer), 0);
@@ -121,6 +125,7 @@ tp_cancel(struct gcp *g, const struct prov_ref *ref, prov_done_cb done,
 	    ref->cloud_id != NULL ? ref->cloud_id : "");
 	c->done_cb = done;
 	c->arg = arg;
+	c->cancel = 1;
 	later(c);
 	return 0;
 }

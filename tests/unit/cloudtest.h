@@ -31,6 +31,7 @@ struct call {
 	void			*arg;
 	struct prov_result	 result;
 	int			 poll;
+	int			 cancel;
 };
 
 struct t {
@@ -48,6 +49,7 @@ struct t {
 	int			 cancel_nodes;	/* the last cancel's nodes */
 	char			 cancel_cloud_id[128]; /* and its cloud id */
 	int			 launch_ms;	/* answer after; 0: 1 ms */
+	int			 cancel_ms;	/* the same for cancels */
 	char			 zone[64], region[64], provider[16];
 	char			 resource[64], request_id[40];
 	int			 spot;

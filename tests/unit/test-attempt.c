@@ -860,6 +860,60 @@ test_attempt_quota(void **state)
 	assert_string_not_equal(t->region, region);
 }
 
+/*
+ * A move (attempt_move()) whose workload the stop ends with SIGTERM's
+ * 143, or SIGKILL's 137, listed before the cloud answers the stop: the
+ * move's outcome, the job queued with nothing counted, not a failure
+ * (the replay failed a job so). Another exit code while moving is the
+ * job's own failure.
+ */
+static void
+moved_listed(void **state, int exit_code, int failed)
+{
+	struct t		*t = *state;
+	struct store_attempt	*a;
+	struct store_job	*j;
+	char			 name[CLOUD_NAME_MAX];
+
+	NEED_FAKE(t->ut);
+	running(t, ",\"max_failures\":1", name);
+	/* The cloud answers the stop only after the listing saw it. */
+	t->cancel_ms = 60000;
+	assert_int_equal(attempt_move(t->att, 1, "moved to cheaper capacity: "
+	    "test"), 0);
+	unittest_run_cond(t->ut, cancelled_once, t);
+	listed(t, PROV_FAILED, exit_code, NULL);
+	t->cancel_ms = 0;
+	a = attempt1(t, 1);
+	assert_int_equal(a->end_reason, failed ? END_FAILED : END_PENDING);
+	store_attempt_free(a);
+	j = job(t, 1);
+	assert_int_equal(j->failures, failed);
+	assert_int_equal(j->interruptions, 0);
+	store_job_free(j);
+	if (!failed)
+		assert_true(has_event_with(t, 1, "moved to cheaper capacity: "
+		    "test"));
+}
+
+static void
+test_attempt_move_sigterm(void **state)
+{
+	moved_listed(state, 143, 0);
+}
+
+static void
+test_attempt_move_sigkill(void **state)
+{
+	moved_listed(state, 137, 0);
+}
+
+static void
+test_attempt_move_failed(void **state)
+{
+	moved_listed(state, 3, 1);
+}
+
 /* limit: max_total_usd reached stops the job, which fails. */
 static void
 test_attempt_limit(void **state)
@@ -1154,6 +1208,9 @@ main(void)
 		C(test_attempt_interrupted_last),
 		C(test_attempt_quota),
 		C(test_attempt_limit),
+		C(test_attempt_move_sigterm),
+		C(test_attempt_move_sigkill),
+		C(test_attempt_move_failed),
 		C(test_attempt_pending_timeout),
 		C(test_attempt_pending_job_timeout),
 		C(test_attempt_cancelled_nothing),
