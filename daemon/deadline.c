@@ -96,3 +96,44 @@ deadline_back_to_spot(const struct deadline_job *j, int64_t margin, int64_t sw)
 	spot.safe = 0;
 	return deadline_slack(&spot) >= margin + sw;
 }
+
+/*
+ * With K = floor(AVAIL / COST) preemptions absorbed, the job leaves Spot
+ * at T, the time of the (K+1)th preemption of a Poisson process of rate
+ * LAMBDA, and runs the rest, (LEFT - T)+, elsewhere. With N(t) the
+ * preemptions by t and mu = LAMBDA x LEFT,
+ *   E[(LEFT - T)+] = LEFT P(N(LEFT) > K) - (K+1)/LAMBDA P(N(LEFT) > K+1),
+ * since E[T; T <= LEFT] = (K+1)/LAMBDA P(Gamma(K+2, LAMBDA) <= LEFT).
+ */
+double
+deadline_spot_tail(double left, double avail, double cost, double lambda)
+{
+	double	mu, p, cdf_k = 0, cdf_k1, k, tail;
+	long	i, n;
+
+	if (!(left > 0) || !(lambda > 0))
+		return 0;
+	if (!(avail > 0))
+		avail = 0;
+	if (!(cost > 0))
+		return 0;
+	k = floor(avail / cost);
+	mu = lambda * left;
+	if (k > mu + 12 * sqrt(mu) + 12)	/* beyond any double's reach */
+		return 0;
+	n = (long)k;
+	/* P(N <= i), i = 0..K+1, term by term; where exp(-mu) underflows
+	 * both are 0 and the tail is its limit, LEFT less the mean time
+	 * to the (K+1)th preemption. */
+	p = exp(-mu);
+	for (i = 0; i <= n; i++) {
+		cdf_k += p;
+		p *= mu / (double)(i + 1);
+	}
+	cdf_k1 = cdf_k + p;
+	tail = left * (1 - fmin(cdf_k, 1)) - (k + 1) / lambda *
+	    (1 - fmin(cdf_k1, 1));
+	if (!(tail > 0))
+		return 0;
+	return fmin(tail / left, 1);
+}

@@ -80,4 +80,15 @@ int64_t	 deadline_wait_until(const struct deadline_job *j, int64_t margin,
 int	 deadline_back_to_spot(const struct deadline_job *j, int64_t margin,
 	    int64_t sw);
 
+/*
+ * What a job's slack makes of Spot at preemption rate LAMBDA (per
+ * hour): the share of its LEFT hours of work it is expected to run on
+ * capacity that is not preempted, when its AVAIL hours of slack above
+ * the margin absorb COST hours a preemption (restart, lost work, the
+ * wait for the next start) and it leaves Spot at the first preemption
+ * they cannot absorb (doc/DESIGN.md "Deadlines"). 0 to 1.
+ */
+double	 deadline_spot_tail(double left, double avail, double cost,
+	    double lambda);
+
 #endif

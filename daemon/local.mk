@@ -47,7 +47,8 @@ GPUQD_CLOUD_SOURCES = \
 check_PROGRAMS += tests/unit/test-cost
 TESTS += tests/unit/test-cost
 tests_unit_test_cost_SOURCES = tests/unit/test-cost.c \
-	daemon/cost.c daemon/cost.h
+	daemon/cost.c daemon/cost.h \
+	daemon/deadline.c daemon/deadline.h
 tests_unit_test_cost_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_cost_LDADD = $(CMOCKA_LIBS) -lm
 
@@ -87,7 +88,8 @@ TESTS += tests/unit/test-sched-offer tests/unit/test-sched-place
 SCHED_PURE_SOURCES = tests/unit/schedtest.c tests/unit/schedtest.h \
 	daemon/sched-offer.c daemon/sched-offer.h \
 	daemon/sched-place.c daemon/sched-place.h \
-	daemon/cost.c daemon/cost.h
+	daemon/cost.c daemon/cost.h \
+	daemon/deadline.c daemon/deadline.h
 tests_unit_test_sched_offer_SOURCES = tests/unit/test-sched-offer.c \
 	$(SCHED_PURE_SOURCES)
 tests_unit_test_sched_offer_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \

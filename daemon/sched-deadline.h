@@ -14,6 +14,7 @@
 
 struct attempts;
 struct conf;
+struct deadline_job;
 struct store;
 struct store_job;
 
@@ -38,17 +39,39 @@ struct sched_deadline_run {
  * What the walk asks of the scheduler and tells it, about job ID; ARG
  * is the scheduler's. Any may be NULL.
  */
+/*
+ * What a deadline job's slack makes of Spot, in seconds (sched-place.h
+ * sched_job dl_*): its work left, its slack above the margin without
+ * the restarts its slack expects (deadline_slack() with no λ), and the
+ * slack one preemption costs it.
+ */
+struct sched_slack {
+	double		left;
+	double		avail;
+	double		cost;
+};
+
 struct sched_deadline_hooks {
 	/* ID was just marked deadline_safe: forget what was parsed of it. */
 	void	(*on_safe)(void *arg, int64_t id);
-	/* Queued ID may wait out a Spot stockout until UNTIL (unix s; at
-	 * or before now: not at all; 0: no bound of its deadline). */
-	void	(*wait_until)(void *arg, int64_t id, int64_t until);
-	/* Would job ROW, placed now, take Spot (an offer it may take, not
-	 * set aside, ranked first)? */
-	int	(*spot_first)(void *arg, const struct store_job *row);
+	/* Queued job ROW may wait out a Spot stockout until UNTIL (unix s;
+	 * at or before now: not at all; 0: no bound of its deadline), and
+	 * its slack is SL. */
+	void	(*wait_until)(void *arg, const struct store_job *row,
+		    int64_t until, const struct sched_slack *sl);
+	/* Would job ROW, of slack SL, placed now, take Spot (an offer it
+	 * may take, not set aside, ranked first)? */
+	int	(*spot_first)(void *arg, const struct store_job *row,
+		    const struct sched_slack *sl);
 	void	*arg;
 };
+
+/*
+ * The slack of a job that may still use Spot (DJ, of checkpoint
+ * INTERVAL seconds) above MARGIN, into *RET (struct sched_slack).
+ */
+void	sched_deadline_slack_of(const struct deadline_job *dj,
+	    double interval, int64_t margin, struct sched_slack *ret);
 
 void	sched_deadline_check(struct store *st, struct attempts *att,
 	    const struct conf *conf, int64_t now,
@@ -69,14 +92,16 @@ int	sched_deadline_slack(struct store *st, const struct conf *conf,
  * (running time less restart overheads and the work interruptions and
  * moves lost), work its estimated_hours (0: not given), interval its
  * checkpoint interval (0: none), all in seconds; slack as
- * sched_deadline_slack() gives it, 0 without a deadline. 0, or -errno
- * when its attempts cannot be read.
+ * sched_deadline_slack() gives it, 0 without a deadline; spot what that
+ * slack makes of Spot (all 0 without a deadline, or marked). 0, or
+ * -errno when its attempts cannot be read.
  */
 struct sched_progress {
 	double		done;
 	double		work;
 	double		interval;
 	int64_t		slack;
+	struct sched_slack spot;
 };
 int	sched_deadline_progress(struct store *st, const struct conf *conf,
 	    const struct store_job *row, int64_t now,

@@ -172,7 +172,13 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	/* A deadline job on flex-start is the bridge's (sched-deadline.c). */
 	if (row->deadline > 0 && cloud_attempt_capacity(a) == CAPACITY_FLEX)
 		goto out;
-	if ((o = h->best(h->arg, row, &all, &n)) == NULL || sm_same(o, a) ||
+	/* A deadline job's first offer weighs its slack: read it first. */
+	memset(&pg, 0, sizeof pg);
+	if (row->deadline > 0 && sched_deadline_progress(st, conf, row, now,
+	    &pg) < 0)
+		goto out;
+	if ((o = h->best(h->arg, row, pg.spot.left > 0 ? &pg.spot : NULL,
+	    &all, &n)) == NULL || sm_same(o, a) ||
 	    sm_target_taken(tg, sm_place(o, pl, sizeof pl), 0))
 		goto out;
 	/* What staying costs, as the offers price it (λ included). */
@@ -182,8 +188,8 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	if (o->per_hour >= here)
 		goto out;
 	r->weighed++;
-	if (sched_deadline_progress(st, conf, row, now, &pg) < 0 ||
-	    pg.work <= 0) {
+	if ((row->deadline <= 0 && sched_deadline_progress(st, conf, row,
+	    now, &pg) < 0) || pg.work <= 0) {
 		log_debug("job %" PRId64 ": no estimated_hours to weigh a move "
 		    "by", a->job_id);
 		goto out;

@@ -17,6 +17,7 @@
 struct attempts;
 struct conf;
 struct sched_offer;
+struct sched_slack;
 struct store;
 struct store_attempt;
 struct store_job;
@@ -35,12 +36,13 @@ struct sched_move_run {
  * the first offer job ROW would take now (one it does not avoid, not
  * set aside), or NULL; and into *RET_OFFERS, *RET_N all of its shape's
  * offers, those set aside included (where the job runs now may be
- * cooled down: its own VM filled the zone).
+ * cooled down: its own VM filled the zone). SL: what the job's deadline
+ * makes of Spot (its first offer is its own, sched-place.c), or NULL.
  */
 struct sched_move_hooks {
 	const struct sched_offer *(*best)(void *arg,
-	    const struct store_job *row, const struct sched_offer **ret_offers,
-	    size_t *ret_n);
+	    const struct store_job *row, const struct sched_slack *sl,
+	    const struct sched_offer **ret_offers, size_t *ret_n);
 	void	*arg;
 };
 

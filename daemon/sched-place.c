@@ -36,6 +36,7 @@
 #include "common/gpu.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "daemon/deadline.h"
 #include "daemon/sched-offer.h"
 #include "daemon/sched-place.h"
 #include "providers/gcp/quota.h"
@@ -318,31 +319,115 @@ sched_avoids(const struct sched_job *j, const struct sched_offer *o,
 	return 0;
 }
 
+/* ---------------------------------------------------------------- */
+/* A deadline job's order of the offers.			    */
+
+/* The cheapest usable offer of SH that is not preempted, per hour of
+ * work; 0: none. */
+static double
+sched_place_alt(const struct sched_shape *sh)
+{
+	size_t	i;
+
+	for (i = 0; i < sh->nok; i++)
+		if (!sh->offers[i].spot)
+			return sh->offers[i].per_hour;
+	return 0;
+}
+
+/*
+ * What Spot at rate LAMBDA and PER_HOUR costs job J an hour of work, its
+ * slack counted (doc/DESIGN.md "Deadlines"): the share of its work left
+ * it is expected to run on ALT (the cheapest capacity not preempted,
+ * per hour) once its slack cannot absorb another preemption there is
+ * paid at ALT. The replay's jobs short of slack ran their last 14 h on
+ * flex-start at twice Spot's price after three preemptions in zones
+ * that preempt every few hours, where one that preempts once a day
+ * would have kept them on Spot.
+ */
+static double
+sched_place_dl_extra(const struct sched_job *j, double per_hour,
+    double lambda, double alt)
+{
+	if (j->dl_left <= 0 || !(alt > per_hour))
+		return 0;
+	return (alt - per_hour) * deadline_spot_tail(j->dl_left / 3600.0,
+	    j->dl_avail / 3600.0, j->dl_cost / 3600.0, lambda);
+}
+
+struct sched_rank {
+	double	usd;
+	size_t	i;
+};
+
+static int
+sched_rank_cmp(const void *a, const void *b)
+{
+	const struct sched_rank	*x = a, *y = b;
+
+	if (x->usd != y->usd)
+		return x->usd < y->usd ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The order in which job J walks its shape's usable offers: NULL for
+ * the shape's ranking, or ORD (SCHED_ORDER_MAX long) for a deadline job
+ * that may use Spot, its Spot offers raised by what each costs its slack
+ * (sched_place_dl_extra()). A shape with more offers than that keeps its
+ * ranking.
+ */
+static const size_t *
+sched_place_order(const struct sched_job *j, size_t *ord)
+{
+	const struct sched_shape	*sh = j->shape;
+	const struct sched_offer	*o;
+	struct sched_rank		 r[SCHED_ORDER_MAX];
+	double				 alt;
+	size_t				 i, n = sh->nok;
+
+	if (j->dl_left <= 0 || n > SCHED_ORDER_MAX ||
+	    (alt = sched_place_alt(sh)) <= 0)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		o = &sh->offers[i];
+		r[i].i = i;
+		r[i].usd = o->rank_usd;
+		if (o->spot)
+			r[i].usd += sched_place_dl_extra(j, o->per_hour,
+			    o->lambda, alt);
+	}
+	if (n > 0)
+		qsort(r, n, sizeof *r, sched_rank_cmp);
+	for (i = 0; i < n; i++)
+		ord[i] = r[i].i;
+	return ord;
+}
+
 int
 sched_place_spot_first(const struct sched_job *j, int64_t now)
 {
-	const struct sched_shape	*sh = j->shape;
-	size_t				 i;
+	const struct sched_offer	*o = sched_place_first(j, now);
 
-	if (sh == NULL)
-		return 0;
-	for (i = 0; i < sh->nok; i++)
-		if (!sched_avoids(j, &sh->offers[i], now))
-			return sh->offers[i].spot;
-	return 0;
+	return o != NULL && o->spot;
 }
 
 const struct sched_offer *
 sched_place_first(const struct sched_job *j, int64_t now)
 {
 	const struct sched_shape	*sh = j->shape;
-	size_t				 i;
+	const struct sched_offer	*o;
+	const size_t			*ord;
+	size_t				 buf[SCHED_ORDER_MAX], i;
 
 	if (sh == NULL)
 		return NULL;
-	for (i = 0; i < sh->nok; i++)
-		if (!sched_avoids(j, &sh->offers[i], now))
-			return &sh->offers[i];
+	ord = sched_place_order(j, buf);
+	for (i = 0; i < sh->nok; i++) {
+		o = &sh->offers[ord != NULL ? ord[i] : i];
+		if (!sched_avoids(j, o, now))
+			return o;
+	}
 	return NULL;
 }
 
@@ -573,7 +658,9 @@ sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
 	char				 when[16];
 
 	if (o->spot || sh->spot_wait <= 0 || sh->spot_cooled_until == 0 ||
-	    sh->spot_cooled_per_hour >= o->per_hour || ctx->gen == 0) {
+	    sh->spot_cooled_per_hour + sched_place_dl_extra(j,
+	    sh->spot_cooled_per_hour, sh->spot_cooled_lambda, o->per_hour) >=
+	    o->per_hour || ctx->gen == 0) {
 		j->spot_wait_since = 0;
 		return 0;
 	}
@@ -615,7 +702,8 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 	struct sched_bucket	*b;
 	int			 fb[64], reason, bi, round, rounds;
 	int			 probed = 0;
-	size_t			 i, nfb = 0, k;
+	const size_t		*ord;
+	size_t			 buf[SCHED_ORDER_MAX], i, nfb = 0, k;
 
 	memset(v, 0, sizeof *v);
 	v->reason = SCHED_OK;
@@ -625,9 +713,10 @@ sched_place(struct sched_ctx *ctx, struct sched_job *j, int prio,
 		return;
 	}
 	rounds = j->prefer_until > ctx->now && j->prefer[0] != '\0' ? 2 : 1;
+	ord = sched_place_order(j, buf);
 	for (round = 0; round < rounds; round++) {
 		for (i = 0; i < sh->nok; i++) {
-			o = &sh->offers[i];
+			o = &sh->offers[ord != NULL ? ord[i] : i];
 			if (rounds == 2 && round == 0 &&
 			    !sched_in_csv(j->prefer, o->zone))
 				continue;

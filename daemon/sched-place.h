@@ -29,6 +29,7 @@ struct quota;
 #define SCHED_AVOID		4	/* places a job avoids at once */
 #define SCHED_STARVE_SEC	900	/* equal-priority claims bind after */
 #define SCHED_BUCKETS_MAX	4096	/* buckets kept between passes */
+#define SCHED_ORDER_MAX		512	/* offers a job walks */
 
 /* A quota bucket a launch draws on, read once per pass. */
 struct sched_bucket {
@@ -86,6 +87,13 @@ struct sched_job {
 						   cool-downs since; 0 not */
 	int64_t			 spot_wait_end;	/* its deadline allows no
 						   wait past; 0 no bound */
+	double			 dl_left;	/* deadline: work left, s;
+						   0: not known (no slack
+						   pricing) */
+	double			 dl_avail;	/* its slack above the margin,
+						   s, expected restarts not
+						   taken off */
+	double			 dl_cost;	/* slack a preemption costs, s */
 	int			 spot_worn_at;	/* interruptions at which it
 						   leaves Spot; 0 never */
 	int			 spot_worn;	/* it has left Spot */

@@ -2072,14 +2072,34 @@ sched_on_deadline_safe(void *arg, int64_t id)
 	sched_touch(s, id);
 }
 
-/* Queued job ID may wait for Spot until UNTIL (sched-deadline.h). */
+/* What deadline job J's slack makes of Spot: SL (sched-place.c's
+ * order of its offers). */
 static void
-sched_on_deadline_wait(void *arg, int64_t id, int64_t until)
+sched_job_slack(struct sched_job *j, const struct sched_slack *sl)
 {
-	struct sched_job	*j = sched_job_find(arg, id);
+	j->dl_left = sl->left;
+	j->dl_avail = sl->avail;
+	j->dl_cost = sl->cost;
+}
 
-	if (j != NULL)
-		j->spot_wait_end = until;
+/*
+ * Queued job ROW may wait for Spot until UNTIL, and its slack is SL
+ * (sched-deadline.h). One the scheduler has not seen yet (queued since
+ * the last pass, or again after a preemption, its entry evicted while
+ * it ran) is made now: the walk comes before the queue's read, and its
+ * first placement is the one its slack weighs most on.
+ */
+static void
+sched_on_deadline_wait(void *arg, const struct store_job *row,
+    int64_t until, const struct sched_slack *sl)
+{
+	struct sched		*s = arg;
+	struct sched_job	*j = sched_job_get(s, row);
+
+	if (j->last_seen == 0 && !j->in_set)
+		j->last_seen = s->ctx.now;	/* at the list's tail */
+	j->spot_wait_end = until;
+	sched_job_slack(j, sl);
 }
 
 /*
@@ -2138,13 +2158,15 @@ sched_looked_done(struct sched *s)
  * for it if no queued job needed them) rank an open Spot offer first.
  * A running job has been evicted from the cache: made again. */
 static int
-sched_on_deadline_spot(void *arg, const struct store_job *row)
+sched_on_deadline_spot(void *arg, const struct store_job *row,
+    const struct sched_slack *sl)
 {
 	struct sched		*s = arg;
 	struct sched_job	*j = sched_running_job(s, row);
 
 	if (j->shape == NULL)
 		return 0;
+	sched_job_slack(j, sl);
 	return sched_place_spot_first(j, s->ctx.now);
 }
 
@@ -2176,14 +2198,17 @@ sched_deadlines(struct sched *s)
  * offer it does not avoid, and all of them. */
 static const struct sched_offer *
 sched_on_move_best(void *arg, const struct store_job *row,
-    const struct sched_offer **ret_offers, size_t *ret_n)
+    const struct sched_slack *sl, const struct sched_offer **ret_offers,
+    size_t *ret_n)
 {
 	struct sched		*s = arg;
 	struct sched_job	*j = sched_running_job(s, row);
 	struct sched_shape	*sh = j->shape;
+	struct sched_slack	 none = { 0, 0, 0 };
 
 	if (sh == NULL)
 		return NULL;
+	sched_job_slack(j, sl != NULL ? sl : &none);
 	*ret_offers = sh->offers;
 	*ret_n = sh->n;
 	return sched_place_first(j, s->ctx.now);

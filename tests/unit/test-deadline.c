@@ -175,6 +175,45 @@ test_deadline_bridge(void **state)
 	assert_false(deadline_back_to_spot(&j, 4 * 3600 - 600 - sw + 1, sw));
 }
 
+/*
+ * The share of the work a deadline job expects to run off Spot: the
+ * figures are a numerical integration of P(N(t) > K) over the work left
+ * (4,000 steps), N a Poisson process of the zone's rate.
+ */
+static void
+test_deadline_spot_tail(void **state)
+{
+	double	c = 35.0 / 60;
+
+	(void)state;
+	/* 24 h left, 1.4 h of slack: two preemptions absorbed. A zone
+	 * preempting once in 20 h leaves it 3.6 % of the work off Spot;
+	 * one preempting every 3.3 h, 58.8 %. */
+	assert_float_equal(deadline_spot_tail(24, 1.4, c, 0.05), 0.036090,
+	    1e-4);
+	assert_float_equal(deadline_spot_tail(24, 1.4, c, 0.3), 0.587825,
+	    1e-4);
+	/* No slack: it leaves at the first preemption. */
+	assert_float_equal(deadline_spot_tail(10, 0, 0.5, 0.2), 0.567668,
+	    1e-4);
+	assert_float_equal(deadline_spot_tail(10, -3, 0.5, 0.2), 0.567668,
+	    1e-4);
+	/* Slack for far more preemptions than come: nothing. */
+	assert_float_equal(deadline_spot_tail(48, 20, c, 0.1), 0, 1e-9);
+	assert_float_equal(deadline_spot_tail(4, 3, 0.5, 0.01), 0, 1e-6);
+	/* No rate, no work, no cost: nothing. */
+	assert_float_equal(deadline_spot_tail(24, 1, c, 0), 0, 0);
+	assert_float_equal(deadline_spot_tail(0, 1, c, 0.3), 0, 0);
+	assert_float_equal(deadline_spot_tail(24, 1, 0, 0.3), 0, 0);
+	/* A rate whose exp(-mu) underflows: the limit, LEFT less the mean
+	 * time to the (K+1)th preemption, K = 2: 3 / 100 h. */
+	assert_float_equal(deadline_spot_tail(10, 1, 0.5, 100),
+	    (10 - 3.0 / 100) / 10, 1e-6);
+	/* More rate, less Spot. */
+	assert_true(deadline_spot_tail(24, 1.4, c, 0.1) <
+	    deadline_spot_tail(24, 1.4, c, 0.2));
+}
+
 int
 main(void)
 {
@@ -183,6 +222,7 @@ main(void)
 		cmocka_unit_test(test_deadline_slack),
 		cmocka_unit_test(test_deadline_margin_crossing),
 		cmocka_unit_test(test_deadline_bridge),
+		cmocka_unit_test(test_deadline_spot_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -617,6 +617,69 @@ test_place_plan(void **state)
 	json_decref(plan);
 }
 
+/*
+ * A deadline job's Spot offers weigh its slack (doc/DESIGN.md
+ * "Deadlines"): with little slack it takes the zone that preempts
+ * seldom over a cheaper one that preempts often; with slack to spare,
+ * or zones alike, the cheapest. A job without a deadline is untouched,
+ * and the first offer the bridge and the moves see is the job's own.
+ */
+static void
+test_place_deadline_slack(void **state)
+{
+	struct fixture		*f = *state;
+	struct sched_verdict	 v;
+	struct sched_shape	*sh;
+
+	/* r1-a: $0.50 Spot preempting about once in 2 h; r2-a: $0.55,
+	 * never in 100 h. Standard: $1 in r1. */
+	st_price(&f->t, "gce", "r1", 1, 0.5);
+	st_price(&f->t, "gce", "r2", 1, 0.55);
+	st_hist(&f->t, "gce/r1/nvidia-tesla-t4/r1-a", 100, 50);
+	st_hist(&f->t, "gce/r2/nvidia-tesla-t4/r2-a", 100, 0);
+	sh = st_shape(&f->t, "{\"accelerator\":{\"type\":"
+	    "\"nvidia-tesla-t4\",\"count\":1},\"machine_type\":"
+	    "\"n1-standard-8\"}");
+	sched_place_buckets(&f->ctx, sh);
+	f->a.shape = f->b.shape = sh;
+	f->b.dl_left = 24 * 3600;
+	f->b.dl_avail = 3600;
+	f->b.dl_cost = 1800;
+
+	sched_place(&f->ctx, &f->a, 0, &v);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, "r2-a");
+	sched_verdict_done(&v);
+	assert_string_equal(sched_place_first(&f->b, NOW)->zone, "r2-a");
+	assert_string_equal(sched_place_first(&f->a, NOW)->zone, "r1-a");
+
+	/* Slack for a hundred preemptions: the cheapest. */
+	f->b.dl_avail = 100 * 3600;
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+
+	/*
+	 * Both zones preempt as often: the cheaper. Spot is never ranked
+	 * after capacity that is not preempted (at worst the job runs its
+	 * rest there), and the margin, not the rank, keeps the deadline.
+	 */
+	f->b.dl_avail = 0;
+	f->t.hist[1].interruptions = 50;
+	st_build(&f->t, sh);
+	sched_place_buckets(&f->ctx, sh);
+	sched_place(&f->ctx, &f->b, 0, &v);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, "r1-a");
+	sched_verdict_done(&v);
+	assert_true(sched_place_spot_first(&f->b, NOW));
+	sched_offer_shape_free(sh);
+}
+
 int
 main(void)
 {
@@ -646,6 +709,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_place_fast_why, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_place_deadline_slack,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_plan, setup,
 		    teardown),
 	};
