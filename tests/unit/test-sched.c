@@ -1050,6 +1050,50 @@ test_sched_price_change(void **state)
 	store_attempt_free(a);
 }
 
+/*
+ * A catalog read that ends in the wall clock's second of the one before
+ * it moves the offers all the same: the pass tells reads apart by
+ * price_reads(). It compared price_fetched_at(), whole seconds, and
+ * kept the old prices (a fast test_sched_price_change saw it). Tried
+ * until two reads share a second, which the first try nearly always
+ * gives; skipped if none did (a machine too loaded to read the catalog
+ * twice in one second).
+ */
+static void
+test_sched_price_same_second(void **state)
+{
+	struct t		*t = *state;
+	struct price		*pr;
+	struct sched_stats	 s;
+	time_t			 at;
+	int			 i, same = 0;
+
+	NEED_FAKE(t->ut);
+	start(t, 0);
+	pr = gcp_price(cloud_gcp(t->cloud));
+	catalog(t);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	refresh(t);
+	(void)submit(t, T4_GCE, 0, 1);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+	for (i = 0; i < 5 && !same; i++) {
+		json_decref(fake_post(&t->ut->fake, "/_fake/price",
+		    "{\"service\":\"compute\",\"gpu\":\"nvidia-tesla-t4\","
+		    "\"region\":\"us-central1\",\"usage_type\":\"OnDemand\","
+		    "\"usd_per_hour\":%d}", 50 + i));
+		at = price_fetched_at(pr);
+		catalog(t);
+		same = price_fetched_at(pr) == at;
+		next_pass(t, &s);
+		assert_int_equal(s.shapes_priced, 1);
+	}
+	if (!same)
+		skip();
+}
+
 /* Run SQL on the store's file from a connection of its own: another
  * program's write, as PRAGMA data_version sees it. */
 static void
@@ -1237,6 +1281,7 @@ main(void)
 		C(test_sched_job_end_keeps_whys),
 		C(test_sched_whole_read),
 		C(test_sched_price_change),
+		C(test_sched_price_same_second),
 #undef C
 	};
 
