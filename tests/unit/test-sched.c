@@ -6,8 +6,9 @@
  * Cases: offer enumeration and filters (Spot policy, quota buckets,
  * GPUS_ALL_REGIONS, cool-downs, limits), the ranking, launches and what
  * each launch error does to the next placement, the claim that keeps a
- * big job from being starved, WHY texts, and a pass over 10,000 queued
- * jobs. The reconciler's tests are in test-reconcile.c, the outcomes'
+ * big job from being starved, WHY texts, a pass over 10,000 queued
+ * jobs, and that the loop it runs on stops as soon as a test's wait is
+ * over. The reconciler's tests are in test-reconcile.c, the outcomes'
  * in test-attempt.c.
  */
 #include "config.h"
@@ -444,6 +445,53 @@ test_sched_move_since(void **state)
 	assert_true(sched_move_in_time(1400, 0, 600));
 }
 
+static void
+on_tick(uv_timer_t *tm)
+{
+	(*(int *)tm->data)++;
+}
+
+static void
+on_tick_closed(uv_handle_t *h)
+{
+	(*(int *)h->data)++;
+}
+
+/*
+ * The harness stops running the loop once its condition holds, even
+ * when a timer made it true at the start of a turn: libuv 1.44 runs due
+ * timers before it polls, and the poll went on to the next timer, here a
+ * minute off. That poll was the minute next_pass() sat out in
+ * test_sched_incremental and its neighbours, over and over.
+ */
+static void
+test_sched_harness_no_stall(void **state)
+{
+	struct unittest	*ut = unittest_new("test-sched");
+	uv_loop_t	*loop = unittest_loop(ut);
+	uv_timer_t	 now, later;
+	uint64_t	 t0;
+	int		 n = 0, m = 0;
+
+	(void)state;
+	now.data = &n;
+	later.data = &m;
+	assert_int_equal(uv_timer_init(loop, &now), 0);
+	assert_int_equal(uv_timer_init(loop, &later), 0);
+	assert_int_equal(uv_timer_start(&later, on_tick, 60000, 0), 0);
+	assert_int_equal(uv_timer_start(&now, on_tick, 0, 0), 0);
+	t0 = uv_hrtime();
+	unittest_run_until(ut, &n, 1);
+	assert_true(uv_hrtime() - t0 < 1000000000ULL);	/* 1 s */
+	assert_int_equal(m, 0);
+	uv_close((uv_handle_t *)&now, on_tick_closed);
+	uv_close((uv_handle_t *)&later, on_tick_closed);
+	unittest_run(ut);
+	assert_int_equal(n, 2);
+	assert_int_equal(m, 1);
+	unittest_free(ut);
+}
+
 /* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
  * never under SCHED_WORN_MIN (a fail-fast budget). */
 static void
@@ -861,6 +909,15 @@ passes_reached(void *arg)
 	return s.passes >= passes_target;
 }
 
+/*
+ * How long a pass woken by sched_wake() may take to come: it starts
+ * within sched.c's SCHED_GAP_MAX_MS (1 s) and waits at most its
+ * SCHED_QUOTA_WAIT_MS (5 s) for a quota refresh; the rest is slack for a
+ * loaded machine. Longer is a lost wake-up or a stalled loop, which
+ * fails here rather than sitting out UNITTEST_WAIT_MS.
+ */
+#define PASS_WAIT_MS	10000
+
 /* Wake the scheduler and run its next pass; its stats into RET. */
 static void
 next_pass(struct t *t, struct sched_stats *ret)
@@ -868,7 +925,7 @@ next_pass(struct t *t, struct sched_stats *ret)
 	sched_get_stats(t->sched, ret);
 	passes_target = ret->passes + 1;
 	sched_wake(t->sched);
-	unittest_run_cond(t->ut, passes_reached, t);
+	unittest_run_cond_ms(t->ut, PASS_WAIT_MS, passes_reached, t);
 	sched_get_stats(t->sched, ret);
 }
 
@@ -1253,6 +1310,7 @@ main(void)
 {
 	const struct CMUnitTest	tests[] = {
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_sched_harness_no_stall),
 		cmocka_unit_test(test_sched_spot_worn_at),
 		cmocka_unit_test(test_sched_move_saving),
 		cmocka_unit_test(test_sched_move_since),
