@@ -2461,8 +2461,16 @@ sched_pass(struct sched *s)
 		return;
 	case SCHED_S_PRICE_WAIT:
 	case SCHED_S_QUOTA_WAIT:
-		if (sched_waiting(s))
+		if (sched_waiting(s)) {
+			/*
+			 * A sooner wake-up (sched_wake_at()) took the timer
+			 * from the wait: arm the wait's end again, or the
+			 * pass waited for the refresh however long it took.
+			 */
+			sched_arm(s, (int64_t)(s->quota_wait_end -
+			    uv_now(cloud_loop(s->cloud))));
 			return;
+		}
 		break;
 	case SCHED_S_UNPRICED:
 		/*

@@ -40,6 +40,7 @@
 #include "daemon/sched-move.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
 #include "providers/gcp/price.h"
 #include "providers/gcp/quota.h"
 #include "providers/provider.h"
@@ -1151,6 +1152,47 @@ test_sched_price_same_second(void **state)
 		skip();
 }
 
+/*
+ * A pass waiting for a slow quota refresh runs on what is known at the
+ * wait's end (SCHED_QUOTA_WAIT_MS, 5 s) even when a sooner wake-up came
+ * meanwhile: sched_wake_at() took the wait's timer, and the pass it ran
+ * went back to waiting without arming the wait's end again, so the pass
+ * came only when the refresh ended (here 15 s).
+ */
+static void
+test_sched_wake_at_keeps_quota_wait(void **state)
+{
+	struct t		*t = *state;
+	struct sched_stats	 s;
+	struct http_stats	 hs;
+	char			*cause = NULL;
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "quota_ttl", "1s",
+	    &cause), 0);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0, 1);
+	start(t, 0);
+	catalog(t);
+	refresh(t);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+
+	/* The refresh of the next pass, due in a second, hangs. */
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
+	    "\"GET\",\"path\":\"/regions/us-central1$\",\"latency_ms\":"
+	    "15000}"));
+	unittest_run_for(t->ut, 1500);
+	http_get_stats(gcp_http(cloud_gcp(t->cloud)), &hs);
+	assert_true(hs.in_flight >= 1);
+	sched_get_stats(t->sched, &s);
+	passes_target = s.passes + 1;
+	sched_wake_at(t->sched, clock_now() + 1);
+	unittest_run_cond_ms(t->ut, 8000, passes_reached, t);
+}
+
 /* Run SQL on the store's file from a connection of its own: another
  * program's write, as PRAGMA data_version sees it. */
 static void
@@ -1340,6 +1382,7 @@ main(void)
 		C(test_sched_whole_read),
 		C(test_sched_price_change),
 		C(test_sched_price_same_second),
+		C(test_sched_wake_at_keeps_quota_wait),
 #undef C
 	};
 
