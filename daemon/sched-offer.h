@@ -243,9 +243,10 @@ struct sched_shape {
 						   CAPACITY_NKINDS */
 	size_t			 nways, capways;
 	/* What the ways were read on (sched.c): the market's part that
-	 * gives the regions and quota metrics, and the catalog's read. */
+	 * gives the regions and quota metrics, and the catalog's read
+	 * (price_reads()). */
 	uint64_t		 ways_stamp;
-	int64_t			 ways_price_at;
+	uint64_t		 ways_price_at;
 	/* Whose quota buckets the offers hold (sched-place.c). */
 	const void		*bucket_ctx;
 	unsigned		 bucket_epoch;

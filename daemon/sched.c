@@ -194,7 +194,8 @@ struct sched {
 	uint64_t		 last_end;	/* loop ms a pass ended */
 	int64_t			 quota_retry_at; /* no refresh before, after a
 						   failed one */
-	time_t			 quota_stamp;	/* readings the last pass saw */
+	uint64_t		 quota_stamp;	/* quota_rounds() the last pass
+						   saw */
 	char			*quota_error;	/* last refresh failure */
 	unsigned		 gen;		/* pass number */
 	int64_t			 wake_at;	/* earliest requested, 0 none */
@@ -226,14 +227,16 @@ struct sched {
 	/*
 	 * What shapes' offers are built on, digested (sched_shape_stamp()):
 	 * the market's global part, once a pass; the quota readings' shape
-	 * (which metrics exist, zones), again only after a refresh.
+	 * (which metrics exist, zones), again only after a refresh: one
+	 * told by quota_rounds(), not by the wall clock's second, or a
+	 * refresh ending in the second of the last went unseen.
 	 */
 	uint64_t		 mdigest;
-	time_t			 qdigest_at;
+	uint64_t		 qdigest_at;	/* quota_rounds() */
 	uint64_t		 qdigest;
 	struct sched_zdigest {
 		const struct gpu_type *gpu;
-		time_t		 at;
+		uint64_t	 at;		/* quota_rounds() */
 		uint64_t	 digest;
 	}			*zdig;
 	size_t			 nzdig;
@@ -1190,7 +1193,7 @@ sched_quota_digest(struct sched *s)
 {
 	struct quota	*q = gcp_quota(cloud_gcp(s->cloud));
 	struct quota_row r;
-	time_t		 at = quota_fetched_at(q);
+	uint64_t	 at = quota_rounds(q);
 	size_t		 it = 0;
 	uint64_t	 h = 1;
 
@@ -1214,7 +1217,7 @@ sched_zones_digest(struct sched *s, const struct gpu_type *gpu)
 {
 	struct quota		*q = gcp_quota(cloud_gcp(s->cloud));
 	struct sched_zdigest	*z = NULL;
-	time_t			 at = quota_fetched_at(q);
+	uint64_t		 at = quota_rounds(q);
 	uint64_t		 h = 1;
 	size_t			 i;
 	int			 n;
@@ -1515,14 +1518,14 @@ sched_shape_build(struct sched *s, struct sched_ctx *ctx,
 	char			**regions;
 	size_t			 nregions, n;
 	uint64_t		 stamp, wstamp;
-	int64_t			 price_at;
+	uint64_t		 price_at;
 	double			 baseline;
 	int			 kept;
 
 	sched_resv_read(s, m, sh);
 	wstamp = sched_ways_stamp(s, sh);
 	stamp = sched_shape_stamp(ctx, m, sh, wstamp);
-	price_at = (int64_t)price_fetched_at(gcp_price(cloud_gcp(s->cloud)));
+	price_at = price_reads(gcp_price(cloud_gcp(s->cloud)));
 	if (!force && sh->stamp == stamp && sh->ways_price_at == price_at) {
 		(void)sched_place_buckets_kept(ctx, sh);
 		return 0;
@@ -2273,7 +2276,7 @@ sched_pass_run(struct sched *s)
 
 	s->state = SCHED_S_PASS;
 	s->gen++;
-	s->quota_stamp = quota_fetched_at(gcp_quota(cloud_gcp(s->cloud)));
+	s->quota_stamp = quota_rounds(gcp_quota(cloud_gcp(s->cloud)));
 	sched_ctx_begin(s, ctx, &s->market);
 	ctx->gen = s->gen;
 	s->mdigest = sched_market_digest(s, &s->market);
@@ -2440,7 +2443,7 @@ sched_on_quota_listener(void *arg)
 	struct sched	*s = arg;
 
 	if (!(s->owe & SCHED_OWE_QUOTA) && !sched_in_pass(s) &&
-	    quota_fetched_at(gcp_quota(cloud_gcp(s->cloud))) != s->quota_stamp)
+	    quota_rounds(gcp_quota(cloud_gcp(s->cloud))) != s->quota_stamp)
 		sched_wake(s);
 }
 
@@ -2483,8 +2486,16 @@ sched_pass(struct sched *s)
 		return;
 	case SCHED_S_PRICE_WAIT:
 	case SCHED_S_QUOTA_WAIT:
-		if (sched_waiting(s))
+		if (sched_waiting(s)) {
+			/*
+			 * A sooner wake-up (sched_wake_at()) took the timer
+			 * from the wait: arm the wait's end again, or the
+			 * pass waited for the refresh however long it took.
+			 */
+			sched_arm(s, (int64_t)(s->quota_wait_end -
+			    uv_now(cloud_loop(s->cloud))));
 			return;
+		}
 		break;
 	case SCHED_S_UNPRICED:
 		/*

@@ -108,6 +108,7 @@ struct price {
 	char			 data_of[16];	/* "2026-06" */
 	struct price_table	 catalog;
 	time_t			 fetched;
+	uint64_t		 reads;		/* catalogs taken in */
 	size_t			 nskus;
 	char			 source[96];
 
@@ -558,6 +559,7 @@ price_fetch_done(struct price *p)
 		p->catalog = p->next;
 		price_table_sort(&p->catalog);
 		p->fetched = clock_now();
+		p->reads++;
 		p->nskus = p->next_skus;
 		localtime_r(&p->fetched, &tm);
 		snprintf(p->source, sizeof p->source, "catalog (fetched "
@@ -1045,6 +1047,12 @@ time_t
 price_fetched_at(struct price *p)
 {
 	return p->fetched;
+}
+
+uint64_t
+price_reads(struct price *p)
+{
+	return p->reads;
 }
 
 int

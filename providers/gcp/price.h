@@ -18,6 +18,7 @@
 #define GPUQ_PRICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -112,6 +113,12 @@ double	 price_flex_factor(const char *machine_type);
 const char *price_source(struct price *);
 /* When the catalog was last read (wall clock); 0 if never. */
 time_t	 price_fetched_at(struct price *);
+/*
+ * How many catalog reads were taken in; 0 if none. What tells a reader
+ * that the prices may have moved: two reads a second apart have the
+ * same price_fetched_at().
+ */
+uint64_t price_reads(struct price *);
 
 /* Next price after *ITER (start at 0), catalog rows first: 1 and *RET,
  * or 0 at the end. */

@@ -157,6 +157,7 @@ struct quota {
 	char			*error;		/* first failure of the round */
 	struct quota_waiter	*waiters;
 	time_t			 done_at;	/* last round's end */
+	uint64_t		 rounds;	/* rounds ended */
 	void			(*listener)(void *);
 	void			*listener_arg;
 	struct resv		*resv;		/* borrowed, or NULL */
@@ -561,6 +562,7 @@ quota_round_done(struct quota *q)
 
 	q->error = NULL;
 	q->done_at = clock_now();
+	q->rounds++;
 	list = q->waiters;
 	q->waiters = NULL;
 	if (cause != NULL)
@@ -1487,6 +1489,12 @@ time_t
 quota_fetched_at(struct quota *q)
 {
 	return q->done_at;
+}
+
+uint64_t
+quota_rounds(struct quota *q)
+{
+	return q->rounds;
 }
 
 /* Does METRIC concern GPU G (for filters)? */

@@ -30,6 +30,7 @@
 #define GPUQ_QUOTA_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -177,5 +178,11 @@ int	 quota_next(struct quota *, size_t *iter, struct quota_row *ret);
 json_t	*quota_to_json(struct quota *, const char *region, const char *gpu);
 /* When the last refresh finished (wall clock); 0 if never. */
 time_t	 quota_fetched_at(struct quota *);
+/*
+ * How many refreshes have finished; 0 if none. What tells a reader that
+ * the readings may have changed: two refreshes a second apart have the
+ * same quota_fetched_at().
+ */
+uint64_t quota_rounds(struct quota *);
 
 #endif

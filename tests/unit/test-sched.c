@@ -6,8 +6,9 @@
  * Cases: offer enumeration and filters (Spot policy, quota buckets,
  * GPUS_ALL_REGIONS, cool-downs, limits), the ranking, launches and what
  * each launch error does to the next placement, the claim that keeps a
- * big job from being starved, WHY texts, and a pass over 10,000 queued
- * jobs. The reconciler's tests are in test-reconcile.c, the outcomes'
+ * big job from being starved, WHY texts, a pass over 10,000 queued
+ * jobs, and that the loop it runs on stops as soon as a test's wait is
+ * over. The reconciler's tests are in test-reconcile.c, the outcomes'
  * in test-attempt.c.
  */
 #include "config.h"
@@ -39,6 +40,7 @@
 #include "daemon/sched-move.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp.h"
+#include "providers/gcp/http.h"
 #include "providers/gcp/price.h"
 #include "providers/gcp/quota.h"
 #include "providers/provider.h"
@@ -442,6 +444,53 @@ test_sched_move_since(void **state)
 	/* ...but not when no later look comes closer to one. */
 	assert_true(sched_move_in_time(500, 300, 600));
 	assert_true(sched_move_in_time(1400, 0, 600));
+}
+
+static void
+on_tick(uv_timer_t *tm)
+{
+	(*(int *)tm->data)++;
+}
+
+static void
+on_tick_closed(uv_handle_t *h)
+{
+	(*(int *)h->data)++;
+}
+
+/*
+ * The harness stops running the loop once its condition holds, even
+ * when a timer made it true at the start of a turn: libuv 1.44 runs due
+ * timers before it polls, and the poll went on to the next timer, here a
+ * minute off. That poll was the minute next_pass() sat out in
+ * test_sched_incremental and its neighbours, over and over.
+ */
+static void
+test_sched_harness_no_stall(void **state)
+{
+	struct unittest	*ut = unittest_new("test-sched");
+	uv_loop_t	*loop = unittest_loop(ut);
+	uv_timer_t	 now, later;
+	uint64_t	 t0;
+	int		 n = 0, m = 0;
+
+	(void)state;
+	now.data = &n;
+	later.data = &m;
+	assert_int_equal(uv_timer_init(loop, &now), 0);
+	assert_int_equal(uv_timer_init(loop, &later), 0);
+	assert_int_equal(uv_timer_start(&later, on_tick, 60000, 0), 0);
+	assert_int_equal(uv_timer_start(&now, on_tick, 0, 0), 0);
+	t0 = uv_hrtime();
+	unittest_run_until(ut, &n, 1);
+	assert_true(uv_hrtime() - t0 < 1000000000ULL);	/* 1 s */
+	assert_int_equal(m, 0);
+	uv_close((uv_handle_t *)&now, on_tick_closed);
+	uv_close((uv_handle_t *)&later, on_tick_closed);
+	unittest_run(ut);
+	assert_int_equal(n, 2);
+	assert_int_equal(m, 1);
+	unittest_free(ut);
 }
 
 /* Where Spot has worn a job out: 3/4 of max_interruptions, rounded up;
@@ -861,6 +910,15 @@ passes_reached(void *arg)
 	return s.passes >= passes_target;
 }
 
+/*
+ * How long a pass woken by sched_wake() may take to come: it starts
+ * within sched.c's SCHED_GAP_MAX_MS (1 s) and waits at most its
+ * SCHED_QUOTA_WAIT_MS (5 s) for a quota refresh; the rest is slack for a
+ * loaded machine. Longer is a lost wake-up or a stalled loop, which
+ * fails here rather than sitting out UNITTEST_WAIT_MS.
+ */
+#define PASS_WAIT_MS	10000
+
 /* Wake the scheduler and run its next pass; its stats into RET. */
 static void
 next_pass(struct t *t, struct sched_stats *ret)
@@ -868,7 +926,7 @@ next_pass(struct t *t, struct sched_stats *ret)
 	sched_get_stats(t->sched, ret);
 	passes_target = ret->passes + 1;
 	sched_wake(t->sched);
-	unittest_run_cond(t->ut, passes_reached, t);
+	unittest_run_cond_ms(t->ut, PASS_WAIT_MS, passes_reached, t);
 	sched_get_stats(t->sched, ret);
 }
 
@@ -1050,6 +1108,91 @@ test_sched_price_change(void **state)
 	store_attempt_free(a);
 }
 
+/*
+ * A catalog read that ends in the wall clock's second of the one before
+ * it moves the offers all the same: the pass tells reads apart by
+ * price_reads(). It compared price_fetched_at(), whole seconds, and
+ * kept the old prices (a fast test_sched_price_change saw it). Tried
+ * until two reads share a second, which the first try nearly always
+ * gives; skipped if none did (a machine too loaded to read the catalog
+ * twice in one second).
+ */
+static void
+test_sched_price_same_second(void **state)
+{
+	struct t		*t = *state;
+	struct price		*pr;
+	struct sched_stats	 s;
+	time_t			 at;
+	int			 i, same = 0;
+
+	NEED_FAKE(t->ut);
+	start(t, 0);
+	pr = gcp_price(cloud_gcp(t->cloud));
+	catalog(t);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	refresh(t);
+	(void)submit(t, T4_GCE, 0, 1);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+	for (i = 0; i < 5 && !same; i++) {
+		json_decref(fake_post(&t->ut->fake, "/_fake/price",
+		    "{\"service\":\"compute\",\"gpu\":\"nvidia-tesla-t4\","
+		    "\"region\":\"us-central1\",\"usage_type\":\"OnDemand\","
+		    "\"usd_per_hour\":%d}", 50 + i));
+		at = price_fetched_at(pr);
+		catalog(t);
+		same = price_fetched_at(pr) == at;
+		next_pass(t, &s);
+		assert_int_equal(s.shapes_priced, 1);
+	}
+	if (!same)
+		skip();
+}
+
+/*
+ * A pass waiting for a slow quota refresh runs on what is known at the
+ * wait's end (SCHED_QUOTA_WAIT_MS, 5 s) even when a sooner wake-up came
+ * meanwhile: sched_wake_at() took the wait's timer, and the pass it ran
+ * went back to waiting without arming the wait's end again, so the pass
+ * came only when the refresh ended (here 15 s).
+ */
+static void
+test_sched_wake_at_keeps_quota_wait(void **state)
+{
+	struct t		*t = *state;
+	struct sched_stats	 s;
+	struct http_stats	 hs;
+	char			*cause = NULL;
+
+	NEED_FAKE(t->ut);
+	assert_int_equal(conf_set(&t->conf, "scheduler", "quota_ttl", "1s",
+	    &cause), 0);
+	quota(t, "global", "GPUS_ALL_REGIONS", 0);
+	(void)submit(t, "{" T4 ",\"providers\":[\"gce\",\"batch\"]}", 0, 1);
+	start(t, 0);
+	catalog(t);
+	refresh(t);
+	sched_start(t->sched);
+	sched_ready(t->sched);
+	passes_target = 1;
+	unittest_run_cond(t->ut, passes_reached, t);
+
+	/* The refresh of the next pass, due in a second, hangs. */
+	json_decref(fake_post(&t->ut->fake, "/_fake/fault", "{\"method\":"
+	    "\"GET\",\"path\":\"/regions/us-central1$\",\"latency_ms\":"
+	    "15000}"));
+	unittest_run_for(t->ut, 1500);
+	http_get_stats(gcp_http(cloud_gcp(t->cloud)), &hs);
+	assert_true(hs.in_flight >= 1);
+	sched_get_stats(t->sched, &s);
+	passes_target = s.passes + 1;
+	sched_wake_at(t->sched, clock_now() + 1);
+	unittest_run_cond_ms(t->ut, 8000, passes_reached, t);
+}
+
 /* Run SQL on the store's file from a connection of its own: another
  * program's write, as PRAGMA data_version sees it. */
 static void
@@ -1209,6 +1352,7 @@ main(void)
 {
 	const struct CMUnitTest	tests[] = {
 #define C(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_sched_harness_no_stall),
 		cmocka_unit_test(test_sched_spot_worn_at),
 		cmocka_unit_test(test_sched_move_saving),
 		cmocka_unit_test(test_sched_move_since),
@@ -1237,6 +1381,8 @@ main(void)
 		C(test_sched_job_end_keeps_whys),
 		C(test_sched_whole_read),
 		C(test_sched_price_change),
+		C(test_sched_price_same_second),
+		C(test_sched_wake_at_keeps_quota_wait),
 #undef C
 	};
 

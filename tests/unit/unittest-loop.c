@@ -102,18 +102,66 @@ unittest_run(struct unittest *ut)
 		    UNITTEST_WAIT_MS);
 }
 
-/* Run the loop until COND(ARG): 0, 1 after UNITTEST_WAIT_MS, or 2 when
+/*
+ * Stops the loop before it would block once COND(ARG) holds. libuv (1.44,
+ * Debian 12's) runs due timers at the start of a UV_RUN_ONCE turn and
+ * then polls until the next timer: a callback that made the condition
+ * true there (a pass on a timer armed at 0 ms) was followed by a poll
+ * until the scheduler's next due time, a minute off, and the test sat
+ * out that minute with its condition long true. A prepare callback runs
+ * after those timers and just before the poll; uv_stop() there makes the
+ * poll's timeout 0.
+ */
+struct unittest_until {
+	uv_prepare_t	 prep;
+	int		(*cond)(void *);
+	void		*arg;
+	int		 closed;
+};
+
+static void
+unittest_on_until(uv_prepare_t *p)
+{
+	struct unittest_until	*u = p->data;
+
+	if (u->cond(u->arg))
+		uv_stop(p->loop);
+}
+
+static void
+unittest_on_until_closed(uv_handle_t *h)
+{
+	struct unittest_until	*u = h->data;
+
+	u->closed = 1;
+}
+
+/* Run the loop until COND(ARG): 0, 1 after MS (the condition coming
+ * true only on the turn the watchdog fired counts as late), or 2 when
  * the loop had nothing left to do first. */
 static int
-unittest_run_to(struct unittest *ut, int (*cond)(void *), void *arg)
+unittest_run_to(struct unittest *ut, unsigned int ms, int (*cond)(void *),
+    void *arg)
 {
 	struct unittest_watchdog	w;
-	int				alive = 1, held;
+	struct unittest_until		u;
+	int				alive = 1, held, fired;
 
-	unittest_watchdog_start(ut, &w, UNITTEST_WAIT_MS);
+	u.cond = cond;
+	u.arg = arg;
+	u.closed = 0;
+	u.prep.data = &u;
+	assert_int_equal(uv_prepare_init(ut->loop, &u.prep), 0);
+	assert_int_equal(uv_prepare_start(&u.prep, unittest_on_until), 0);
+	uv_unref((uv_handle_t *)&u.prep);	/* keeps no loop alive */
+	unittest_watchdog_start(ut, &w, ms);
 	while (!(held = cond(arg)) && alive && !w.fired)
 		alive = uv_run(ut->loop, UV_RUN_ONCE);
-	if (unittest_watchdog_stop(ut, &w) && !held)
+	uv_close((uv_handle_t *)&u.prep, unittest_on_until_closed);
+	fired = unittest_watchdog_stop(ut, &w);
+	while (!u.closed)
+		(void)uv_run(ut->loop, UV_RUN_NOWAIT);
+	if (fired)
 		return 1;
 	return held ? 0 : 2;
 }
@@ -136,7 +184,8 @@ unittest_run_until(struct unittest *ut, const int *count, int want)
 {
 	struct unittest_count	c = { count, want };
 
-	switch (unittest_run_to(ut, unittest_counted, &c)) {
+	switch (unittest_run_to(ut, UNITTEST_WAIT_MS, unittest_counted,
+	    &c)) {
 	case 1:
 		fail_msg("waited %d ms for %d callback(s), got %d",
 		    UNITTEST_WAIT_MS, want, *count);
@@ -151,10 +200,16 @@ unittest_run_until(struct unittest *ut, const int *count, int want)
 void
 unittest_run_cond(struct unittest *ut, int (*cond)(void *), void *arg)
 {
-	switch (unittest_run_to(ut, cond, arg)) {
+	unittest_run_cond_ms(ut, UNITTEST_WAIT_MS, cond, arg);
+}
+
+void
+unittest_run_cond_ms(struct unittest *ut, unsigned int ms,
+    int (*cond)(void *), void *arg)
+{
+	switch (unittest_run_to(ut, ms, cond, arg)) {
 	case 1:
-		fail_msg("waited %d ms for a condition that did not come",
-		    UNITTEST_WAIT_MS);
+		fail_msg("waited %u ms for a condition that did not come", ms);
 		break;
 	case 2:
 		fail_msg("the loop has nothing left to do, and the condition "

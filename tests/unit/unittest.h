@@ -31,7 +31,12 @@
  * Running the loop never hangs a test: unittest_run(),
  * unittest_run_until() and unittest_run_cond() fail it after
  * UNITTEST_WAIT_MS, and the last two as soon as the loop has nothing
- * left to do.
+ * left to do. A condition that comes true only on the turn the watchdog
+ * fires fails too: a test that waited that long was stalled, not slow.
+ * The last two stop the loop as soon as the condition holds, even when
+ * it came true in the timers libuv runs before a turn's poll (see
+ * unittest-loop.c). A wait with a bound of its own, shorter than a
+ * stall would take, is unittest_run_cond_ms().
  *
  * Linked from tests/unit/libunittest.a: the store (unittest-store.c)
  * and the loop (unittest-loop.c) are objects of their own, so a test
@@ -107,9 +112,13 @@ void			 unittest_run(struct unittest *);
 void			 unittest_run_until(struct unittest *,
 			    const int *count, int want);
 /* Run the loop until COND(ARG) returns nonzero (tested before the first
- * turn and after each); fails the test as unittest_run_until() does. */
+ * turn, before each poll and after each turn); fails the test as
+ * unittest_run_until() does. */
 void			 unittest_run_cond(struct unittest *,
 			    int (*cond)(void *), void *arg);
+/* The same, failing the test after MS instead. */
+void			 unittest_run_cond_ms(struct unittest *,
+			    unsigned int ms, int (*cond)(void *), void *arg);
 /* Run the loop for MS of real time. */
 void			 unittest_run_for(struct unittest *, unsigned int ms);
 
