@@ -878,7 +878,7 @@ moved_listed(void **state, int exit_code, int failed)
 	NEED_FAKE(t->ut);
 	running(t, ",\"max_failures\":1", name);
 	/* The cloud answers the stop only after the listing saw it. */
-	t->cancel_ms = 60000;
+	t->cancel_ms = 5000;
 	assert_int_equal(attempt_move(t->att, 1, "moved to cheaper capacity: "
 	    "test"), 0);
 	unittest_run_cond(t->ut, cancelled_once, t);
