@@ -69,6 +69,19 @@ teardown(void **state)
 	return 0;
 }
 
+/* Job J of F is placed on Spot in ZONE. */
+static void
+placed_spot(struct fixture *f, struct sched_job *j, const char *zone)
+{
+	struct sched_verdict	v;
+
+	sched_place(&f->ctx, j, 0, &v);
+	assert_non_null(v.offer);
+	assert_true(v.offer->spot);
+	assert_string_equal(v.offer->zone, zone);
+	sched_verdict_done(&v);
+}
+
 /* Set bucket (REGION, METRIC) of Compute Engine to FREE of LIMIT. */
 static struct sched_bucket *
 bucket(struct fixture *f, const char *region, const char *metric,
@@ -408,14 +421,8 @@ test_place_probe_struck(void **state)
 	    "\"n1-standard-8\"}");
 	sched_place_buckets(&f->ctx, sh);
 	f->a.shape = f->b.shape = sh;
-	sched_place(&f->ctx, &f->a, 0, &v);
-	assert_true(v.offer->spot);
-	assert_string_equal(v.offer->zone, "r1-a");
-	sched_verdict_done(&v);
-	sched_place(&f->ctx, &f->b, 0, &v);
-	assert_true(v.offer->spot);
-	assert_string_equal(v.offer->zone, "r2-a");
-	sched_verdict_done(&v);
+	placed_spot(f, &f->a, "r1-a");
+	placed_spot(f, &f->b, "r2-a");
 	/* The next pass probes again. */
 	f->ctx.gen++;
 	sched_place(&f->ctx, &f->b, 0, &v);
@@ -646,14 +653,8 @@ test_place_deadline_slack(void **state)
 	f->b.dl_avail = 3600;
 	f->b.dl_cost = 1800;
 
-	sched_place(&f->ctx, &f->a, 0, &v);
-	assert_true(v.offer->spot);
-	assert_string_equal(v.offer->zone, "r1-a");
-	sched_verdict_done(&v);
-	sched_place(&f->ctx, &f->b, 0, &v);
-	assert_true(v.offer->spot);
-	assert_string_equal(v.offer->zone, "r2-a");
-	sched_verdict_done(&v);
+	placed_spot(f, &f->a, "r1-a");
+	placed_spot(f, &f->b, "r2-a");
 	assert_string_equal(sched_place_first(&f->b, NOW)->zone, "r2-a");
 	assert_string_equal(sched_place_first(&f->a, NOW)->zone, "r1-a");
 
@@ -672,10 +673,7 @@ test_place_deadline_slack(void **state)
 	f->t.hist[1].interruptions = 50;
 	st_build(&f->t, sh);
 	sched_place_buckets(&f->ctx, sh);
-	sched_place(&f->ctx, &f->b, 0, &v);
-	assert_true(v.offer->spot);
-	assert_string_equal(v.offer->zone, "r1-a");
-	sched_verdict_done(&v);
+	placed_spot(f, &f->b, "r1-a");
 	assert_true(sched_place_spot_first(&f->b, NOW));
 	sched_offer_shape_free(sh);
 }
