@@ -134,6 +134,29 @@ sd_read(struct store *st, const struct conf *conf, const struct store_job *row,
 	return 0;
 }
 
+/* The slack of a job that may still use Spot (DJ, of checkpoint
+ * INTERVAL seconds) above MARGIN, into *RET (struct sched_slack). */
+static void
+sd_slack_of(const struct deadline_job *dj, double interval,
+    int64_t margin, struct sched_slack *ret)
+{
+	struct deadline_job	raw = *dj;
+
+	raw.lambda = 0;
+	ret->left = dj->work - dj->done;
+	if (ret->left < 0)
+		ret->left = 0;
+	ret->avail = (double)(deadline_slack(&raw) - margin);
+	/*
+	 * A preemption costs the restart, half an interval of work on
+	 * average, and the wait for the next start, counted as long as
+	 * the restart (the replay's median wait after a preemption was
+	 * 9-12 minutes, its p90 37).
+	 */
+	ret->cost = 2 * dj->restart_overhead + (interval > 0 ? interval / 2 :
+	    0);
+}
+
 int
 sched_deadline_slack(struct store *st, const struct conf *conf,
     const struct store_job *row, int64_t now, int64_t *ret_slack)
@@ -166,30 +189,9 @@ sched_deadline_progress(struct store *st, const struct conf *conf,
 	ret->slack = row->deadline > 0 ? deadline_slack(&dj) : 0;
 	memset(&ret->spot, 0, sizeof ret->spot);
 	if (row->deadline > 0 && !dj.safe && !require)
-		sched_deadline_slack_of(&dj, x.interval,
+		sd_slack_of(&dj, x.interval,
 		    conf->deadline_margin, &ret->spot);
 	return 0;
-}
-
-void
-sched_deadline_slack_of(const struct deadline_job *dj, double interval,
-    int64_t margin, struct sched_slack *ret)
-{
-	struct deadline_job	raw = *dj;
-
-	raw.lambda = 0;
-	ret->left = dj->work - dj->done;
-	if (ret->left < 0)
-		ret->left = 0;
-	ret->avail = (double)(deadline_slack(&raw) - margin);
-	/*
-	 * A preemption costs the restart, half an interval of work on
-	 * average, and the wait for the next start, counted as long as
-	 * the restart (the replay's median wait after a preemption was
-	 * 9-12 minutes, its p90 37).
-	 */
-	ret->cost = 2 * dj->restart_overhead + (interval > 0 ? interval / 2 :
-	    0);
 }
 
 /*
@@ -212,7 +214,7 @@ sd_bridge(struct sd_ctx *c, const struct store_job *row,
 	int64_t	sw = deadline_switch(dj, x->interval), until;
 	char	*msg, sl[32];
 
-	sched_deadline_slack_of(dj, x->interval, margin, &ss);
+	sd_slack_of(dj, x->interval, margin, &ss);
 	if (row->state == JOB_QUEUED && h->wait_until != NULL) {
 		until = deadline_wait_until(dj, margin, sw);
 		h->wait_until(h->arg, row, until, &ss);

@@ -14,7 +14,6 @@
 
 struct attempts;
 struct conf;
-struct deadline_job;
 struct store;
 struct store_job;
 
@@ -65,13 +64,6 @@ struct sched_deadline_hooks {
 		    const struct sched_slack *sl);
 	void	*arg;
 };
-
-/*
- * The slack of a job that may still use Spot (DJ, of checkpoint
- * INTERVAL seconds) above MARGIN, into *RET (struct sched_slack).
- */
-void	sched_deadline_slack_of(const struct deadline_job *dj,
-	    double interval, int64_t margin, struct sched_slack *ret);
 
 void	sched_deadline_check(struct store *st, struct attempts *att,
 	    const struct conf *conf, int64_t now,

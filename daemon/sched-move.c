@@ -188,6 +188,7 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 	if (o->per_hour >= here)
 		goto out;
 	r->weighed++;
+	/* Without a deadline, read only for a job a cheaper place waits. */
 	if ((row->deadline <= 0 && sched_deadline_progress(st, conf, row,
 	    now, &pg) < 0) || pg.work <= 0) {
 		log_debug("job %" PRId64 ": no estimated_hours to weigh a move "

@@ -845,7 +845,6 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 	sh->min_hourly = sh->min_per_hour = 0;
 	sh->spot_cooled_per_hour = 0;
 	sh->spot_cooled_until = 0;
-	sh->spot_cooled_lambda = 0;
 	if ((sh->why = sched_offer_unusable(sh, m, nregions)) != NULL)
 		return;
 	for (k = 0; k < CAPACITY_NKINDS; k++)
@@ -926,7 +925,6 @@ sched_offer_build(struct sched_shape *sh, const struct sched_market *m,
 		    0 || o->per_hour < sh->spot_cooled_per_hour)) {
 			sh->spot_cooled_per_hour = o->per_hour;
 			sh->spot_cooled_until = o->until;
-			sh->spot_cooled_lambda = o->lambda;
 		}
 	}
 	sh->spot_wait = m->spot_wait;

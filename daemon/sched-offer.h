@@ -234,7 +234,6 @@ struct sched_shape {
 	 */
 	double			 spot_cooled_per_hour;
 	int64_t			 spot_cooled_until;
-	double			 spot_cooled_lambda; /* its λ */
 	int64_t			 spot_wait;
 	/* On-demand Vertex AI in the first region priced; 0 unknown
 	 * (doc/DESIGN.md "Accounting"). */

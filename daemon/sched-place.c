@@ -658,9 +658,7 @@ sched_place_wait_spot(struct sched_ctx *ctx, struct sched_job *j,
 	char				 when[16];
 
 	if (o->spot || sh->spot_wait <= 0 || sh->spot_cooled_until == 0 ||
-	    sh->spot_cooled_per_hour + sched_place_dl_extra(j,
-	    sh->spot_cooled_per_hour, sh->spot_cooled_lambda, o->per_hour) >=
-	    o->per_hour || ctx->gen == 0) {
+	    sh->spot_cooled_per_hour >= o->per_hour || ctx->gen == 0) {
 		j->spot_wait_since = 0;
 		return 0;
 	}
