@@ -13,4 +13,4 @@ EXTRA_DIST += bench/run bench/submit bench/status bench/history \
 	bench/benchlib.py bench/poll.py bench/sched.py bench/array.py \
 	bench/recovery.py bench/memory.py bench/README-cloud.md \
 	bench/replay bench/replaylib.py bench/replay_fake.py \
-	bench/replay_workload.py bench/data
+	bench/replay_bound.py bench/replay_workload.py bench/data
