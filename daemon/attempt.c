@@ -1508,27 +1508,6 @@ att_billed_start(struct attempt *e, const struct prov_observed *o)
 	e->a->billed_start = o->started;
 }
 
-/*
- * E's capacity was obtained in its zone (for Batch, the zone the
- * service picked): the zone's stockout strikes are forgotten
- * (store_cooldown_obtained()).
- */
-static void
-att_obtained(struct attempt *e)
-{
-	const char	*zone = e->a->zone != NULL ? e->a->zone : e->zone;
-	char		*cause = NULL;
-
-	if (zone == NULL || e->a->gpu == NULL)
-		return;
-	if (store_cooldown_obtained(e->at->store, zone, e->a->gpu,
-	    cloud_attempt_capacity(e->a), &cause) < 0) {
-		log_warnx("job %" PRId64 ": attempt %d: %s", e->a->job_id,
-		    e->a->number, cause);
-		free(cause);
-	}
-}
-
 /* Running: attempt and job say so, once. */
 static void
 att_running(struct attempt *e, const struct prov_observed *o)
@@ -1553,7 +1532,6 @@ att_running(struct attempt *e, const struct prov_observed *o)
 	e->a->started = started;
 	e->running_seen = now;
 	att_billed_start(e, o);
-	att_obtained(e);
 	place = att_place(e);
 	msg = xprintf("running on %s", place);
 	(void)att_job_move(at, e->a->job_id, rule->from, rule->to, msg, NULL);

@@ -582,28 +582,6 @@ fail:
 	return rc;
 }
 
-/*
- * Capacity of (ZONE, GPU, SPOT) obtained; see store.h. A zone whose
- * capacity comes and goes around what gpuq holds there (the replay's
- * us-east4-a: 14 to 16 VMs, ours 8 to 10) is refused now and then and
- * launched into in between; counting its refusals as one unbroken run
- * cooled it for 80 minutes at a time while it had VMs free.
- */
-int
-store_cooldown_obtained(struct store *st, const char *zone,
-    const char *gpu, int spot, char **cause)
-{
-	sqlite3_stmt	*s = st->stmt[STMT_COOLDOWN_OBTAINED];
-
-	if (zone == NULL || gpu == NULL)
-		return store_invalid(cause, "cool-down: zone and GPU are "
-		    "needed");
-	sqlite3_bind_text(s, 1, zone, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, gpu, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, spot >= 0 && spot <= 3 ? spot : 0);
-	return store_step_done(st, s, cause, "forget a zone's stockouts");
-}
-
 /* Cool-downs still running at NOW, to CB (strings borrowed). */
 int
 store_cooldown_list(struct store *st, int64_t now, store_cooldown_cb cb,

@@ -175,8 +175,6 @@ static const char *const store_sql[STMT_COUNT] = {
 	    " last_strike = excluded.last_strike",
 	[STMT_COOLDOWN_LIST] = "SELECT zone, gpu, spot, until, strikes"
 	    " FROM cooldowns WHERE until > ?1 ORDER BY zone, gpu, spot",
-	[STMT_COOLDOWN_OBTAINED] = "UPDATE cooldowns SET strikes = 0"
-	    " WHERE zone = ?1 AND gpu = ?2 AND spot = ?3 AND strikes > 0",
 	/*
 	 * Running hours count only attempts that were seen running; 3, 4
 	 * and 5 are END_PREEMPTED, END_MAINTENANCE and END_LOST.

@@ -492,13 +492,6 @@ void	 store_attempt_free(struct store_attempt *);
 int	 store_cooldown_strike(struct store *, const char *zone,
 	    const char *gpu, int spot, int64_t now, int64_t base_sec,
 	    int64_t cap_sec, int64_t *ret_until, char **cause);
-/*
- * Capacity of (ZONE, GPU, SPOT) was obtained: its strikes are forgotten,
- * so the next stockout there cools it for the base again; a cool-down
- * running keeps its until.
- */
-int	 store_cooldown_obtained(struct store *, const char *zone,
-	    const char *gpu, int spot, char **cause);
 typedef int (*store_cooldown_cb)(const char *zone, const char *gpu,
 	    int spot, int64_t until, int strikes, void *);
 int	 store_cooldown_list(struct store *, int64_t now, store_cooldown_cb,

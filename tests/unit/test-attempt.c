@@ -507,67 +507,6 @@ test_attempt_running_succeeded(void **state)
 	assert_true(has_event(t, 1, "attempt 1 ended: succeeded"));
 }
 
-struct strikes {
-	const char	*zone;
-	int		 strikes;	/* of ZONE's standard key, or -1 */
-	int		 others;	/* the most of any other zone's */
-};
-
-static int
-zone_strikes(const char *zone, const char *gpu, int spot, int64_t until,
-    int strikes, void *arg)
-{
-	struct strikes	*s = arg;
-
-	(void)gpu;
-	(void)until;
-	if (spot != CAPACITY_STANDARD)
-		return 0;
-	if (strcmp(zone, s->zone) == 0)
-		s->strikes = strikes;
-	else if (strikes > s->others)
-		s->others = strikes;
-	return 0;
-}
-
-/*
- * A VM obtained in a zone forgets the zone's stockout strikes there:
- * the next stockout cools it for the base, not the doubled run.
- */
-static void
-test_attempt_running_obtained(void **state)
-{
-	static const char *const zones[] = { "us-central1-a",
-	    "us-central1-b", "us-central1-c", "us-central1-f",
-	    "us-east1-b", "us-east1-c", "us-east1-d" };
-	struct t		*t = *state;
-	struct store_attempt	*a;
-	struct strikes		 s = { NULL, -1, 0 };
-	char			 name[CLOUD_NAME_MAX];
-	int64_t			 until, then = time(NULL) - 7200;
-	size_t			 i;
-
-	NEED_FAKE(t->ut);
-	/* Two stockouts two hours ago in every zone: over, but counted. */
-	for (i = 0; i < sizeof zones / sizeof zones[0]; i++) {
-		assert_int_equal(store_cooldown_strike(t->store, zones[i],
-		    "nvidia-tesla-t4", CAPACITY_STANDARD, then, 60, 600,
-		    &until, NULL), 0);
-		assert_int_equal(store_cooldown_strike(t->store, zones[i],
-		    "nvidia-tesla-t4", CAPACITY_STANDARD, until, 60, 600,
-		    &until, NULL), 0);
-	}
-	running(t, "", name);
-	a = attempt1(t, 1);
-	assert_non_null(a->zone);
-	s.zone = a->zone;
-	assert_true(store_cooldown_list(t->store, 0, zone_strikes, &s,
-	    NULL) > 0);
-	assert_int_equal(s.strikes, 0);
-	assert_int_equal(s.others, 2);
-	store_attempt_free(a);
-}
-
 /* failed within max_failures: queued again, a failure counted. */
 static void
 test_attempt_failed(void **state)
@@ -1255,7 +1194,6 @@ main(void)
 		C(test_attempt_adopted),
 		C(test_attempt_duplicate_deleted),
 		C(test_attempt_running_succeeded),
-		C(test_attempt_running_obtained),
 		C(test_attempt_failed),
 		C(test_attempt_failed_last),
 		C(test_attempt_preempted),

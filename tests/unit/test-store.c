@@ -1756,46 +1756,6 @@ test_store_cooldown_decay(void **state)
 	    "WHERE spot = 2"), 1);
 }
 
-static void
-test_store_cooldown_obtained(void **state)
-{
-	struct fixture	*fx = *state;
-	int64_t		 until, t = 100000;
-	char		*cause = NULL;
-	int		 i;
-
-	/* Three stockouts in a row: 60, 120, 240. */
-	for (i = 0; i < 3; i++) {
-		assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t,
-		    60, 3600, &until, &cause), 0);
-		t = until;
-	}
-	assert_int_equal(sql_int(fx->st, "SELECT strikes FROM cooldowns "
-	    "WHERE zone = 'z' AND spot = 1"), 3);
-	/* The on-demand key has a strike of its own. */
-	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 0, t,
-	    60, 3600, &until, &cause), 0);
-	/* A Spot VM obtained there between: the next stockout cools the
-	 * base again, not 480 s, and the until running is kept. */
-	assert_int_equal(store_cooldown_obtained(fx->st, "z", "g", 1,
-	    &cause), 0);
-	assert_int_equal(sql_int(fx->st, "SELECT until FROM cooldowns "
-	    "WHERE zone = 'z' AND spot = 1"), t);
-	assert_int_equal(store_cooldown_strike(fx->st, "z", "g", 1, t + 10,
-	    60, 3600, &until, &cause), 0);
-	assert_int_equal(until, t + 10 + 60);
-	/* Spot capacity says nothing of on-demand's. */
-	assert_int_equal(sql_int(fx->st, "SELECT strikes FROM cooldowns "
-	    "WHERE zone = 'z' AND spot = 0"), 1);
-	/* A zone never cooled: nothing to forget, no row made. */
-	assert_int_equal(store_cooldown_obtained(fx->st, "y", "g", 1,
-	    &cause), 0);
-	assert_int_equal(sql_int(fx->st, "SELECT count(*) FROM cooldowns "
-	    "WHERE zone = 'y'"), 0);
-	assert_int_equal(store_cooldown_obtained(fx->st, NULL, "g", 1,
-	    NULL), -EINVAL);
-}
-
 struct cd_seen {
 	int	n;
 	char	zone[4][32];
@@ -2975,7 +2935,6 @@ main(void)
 		T(test_store_job_requeue_cancelled_meanwhile),
 		T(test_store_cooldown_growth),
 		T(test_store_cooldown_decay),
-		T(test_store_cooldown_obtained),
 		T(test_store_cooldown_list),
 		T(test_store_spot_history),
 		T(test_store_meta),
