@@ -31,7 +31,7 @@ a lower bound on any schedule, from two relaxations:
 
 The bound printed is the greatest of the oracle, the LP and the
 Lagrangian values.  It needs scipy (Debian's python3-scipy) for the LP;
-without it bench/replay says so and prints the oracle alone.
+without it bench/replay --bound stops with an error that names it.
 """
 
 import replaylib as rl
@@ -102,8 +102,8 @@ def lagrange(trace, prices, jobs, kinds, mu, zones, scale):
     the multipliers, less what the multipliers price the capacity at."""
     h = trace.round_s / 3600.0
     R = trace.rounds
-    offers = [o for o in rl.oracle_offers(trace, prices, kinds)
-              if not o.name.startswith("spot:")]
+    offers = rl.oracle_offers(trace, prices,
+                              tuple(k for k in kinds if k != "spot"))
     for zi, z in enumerate(zones):
         sp = prices.spot_series(z)
         offers.append(rl.Offer(
@@ -123,7 +123,7 @@ def bound(trace, prices, jobs, kinds, oracle_total):
     """(bound, {"lp": .., "lagrange": .., "scale": ..}); the bound is
     at least ORACLE_TOTAL."""
     lp_usd, mu, zones = lp(trace, prices, jobs, kinds)
-    best, best_s = rl.INF * -1, None
+    best, best_s = -rl.INF, None
     for s in (0.5, 0.75, 1.0, 1.25):
         v = lagrange(trace, prices, jobs, kinds, mu, zones, s)
         if v != rl.INF and v > best:
