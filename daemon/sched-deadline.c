@@ -261,9 +261,10 @@ sd_on_job(const struct store_job *row, void *arg)
 	struct sd_ctx		*c = arg;
 	struct deadline_job	 dj;
 	struct sd_attempts	 x;
+	struct sched_slack	 ss;
 	char			*cause = NULL, *msg, sl[32], mg[32];
 	int64_t			 margin = c->conf->deadline_margin, slack, at;
-	int			 rc, require;
+	int			 rc, require, fresh = 0;
 
 	c->run->jobs++;
 	if (row->state == JOB_HELD || row->state == JOB_CANCELLING)
@@ -279,6 +280,7 @@ sd_on_job(const struct store_job *row, void *arg)
 	(void)sd_span(slack, sl, sizeof sl);
 	(void)sd_span(margin, mg, sizeof mg);
 	if (!dj.safe && !require && deadline_unsafe(&dj, margin)) {
+		fresh = 1;
 		msg = xprintf("deadline: slack %s below margin %s; no more "
 		    "Spot capacity for this job", sl, mg);
 		rc = store_job_set_deadline_safe(c->st, row->id, msg, &cause);
@@ -298,6 +300,18 @@ sd_on_job(const struct store_job *row, void *arg)
 		free(msg);
 	}
 	if (row->deadline_safe || dj.safe) {
+		/*
+		 * Safe (spot: never, or marked at an earlier look) and
+		 * queued: no Spot to wait for, but its slack still orders
+		 * the pass, least first. One marked just now is left
+		 * alone: ROW, read before the mark, would give it its
+		 * Spot offers back.
+		 */
+		if (!fresh && row->state == JOB_QUEUED &&
+		    c->hooks->wait_until != NULL) {
+			sd_slack_of(&dj, x.interval, margin, &ss);
+			c->hooks->wait_until(c->hooks->arg, row, c->now, &ss);
+		}
 		/* Marked (now or before a restart) and still on Spot. */
 		if (x.live_spot && !require && c->att != NULL) {
 			msg = xprintf("moved to on-demand capacity: slack %s "

@@ -260,6 +260,14 @@ struct sched {
 						   whole read: the next
 						   one's array */
 	size_t			 capspare;
+	/*
+	 * The walk's order when jobs with a deadline are queued
+	 * (sched_walk_order()): the set's indices, least slack first
+	 * within a priority.
+	 */
+	int			 dl_jobs;	/* live ones, the last look */
+	struct sched_walk	*walk;
+	size_t			 capwalk;
 	struct quota_zone	*zones;		/* SCHED_MAX_ZONES */
 	struct sched_resv	*resv;		/* a shape's */
 	size_t			 nresv, capresv;
@@ -2188,6 +2196,7 @@ sched_deadlines(struct sched *s)
 	sched_deadline_check(s->store, s->att, cloud_conf(s->cloud),
 	    s->ctx.now, &h, &r);
 	sched_looked_done(s);
+	s->dl_jobs = r.jobs;
 	if (r.next > s->ctx.now)
 		sched_wake_at(s, r.next);
 	if (r.jobs > 0)
@@ -2259,6 +2268,62 @@ sched_cpu_ms(void)
 }
 
 /* The synchronous part of a pass, once quotas are fresh enough. */
+/*
+ * The order the pass walks the set in (doc/DESIGN.md "Deadlines"):
+ * NULL, the set's own (priority, then id), unless jobs with a deadline
+ * are live; then, within a priority, the queued jobs whose slack is
+ * known, least slack first, and the rest after them in the set's order.
+ * Spot capacity that frees up goes to the first job that asks: first
+ * come, first served gave a zone's VMs to a job with days to spare
+ * while one due in hours waited, and then paid for flex-start.
+ */
+struct sched_walk {
+	size_t		i;
+	int		prio;
+	double		slack;		/* s; INFINITY: not known */
+};
+
+static int
+sched_walk_cmp(const void *a, const void *b)
+{
+	const struct sched_walk	*x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	if (x->slack != y->slack)
+		return x->slack < y->slack ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static const struct sched_walk *
+sched_walk_order(struct sched *s)
+{
+	const struct sched_job	*j;
+	size_t			 i, known = 0;
+
+	if (s->dl_jobs == 0 || s->nitems < 2)
+		return NULL;
+	if (s->capwalk < s->nitems) {
+		free(s->walk);
+		s->capwalk = s->nitems;
+		s->walk = xreallocarray(NULL, s->capwalk, sizeof *s->walk);
+	}
+	for (i = 0; i < s->nitems; i++) {
+		j = s->items[i].job;
+		s->walk[i].i = i;
+		s->walk[i].prio = s->items[i].priority;
+		s->walk[i].slack = INFINITY;
+		if (j != NULL && j->dl_left > 0) {
+			s->walk[i].slack = j->dl_avail;
+			known++;
+		}
+	}
+	if (known == 0)
+		return NULL;
+	qsort(s->walk, s->nitems, sizeof *s->walk, sched_walk_cmp);
+	return s->walk;
+}
+
 static void
 sched_pass_run(struct sched *s)
 {
@@ -2266,6 +2331,7 @@ sched_pass_run(struct sched *s)
 	struct sched_item	*it;
 	struct sched_job	*j;
 	struct sched_verdict	 v;
+	const struct sched_walk	*order;
 	char			*why;
 	uint64_t		 t0 = uv_hrtime(), t1, t2, t3, t4, hash;
 	double			 cpu0 = sched_cpu_ms();
@@ -2284,10 +2350,11 @@ sched_pass_run(struct sched *s)
 	sched_moves(s);
 	t1 = uv_hrtime();
 	read = sched_set_update(s);
+	order = sched_walk_order(s);
 	t2 = uv_hrtime();
 	sched_gate_begin(&s->gate);
 	for (i = 0; i < s->nitems; i++) {
-		it = &s->items[i];
+		it = &s->items[order != NULL ? order[i].i : i];
 		/*
 		 * The common case, from the item alone: a plain job whose
 		 * shape already found nothing this pass, and whose stored
@@ -2769,6 +2836,7 @@ sched_unref(struct sched *s)
 	free(s->sellers);
 	sched_ctx_done(&s->ctx);
 	free(s->items);
+	free(s->walk);
 	free(s->touched);
 	free(s->later);
 	sched_gate_free(&s->gate);

@@ -14,7 +14,8 @@ import json
 import time
 import urllib.error
 
-from cloudutil import TERMINAL, cloud, job_spec, scaled  # noqa: F401
+from cloudutil import (LIVE_CLOUD, TERMINAL, cloud, job_spec,  # noqa: F401
+                       scaled)
 from gpuqdtest import TOP_SRCDIR  # noqa: F401
 
 SPEED = 20
@@ -206,3 +207,36 @@ def test_deadline_spot_only_machine_leaves_spot_for_flex(cloud):
     att = c.attempts(job)
     c.check(att and all(a["capacity"] == "flex" for a in att),
             "attempts %r, want flex-start only" % att, jid)
+
+
+def test_least_slack_first_takes_the_gpu_that_frees(cloud):
+    """The project has no GPU quota while two deadline jobs queue: the
+    loose one (due in 2 hours) first, then the tight one (due in 4
+    minutes). When one GPU frees up, the tight job takes it although the
+    loose one was submitted first (doc/DESIGN.md "Deadlines": the pass
+    walks jobs with a deadline least slack first); first come, first
+    served gave it to the loose job and left the tight one to wait."""
+    c = cloud(providers=("gce",), speed=SPEED, scheduler=SCHED,
+              setup=lambda c: c.quota("GPUS_ALL_REGIONS", 0))
+    spec = dict(job_spec(providers=["gce"], work=20 * SPEED,
+                         ckpt=2 * SPEED, spot="never",
+                         estimated_hours=0.01))
+    loose = c.submit(dict(spec, name="loose", deadline="2h"))
+    tight = c.submit(dict(spec, name="tight", deadline="4m"))
+    for jid in (loose, tight):
+        c.wait_for(jid, lambda j: j["state"] == "queued" and
+                   "quota" in (j.get("why") or ""), 30,
+                   "queued for quota")
+    c.quota("GPUS_ALL_REGIONS", 1)
+    job = c.wait_state(tight, LIVE_CLOUD + TERMINAL, 30)
+    c.check(c.show(loose)["state"] == "queued",
+            "the loose job launched too: %r" % c.show(loose), loose)
+    job = c.wait_state(tight, TERMINAL, 120)
+    c.check(job["state"] == "succeeded" and "missed_by" not in job,
+            "tight job ended %s, %r" % (job["state"], job), tight)
+    # Then the loose one, on the GPU the tight one freed.
+    job = c.wait_state(loose, TERMINAL, 120)
+    c.check(job["state"] == "succeeded", "loose job ended %s" %
+            job["state"], loose)
+    refused = [r for r in c.creates("gce") if r["status"] >= 400]
+    c.check(not refused, "creates refused by the cloud: %r" % refused)
