@@ -60,7 +60,7 @@ sm_collect(const struct store_attempt *a, const struct provider *p,
 double
 sched_move_saving(double here, double there, double there_hourly,
     double work_left, double since_ckpt, double restart_overhead,
-    double interval)
+    double interval, int strikes)
 {
 	double	redo = since_ckpt + restart_overhead;
 	double	retry = restart_overhead + interval;
@@ -69,12 +69,20 @@ sched_move_saving(double here, double there, double there_hourly,
 	 * Twice the switch's cost: the scheduler knows the place is not
 	 * cooled down, not that it has room, and a refused move costs
 	 * the switch without the saving (the replay moved jobs for $0.25
-	 * and paid a refusal for many of them).
+	 * and paid a refusal for many of them). A place that refused
+	 * lately is likelier to refuse again: each strike it has left
+	 * counts the switch once more (the replay without it moved jobs
+	 * some 150 times into a zone that never had room, for savings of
+	 * $2-3 each, every one refused).
 	 */
 	if (work_left <= 0 || here <= there)
 		return 0;
+	if (strikes < 0)
+		strikes = 0;
+	if (strikes > SCHED_STRIKE_MAX)
+		strikes = SCHED_STRIKE_MAX;
 	return (here - there) * work_left / 3600.0 -
-	    2.0 * there_hourly * (redo + retry) / 3600.0;
+	    (2.0 + strikes) * there_hourly * (redo + retry) / 3600.0;
 }
 
 double
@@ -220,7 +228,7 @@ sm_weigh(struct store *st, struct attempts *att, const struct conf *conf,
 		goto out;
 	}
 	saving = sched_move_saving(here, o->per_hour, o->hourly,
-	    pg.work - pg.done, since, ov, pg.interval);
+	    pg.work - pg.done, since, ov, pg.interval, o->strikes);
 	/* PL names the place from here on: the offers are the scheduler's,
 	 * and O is not read past the move. */
 	(void)sm_place(o, pl, sizeof pl);

@@ -52,11 +52,13 @@ struct sched_move_hooks {
  * (hourly price THERE_HOURLY), losing SINCE_CKPT seconds of work since
  * its last checkpoint and RESTART_OVERHEAD seconds at the start; the
  * move must also pay for one more switch (a try refused for a stockout
- * costs the same again), and all of it twice over. Pure.
+ * costs the same again), and all of it twice over, and once more for
+ * each of the STRIKES the place has left (it refused lately; at most
+ * SCHED_STRIKE_MAX). Pure.
  */
 double	sched_move_saving(double here, double there, double there_hourly,
 	    double work_left, double since_ckpt, double restart_overhead,
-	    double interval);
+	    double interval, int strikes);
 
 /*
  * The work a job running since STARTED would lose if it stopped at NOW,

@@ -38,6 +38,7 @@
 #include "daemon/conf.h"
 #include "daemon/sched.h"
 #include "daemon/sched-move.h"
+#include "daemon/sched-offer.h"
 #include "daemon/spec.h"
 #include "providers/gcp/gcp.h"
 #include "providers/gcp/http.h"
@@ -402,15 +403,29 @@ test_sched_move_saving(void **state)
 	/* $4.71 -> $2.22 with 10 h left, 20 min since the checkpoint,
 	 * 10 min restart, 30 min interval: 24.90 - 2 x 2.22 x 70/60. */
 	assert_true(fabs(sched_move_saving(4.71, 2.22, 2.22, 36000, 1200,
-	    600, 1800) - (24.90 - 2 * 2.22 * 70.0 / 60.0)) < 1e-9);
+	    600, 1800, 0) - (24.90 - 2 * 2.22 * 70.0 / 60.0)) < 1e-9);
 	/* Not cheaper, or nothing left: no saving. */
 	assert_true(sched_move_saving(2.22, 2.22, 2.22, 36000, 0, 600,
-	    1800) == 0);
+	    1800, 0) == 0);
 	assert_true(sched_move_saving(2.90, 2.22, 2.22, 0, 0, 600,
-	    1800) == 0);
+	    1800, 0) == 0);
 	/* An hour left at $0.68/h less is not worth a switch: negative. */
 	assert_true(sched_move_saving(2.90, 2.22, 2.22, 3600, 0, 600,
-	    1800) < 0);
+	    1800, 0) < 0);
+	/* $2.50 -> $2.33 over 35 h, 5 min after a checkpoint: $5.95 less
+	 * twice 2.33 x 55/60 is worth it where nothing refused lately;
+	 * one strike left counts the switch a third time, and it is not. */
+	assert_true(fabs(sched_move_saving(2.50, 2.33, 2.33, 126000, 300,
+	    600, 1800, 0) - (0.17 * 35 - 2 * 2.33 * 55.0 / 60.0)) < 1e-9);
+	assert_true(sched_move_saving(2.50, 2.33, 2.33, 126000, 300, 600,
+	    1800, 1) < 0);
+	/* Strikes count up to SCHED_STRIKE_MAX, none below 0. */
+	assert_true(sched_move_saving(4.71, 2.22, 2.22, 36000, 0, 600,
+	    1800, 99) == sched_move_saving(4.71, 2.22, 2.22, 36000, 0, 600,
+	    1800, SCHED_STRIKE_MAX));
+	assert_true(sched_move_saving(4.71, 2.22, 2.22, 36000, 0, 600,
+	    1800, -1) == sched_move_saving(4.71, 2.22, 2.22, 36000, 0, 600,
+	    1800, 0));
 }
 
 /* The work a move would lose: the phase since the newest checkpoint,
