@@ -2267,7 +2267,6 @@ sched_cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The synchronous part of a pass, once quotas are fresh enough. */
 /*
  * The order the pass walks the set in (doc/DESIGN.md "Deadlines"):
  * NULL, the set's own (priority, then id), unless jobs with a deadline
@@ -2304,16 +2303,15 @@ sched_walk_order(struct sched *s)
 	if (s->dl_jobs == 0 || s->nitems < 2)
 		return NULL;
 	if (s->capwalk < s->nitems) {
-		free(s->walk);
 		s->capwalk = s->nitems;
-		s->walk = xreallocarray(NULL, s->capwalk, sizeof *s->walk);
+		s->walk = xreallocarray(s->walk, s->capwalk, sizeof *s->walk);
 	}
 	for (i = 0; i < s->nitems; i++) {
 		j = s->items[i].job;
 		s->walk[i].i = i;
 		s->walk[i].prio = s->items[i].priority;
 		s->walk[i].slack = INFINITY;
-		if (j != NULL && j->dl_left > 0) {
+		if (j->dl_left > 0) {
 			s->walk[i].slack = j->dl_avail;
 			known++;
 		}
@@ -2324,6 +2322,7 @@ sched_walk_order(struct sched *s)
 	return s->walk;
 }
 
+/* The synchronous part of a pass, once quotas are fresh enough. */
 static void
 sched_pass_run(struct sched *s)
 {

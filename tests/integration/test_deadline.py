@@ -218,9 +218,8 @@ def test_least_slack_first_takes_the_gpu_that_frees(cloud):
     served gave it to the loose job and left the tight one to wait."""
     c = cloud(providers=("gce",), speed=SPEED, scheduler=SCHED,
               setup=lambda c: c.quota("GPUS_ALL_REGIONS", 0))
-    spec = dict(job_spec(providers=["gce"], work=20 * SPEED,
-                         ckpt=2 * SPEED, spot="never",
-                         estimated_hours=0.01))
+    spec = job_spec(providers=["gce"], work=20 * SPEED, ckpt=2 * SPEED,
+                    spot="never", estimated_hours=0.01)
     loose = c.submit(dict(spec, name="loose", deadline="2h"))
     tight = c.submit(dict(spec, name="tight", deadline="4m"))
     for jid in (loose, tight):
@@ -228,7 +227,7 @@ def test_least_slack_first_takes_the_gpu_that_frees(cloud):
                    "quota" in (j.get("why") or ""), 30,
                    "queued for quota")
     c.quota("GPUS_ALL_REGIONS", 1)
-    job = c.wait_state(tight, LIVE_CLOUD + TERMINAL, 30)
+    c.wait_state(tight, LIVE_CLOUD + TERMINAL, 30)
     c.check(c.show(loose)["state"] == "queued",
             "the loose job launched too: %r" % c.show(loose), loose)
     job = c.wait_state(tight, TERMINAL, 120)
